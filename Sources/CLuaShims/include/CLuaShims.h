@@ -1,0 +1,126 @@
+// CLuaShims: the C side of Lunette's Lua boundary.
+//
+// Lua reports errors with longjmp, and a longjmp must never cross a Swift
+// frame. Everything that may raise a Lua error on the host's behalf lives
+// here, in C: the trampoline that calls Swift functions and raises their
+// errors after Swift has returned, the protected-call helper with its
+// traceback handler, print, and the counting allocator. Every function has
+// the prefix `lunette_` and a sentence saying why it exists.
+#ifndef LUNETTE_CLUASHIMS_H
+#define LUNETTE_CLUASHIMS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <lua.h>
+#include <lauxlib.h>
+#include <lualib.h>
+
+/// Per-state bookkeeping shared by the allocator, the trampoline and the
+/// protected-call helper. It is the allocator's `ud`; Swift owns its memory
+/// and frees it after `lua_close`.
+typedef struct lunette_host {
+    size_t used;       ///< bytes currently allocated by the state
+    size_t peak;       ///< highest `used` seen since the last reset
+    size_t limit;      ///< cap for script code; 0 means none
+    int in_host;       ///< > 0 while host (Swift or C helper) code runs: the cap is not enforced
+    int hit_limit;     ///< set when an allocation was refused because of `limit`
+    const void *kept_error; ///< error object whose traceback is already recorded (nested errors)
+} lunette_host;
+
+/// A Swift function body as seen from C. It reads its arguments from the
+/// stack and returns the number of results it pushed, or one of the
+/// LUNETTE_RAISE codes with the error value on top of the stack.
+typedef int (*lunette_dispatch_fn)(lua_State *L, void *box);
+
+/// Raise the value on top of the stack as it is.
+#define LUNETTE_RAISE (-1)
+/// Raise the string on top of the stack, prefixed with the caller's
+/// "chunk:line: " like luaL_error does.
+#define LUNETTE_RAISE_WHERE (-2)
+
+/// Creates a state whose allocations are counted in `host` (cap off while
+/// `host->in_host` > 0). Starts in host mode. Returns NULL when out of memory.
+lua_State *lunette_newstate(lunette_host *host);
+
+/// The bookkeeping of the state `L` belongs to.
+lunette_host *lunette_host_of(lua_State *L);
+
+/// Installs the single Swift entry point the trampoline calls. Set once.
+void lunette_set_dispatch(lunette_dispatch_fn fn);
+
+/// Pushes a C closure that calls the dispatcher with `box` (a light
+/// userdata upvalue). Lua errors from Swift are raised by this closure in C,
+/// after the Swift frame has returned.
+void lunette_push_swift_function(lua_State *L, void *box);
+
+/// Calls the function below `nargs` arguments in protected mode with a
+/// message handler that records a traceback (see lunette_take_traceback).
+/// Script code runs with the memory cap armed. The caller must have
+/// reserved one extra stack slot. Returns the lua_pcall status.
+int lunette_pcall(lua_State *L, int nargs, int nresults);
+
+/// Pushes the traceback recorded by the last failed lunette_pcall (a string)
+/// or nil, and forgets it.
+void lunette_take_traceback(lua_State *L);
+
+/// For re-raising a nested error: pops a traceback string and records it as
+/// the traceback of the error object now on top of the stack, so the outer
+/// handler keeps the innermost traceback instead of writing its own.
+void lunette_keep_traceback(lua_State *L);
+
+/// Pushes a `print` function that formats its arguments like Lua's print
+/// (tostring of each, tab-separated) and calls the function on top of the
+/// stack (popped; kept as an upvalue) with the line.
+void lunette_push_print(lua_State *L);
+
+/// Opens the standard libraries named by `mask` (bits LUNETTE_LIB_*) in a
+/// protected call. Returns the lua_pcall status.
+int lunette_open_libraries(lua_State *L, unsigned mask);
+
+#define LUNETTE_LIB_BASE      (1u << 0)
+#define LUNETTE_LIB_PACKAGE   (1u << 1)
+#define LUNETTE_LIB_COROUTINE (1u << 2)
+#define LUNETTE_LIB_TABLE     (1u << 3)
+#define LUNETTE_LIB_IO        (1u << 4)
+#define LUNETTE_LIB_OS        (1u << 5)
+#define LUNETTE_LIB_STRING    (1u << 6)
+#define LUNETTE_LIB_MATH      (1u << 7)
+#define LUNETTE_LIB_UTF8      (1u << 8)
+#define LUNETTE_LIB_DEBUG     (1u << 9)
+
+/// Loads a text chunk (mode "t"; binary chunks are refused). Same result as
+/// luaL_loadbufferx; run in host mode so the compile is not capped.
+int lunette_load(lua_State *L, const void *buf, size_t len, const char *chunkname);
+
+/// Writes `len` bytes and a newline to standard output (buffered stdio;
+/// Swift 6 cannot name C's `stdout` global safely).
+void lunette_write_line(const void *buf, size_t len);
+
+/// True when `s[0..<n]` is well-formed UTF-8 (no overlongs, no surrogates,
+/// nothing above U+10FFFF).
+int lunette_utf8_valid(const unsigned char *s, size_t n);
+
+/// Formats a float exactly as Lua's tostring does ("%.14g", plus ".0" when
+/// the result looks like an integer). Returns the length written.
+int lunette_format_number(lua_Number n, char *buf, size_t size);
+
+/// Size in bytes of the calling thread's stack (0 when unknown), cached per
+/// thread. Lua must run on stacks of at least 8 MiB.
+size_t lunette_thread_stack_size(void);
+
+// MARK: - Macro shims (Lua API macros are not visible to Swift)
+
+/// lua_pop(L, n).
+static inline void lunette_pop(lua_State *L, int n) { lua_settop(L, -(n) - 1); }
+/// LUA_REGISTRYINDEX.
+static inline int lunette_registry_index(void) { return LUA_REGISTRYINDEX; }
+/// lua_upvalueindex(i).
+static inline int lunette_upvalue_index(int i) { return lua_upvalueindex(i); }
+/// lua_newtable(L).
+static inline void lunette_newtable(lua_State *L) { lua_createtable(L, 0, 0); }
+/// lua_pushcfunction(L, f).
+static inline void lunette_pushcfunction(lua_State *L, lua_CFunction f) { lua_pushcclosure(L, f, 0); }
+/// LUA_RIDX_GLOBALS of the registry: pushes the global table (raw access).
+static inline void lunette_pushglobaltable(lua_State *L) { lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS); }
+
+#endif

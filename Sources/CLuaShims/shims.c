@@ -1,0 +1,268 @@
+// See CLuaShims.h for why each function exists.
+#define _GNU_SOURCE
+#include "CLuaShims.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+// MARK: - Allocator
+
+// Counts bytes per state and refuses growth past the cap while script code
+// runs. In host mode an allocation never fails by policy: a failure there
+// would longjmp through Swift, so a real out-of-memory aborts instead.
+static void *lunette_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+    lunette_host *h = (lunette_host *)ud;
+    size_t old = ptr ? osize : 0;
+    if (nsize == 0) {
+        free(ptr);
+        h->used -= old;
+        return NULL;
+    }
+    if (nsize > old && h->limit != 0 && h->in_host == 0 && h->used + (nsize - old) > h->limit) {
+        h->hit_limit = 1;
+        return NULL;
+    }
+    void *p = realloc(ptr, nsize);
+    if (p == NULL) {
+        if (h->in_host > 0) {
+            fprintf(stderr, "lunette: out of memory in host code (%zu bytes)\n", nsize);
+            abort();
+        }
+        return NULL;
+    }
+    h->used = h->used - old + nsize;
+    if (h->used > h->peak) h->peak = h->used;
+    return p;
+}
+
+// Reached only if an error escapes every protected call: a bug in the host.
+static int lunette_panic(lua_State *L) {
+    const char *msg = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "(error object is not a string)";
+    fprintf(stderr, "lunette: unprotected Lua error (host bug): %s\n", msg);
+    abort();
+    return 0;
+}
+
+lua_State *lunette_newstate(lunette_host *host) {
+    host->in_host = 1;
+    lua_State *L = lua_newstate(lunette_alloc, host);
+    if (L != NULL) lua_atpanic(L, lunette_panic);
+    return L;
+}
+
+lunette_host *lunette_host_of(lua_State *L) {
+    void *ud = NULL;
+    lua_getallocf(L, &ud);
+    return (lunette_host *)ud;
+}
+
+// MARK: - Trampoline
+
+static lunette_dispatch_fn lunette_dispatch = NULL;
+
+void lunette_set_dispatch(lunette_dispatch_fn fn) { lunette_dispatch = fn; }
+
+// The one C function behind every Swift function: Swift runs and returns,
+// then this frame raises if Swift asked for it.
+static int lunette_trampoline(lua_State *L) {
+    lunette_host *h = lunette_host_of(L);
+    void *box = lua_touserdata(L, lua_upvalueindex(1));
+    h->in_host++;
+    int n = lunette_dispatch(L, box);
+    h->in_host--;
+    if (n >= 0) return n;
+    if (n == LUNETTE_RAISE_WHERE) {
+        luaL_where(L, 1);
+        lua_insert(L, -2);
+        lua_concat(L, 2);
+    }
+    return lua_error(L);
+}
+
+void lunette_push_swift_function(lua_State *L, void *box) {
+    lua_pushlightuserdata(L, box);
+    lua_pushcclosure(L, lunette_trampoline, 1);
+}
+
+// MARK: - Protected calls
+
+static const char lunette_traceback_key = 't';
+
+// Message handler: records a traceback beside the error and returns the error
+// object unchanged. Runs no script code (no __tostring) and in host mode, so
+// it cannot fail for the cap.
+static int lunette_msgh(lua_State *L) {
+    lunette_host *h = lunette_host_of(L);
+    const void *p = lua_topointer(L, 1);
+    h->in_host++;
+    if (p == NULL || p != h->kept_error) {
+        luaL_traceback(L, L, NULL, 1);
+        lua_rawsetp(L, LUA_REGISTRYINDEX, &lunette_traceback_key);
+    }
+    h->kept_error = NULL;
+    h->in_host--;
+    lua_settop(L, 1);
+    return 1;
+}
+
+int lunette_pcall(lua_State *L, int nargs, int nresults) {
+    lunette_host *h = lunette_host_of(L);
+    int base = lua_gettop(L) - nargs;
+    lua_pushcfunction(L, lunette_msgh);
+    lua_insert(L, base);
+    int saved = h->in_host;
+    h->in_host = 0;
+    int status = lua_pcall(L, nargs, nresults, base);
+    h->in_host = saved;
+    lua_remove(L, base);
+    return status;
+}
+
+void lunette_take_traceback(lua_State *L) {
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &lunette_traceback_key);
+    lua_pushnil(L);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &lunette_traceback_key);
+}
+
+void lunette_keep_traceback(lua_State *L) {
+    lunette_host *h = lunette_host_of(L);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &lunette_traceback_key);
+    h->kept_error = lua_topointer(L, -1);
+}
+
+// MARK: - Libraries
+
+// Runs inside lunette_pcall: luaL_requiref may raise (memory), so never call it from Swift.
+static int lunette_open_libraries_protected(lua_State *L) {
+    static const struct { unsigned bit; const char *name; lua_CFunction open; } libs[] = {
+        { LUNETTE_LIB_BASE, LUA_GNAME, luaopen_base },
+        { LUNETTE_LIB_PACKAGE, LUA_LOADLIBNAME, luaopen_package },
+        { LUNETTE_LIB_COROUTINE, LUA_COLIBNAME, luaopen_coroutine },
+        { LUNETTE_LIB_TABLE, LUA_TABLIBNAME, luaopen_table },
+        { LUNETTE_LIB_IO, LUA_IOLIBNAME, luaopen_io },
+        { LUNETTE_LIB_OS, LUA_OSLIBNAME, luaopen_os },
+        { LUNETTE_LIB_STRING, LUA_STRLIBNAME, luaopen_string },
+        { LUNETTE_LIB_MATH, LUA_MATHLIBNAME, luaopen_math },
+        { LUNETTE_LIB_UTF8, LUA_UTF8LIBNAME, luaopen_utf8 },
+        { LUNETTE_LIB_DEBUG, LUA_DBLIBNAME, luaopen_debug },
+    };
+    unsigned mask = (unsigned)lua_tointeger(L, 1);
+    for (size_t i = 0; i < sizeof libs / sizeof libs[0]; i++) {
+        if (mask & libs[i].bit) {
+            luaL_requiref(L, libs[i].name, libs[i].open, 1);
+            lua_pop(L, 1);
+        }
+    }
+    return 0;
+}
+
+int lunette_open_libraries(lua_State *L, unsigned mask) {
+    lua_pushcfunction(L, lunette_open_libraries_protected);
+    lua_pushinteger(L, (lua_Integer)mask);
+    int saved = lunette_host_of(L)->in_host;
+    int status = lunette_pcall(L, 1, 0);
+    lunette_host_of(L)->in_host = saved;
+    return status;
+}
+
+// MARK: - Loading
+
+int lunette_load(lua_State *L, const void *buf, size_t len, const char *chunkname) {
+    return luaL_loadbufferx(L, buf != NULL ? (const char *)buf : "", len, chunkname, "t");
+}
+
+void lunette_write_line(const void *buf, size_t len) {
+    if (len > 0) fwrite(buf, 1, len, stdout);
+    fputc('\n', stdout);
+}
+
+// MARK: - print
+
+// print(...): tostring of each argument, tab-separated, handed to the sink.
+static int lunette_print(lua_State *L) {
+    int n = lua_gettop(L);
+    luaL_Buffer b;
+    lua_pushvalue(L, lua_upvalueindex(1));
+    luaL_buffinit(L, &b);
+    for (int i = 1; i <= n; i++) {
+        if (i > 1) luaL_addchar(&b, '\t');
+        luaL_tolstring(L, i, NULL);
+        luaL_addvalue(&b);
+    }
+    luaL_pushresult(&b);
+    lua_call(L, 1, 0);
+    return 0;
+}
+
+void lunette_push_print(lua_State *L) {
+    lua_pushcclosure(L, lunette_print, 1);
+}
+
+// MARK: - UTF-8
+
+int lunette_utf8_valid(const unsigned char *s, size_t n) {
+    size_t i = 0;
+    while (i < n) {
+        // Fast path: eight ASCII bytes at a time.
+        if (i + 8 <= n) {
+            uint64_t w;
+            memcpy(&w, s + i, 8);
+            if ((w & 0x8080808080808080ULL) == 0) { i += 8; continue; }
+        }
+        unsigned char c = s[i];
+        if (c < 0x80) { i++; continue; }
+        size_t len;
+        uint32_t cp;
+        if (c >= 0xC2 && c <= 0xDF) { len = 2; cp = c & 0x1F; }
+        else if (c >= 0xE0 && c <= 0xEF) { len = 3; cp = c & 0x0F; }
+        else if (c >= 0xF0 && c <= 0xF4) { len = 4; cp = c & 0x07; }
+        else return 0;
+        if (i + len > n) return 0;
+        for (size_t k = 1; k < len; k++) {
+            unsigned char cc = s[i + k];
+            if ((cc & 0xC0) != 0x80) return 0;
+            cp = (cp << 6) | (cc & 0x3F);
+        }
+        if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000)) return 0;   // overlong
+        if (cp >= 0xD800 && cp <= 0xDFFF) return 0;                             // surrogate
+        if (cp > 0x10FFFF) return 0;
+        i += len;
+    }
+    return 1;
+}
+
+// MARK: - Numbers
+
+int lunette_format_number(lua_Number n, char *buf, size_t size) {
+    int len = snprintf(buf, size, LUA_NUMBER_FMT, (LUAI_UACNUMBER)n);
+    if (len < 0 || (size_t)len >= size) return 0;
+    if (buf[strspn(buf, "-0123456789")] == '\0' && (size_t)len + 2 < size) {  // looks like an int
+        buf[len++] = '.';
+        buf[len++] = '0';
+        buf[len] = '\0';
+    }
+    return len;
+}
+
+// MARK: - Thread stacks
+
+static __thread size_t lunette_cached_stack_size = (size_t)-1;
+
+size_t lunette_thread_stack_size(void) {
+    if (lunette_cached_stack_size != (size_t)-1) return lunette_cached_stack_size;
+    size_t size = 0;
+#if defined(__APPLE__)
+    size = pthread_get_stacksize_np(pthread_self());
+#elif defined(__linux__)
+    pthread_attr_t attr;
+    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+        void *addr = NULL;
+        if (pthread_attr_getstack(&attr, &addr, &size) != 0) size = 0;
+        pthread_attr_destroy(&attr);
+    }
+#endif
+    lunette_cached_stack_size = size;
+    return size;
+}

@@ -1,0 +1,264 @@
+import CLua
+import CLuaShims
+
+/// The body of a Swift function that scripts can call.
+///
+/// It reads its arguments through `LuaArguments` and returns its results as
+/// plain data. Throwing raises a Lua error in the script after this Swift
+/// frame has returned, so `defer` blocks always run and nothing leaks: throw
+/// `LuaFunctionError` for a message like Lua's own, or rethrow a `LuaError`
+/// from a nested call to pass it through unchanged.
+public typealias LuaFunctionBody = (LuaArguments) throws -> [LuaValue]
+
+/// A named table of Swift functions, set as a global (`clock`, `store`, …).
+public struct LuaModule {
+    /// The global name of the table.
+    public var name: String
+    /// The functions, by field name.
+    public var functions: [(name: String, body: LuaFunctionBody)]
+
+    public init(name: String, functions: [(name: String, body: LuaFunctionBody)] = []) {
+        self.name = name
+        self.functions = functions
+    }
+
+    /// Adds `name` to the module.
+    public mutating func add(_ name: String, _ body: @escaping LuaFunctionBody) {
+        functions.append((name, body))
+    }
+}
+
+/// An error raised by a Swift function into the calling script.
+public struct LuaFunctionError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The message the script sees (after the caller's "chunk:line: " when `addsPosition`).
+    public var message: String
+    /// Prefix the calling script's position, as Lua's `error(msg)` does.
+    public var addsPosition: Bool
+
+    public init(_ message: String, addsPosition: Bool = true) {
+        self.message = message
+        self.addsPosition = addsPosition
+    }
+
+    /// "bad argument #n to 'name' (detail)", as Lua's own argument errors read.
+    public static func badArgument(_ position: Int, to function: String, _ detail: String) -> LuaFunctionError {
+        LuaFunctionError("bad argument #\(position) to '\(function)' (\(detail))")
+    }
+
+    public var description: String { message }
+}
+
+extension LuaState {
+    /// Sets the global table `module.name` holding the module's functions.
+    public func register(_ module: LuaModule) {
+        let L = rawState
+        precondition(lua_checkstack(L, 4) != 0)
+        lunette_pushglobaltable(L)
+        _ = lua_pushstring(L, module.name)
+        lua_createtable(L, 0, Int32(clamping: module.functions.count))
+        for (name, body) in module.functions {
+            _ = lua_pushstring(L, name)
+            pushFunction(named: "\(module.name).\(name)", body)
+            lua_rawset(L, -3)
+        }
+        lua_rawset(L, -3)
+        lunette_pop(L, 1)
+    }
+
+    /// Sets the global function `name`.
+    public func register(function name: String, _ body: @escaping LuaFunctionBody) {
+        let L = rawState
+        precondition(lua_checkstack(L, 3) != 0)
+        lunette_pushglobaltable(L)
+        _ = lua_pushstring(L, name)
+        pushFunction(named: name, body)
+        lua_rawset(L, -3)
+        lunette_pop(L, 1)
+    }
+
+    /// Pushes a Lua function that runs `body`; `name` is used in argument errors.
+    /// The state keeps the body alive until it closes.
+    func pushFunction(named name: String, _ body: @escaping LuaFunctionBody) {
+        let box = LuaFunctionBox(state: self, name: name, body: body)
+        boxes.append(box)
+        lunette_push_swift_function(current, Unmanaged.passUnretained(box).toOpaque())
+    }
+}
+
+/// What a Swift function gets of its call: its arguments, read raw.
+///
+/// Valid only while the function runs; do not keep it.
+public struct LuaArguments {
+    /// The state the call runs in (for nested calls).
+    public let state: LuaState
+    let L: OpaquePointer
+    /// Number of arguments passed.
+    public let count: Int
+    /// The qualified name used in error messages, e.g. "clock.add".
+    public let functionName: String
+
+    /// Lua's type name of argument `n` (1-based), or "no value".
+    public func typeName(_ n: Int) -> String {
+        n >= 1 && n <= count ? ValueReader.typeName(lua_type(L, Int32(n))) : "no value"
+    }
+
+    /// True when argument `n` is absent or nil.
+    public func isNil(_ n: Int) -> Bool {
+        n > count || lua_type(L, Int32(n)) == LUA_TNIL
+    }
+
+    /// Argument `n` as plain data (`.nil` when absent).
+    public func value(_ n: Int) throws(LuaFunctionError) -> LuaValue {
+        guard n >= 1, n <= count else { return .nil }
+        var reader = ValueReader(L, limits: state.conversionLimits)
+        do { return try reader.read(at: Int32(n)) } catch {
+            throw .badArgument(n, to: functionName, error.rooted(at: "").description)
+        }
+    }
+
+    /// Argument `n` as an integer: an integer, or a float with an exact integer value.
+    public func integer(_ n: Int) throws(LuaFunctionError) -> Int64 {
+        guard n <= count, lua_type(L, Int32(n)) == LUA_TNUMBER else { throw expected("number", n) }
+        if lua_isinteger(L, Int32(n)) != 0 { return lua_tointegerx(L, Int32(n), nil) }
+        guard let i = Int64(exactly: lua_tonumberx(L, Int32(n), nil)) else {
+            throw .badArgument(n, to: functionName, "number has no integer representation")
+        }
+        return i
+    }
+
+    /// Argument `n` as a number.
+    public func number(_ n: Int) throws(LuaFunctionError) -> Double {
+        guard n <= count, lua_type(L, Int32(n)) == LUA_TNUMBER else { throw expected("number", n) }
+        return lua_tonumberx(L, Int32(n), nil)
+    }
+
+    /// Argument `n` as a string (numbers are converted as Lua converts them).
+    public func string(_ n: Int) throws(LuaFunctionError) -> LuaString {
+        guard n <= count else { throw expected("string", n) }
+        switch lua_type(L, Int32(n)) {
+        case LUA_TSTRING:
+            return ValueReader(L, limits: state.conversionLimits).readString(Int32(n))
+        case LUA_TNUMBER:
+            if lua_isinteger(L, Int32(n)) != 0 { return LuaString(String(lua_tointegerx(L, Int32(n), nil))) }
+            return LuaString(LuaLiteral.number(lua_tonumberx(L, Int32(n), nil)))
+        default:
+            throw expected("string", n)
+        }
+    }
+
+    /// Argument `n` as text: a string of valid UTF-8.
+    public func text(_ n: Int) throws(LuaFunctionError) -> String {
+        guard let text = try string(n).string else {
+            throw .badArgument(n, to: functionName, "string is not valid UTF-8")
+        }
+        return text
+    }
+
+    /// Argument `n` as a boolean.
+    public func boolean(_ n: Int) throws(LuaFunctionError) -> Bool {
+        guard n <= count, lua_type(L, Int32(n)) == LUA_TBOOLEAN else { throw expected("boolean", n) }
+        return lua_toboolean(L, Int32(n)) != 0
+    }
+
+    /// Argument `n` as a table of plain data.
+    public func table(_ n: Int) throws(LuaFunctionError) -> LuaTable {
+        guard n <= count, lua_type(L, Int32(n)) == LUA_TTABLE else { throw expected("table", n) }
+        guard case .table(let t) = try value(n) else { throw expected("table", n) }
+        return t
+    }
+
+    /// Argument `n` when present and not nil, read by `read`; nil otherwise.
+    public func optional<T>(_ n: Int, _ read: (Int) throws(LuaFunctionError) -> T) throws(LuaFunctionError) -> T? {
+        isNil(n) ? nil : try read(n)
+    }
+
+    /// Calls argument `n`, which must be a function, in protected mode.
+    /// Errors come back as `LuaError`; rethrow them to pass them on.
+    public func call(_ n: Int, _ arguments: [LuaValue] = []) throws -> [LuaValue] {
+        guard n <= count, lua_type(L, Int32(n)) == LUA_TFUNCTION else { throw expected("function", n) }
+        return try state.protectedCall(arguments) { L in lua_pushvalue(L, Int32(n)) }
+    }
+
+    private func expected(_ type: String, _ n: Int) -> LuaFunctionError {
+        .badArgument(n, to: functionName, "\(type) expected, got \(typeName(n))")
+    }
+}
+
+/// Keeps a Swift function body alive for its state and routes calls to it.
+final class LuaFunctionBox {
+    unowned(unsafe) let state: LuaState
+    let name: String
+    let body: LuaFunctionBody
+
+    init(state: LuaState, name: String, body: @escaping LuaFunctionBody) {
+        self.state = state
+        self.name = name
+        self.body = body
+    }
+
+    /// Installs the C trampoline's entry point (once per process).
+    static let installDispatcher: Void = {
+        lunette_set_dispatch { L, raw in
+            let box = Unmanaged<LuaFunctionBox>.fromOpaque(raw!).takeUnretainedValue()
+            return box.invoke(L!)
+        }
+    }()
+
+    /// Runs the body; returns the number of results pushed, or a LUNETTE_RAISE
+    /// code with the error value on top. Never raises itself.
+    func invoke(_ L: OpaquePointer) -> Int32 {
+        let saved = state.current
+        state.current = L
+        defer { state.current = saved }
+        let arguments = LuaArguments(state: state, L: L, count: Int(lua_gettop(L)), functionName: name)
+        let results: [LuaValue]
+        do {
+            results = try body(arguments)
+        } catch let error as LuaFunctionError {
+            return raise(L, error.message, where: error.addsPosition)
+        } catch let error as LuaError {
+            return reraise(L, error)
+        } catch {
+            return raise(L, String(describing: error), where: true)
+        }
+        let base = lua_gettop(L)
+        guard lua_checkstack(L, Int32(clamping: results.count + 1)) != 0 else {
+            return raise(L, "'\(name)' returned too many results (\(results.count))", where: true)
+        }
+        let pusher = ValuePusher(L: L, maxDepth: state.conversionLimits.maxDepth)
+        for (i, result) in results.enumerated() {
+            do { try pusher.push(result) } catch {
+                lua_settop(L, base)
+                let root = results.count == 1 ? "result" : "result #\(i + 1)"
+                return raise(L, "'\(name)' returned a bad value: \(error.rooted(at: root))", where: true)
+            }
+        }
+        return Int32(results.count)
+    }
+
+    private func raise(_ L: OpaquePointer, _ message: String, where: Bool) -> Int32 {
+        _ = lua_pushstring(L, message)
+        return `where` ? LUNETTE_RAISE_WHERE : LUNETTE_RAISE
+    }
+
+    /// Passes an error from a nested call on to the script, keeping its
+    /// innermost traceback and, for non-string errors, the error object.
+    private func reraise(_ L: OpaquePointer, _ error: LuaError) -> Int32 {
+        switch error {
+        case .runtime(let e):
+            if let value = e.value, (try? ValuePusher(L: L, maxDepth: state.conversionLimits.maxDepth).push(value)) != nil {
+                // pushed the original error object
+            } else {
+                _ = lua_pushstring(L, e.message)
+            }
+            if let traceback = e.traceback {
+                _ = lua_pushstring(L, traceback)
+                lunette_keep_traceback(L)
+            }
+            return LUNETTE_RAISE
+        default:
+            _ = lua_pushstring(L, error.message)
+            return LUNETTE_RAISE
+        }
+    }
+}

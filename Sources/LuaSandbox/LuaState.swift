@@ -1,0 +1,338 @@
+import CLua
+import CLuaShims
+
+/// One Lua state: owns a `lua_State`, loads text chunks, calls functions in
+/// protected mode, and exposes Swift functions to scripts.
+///
+/// A `LuaState` is not thread-safe and not `Sendable`: one owner drives it.
+/// Lua runs on stacks of at least 8 MiB: when a call arrives on a thread
+/// with a smaller stack, it is run on `LuaThread.shared` while the caller
+/// waits (run your own `LuaThread` to avoid that hop).
+///
+/// Every call into Lua is a `lua_pcall` whose message handler records a
+/// traceback; every failure comes back as a typed `LuaError`. Swift code
+/// never calls a Lua API function that can raise, so Lua's longjmp never
+/// crosses a Swift frame (see docs/ARCHITECTURE.md).
+public final class LuaState {
+    /// The underlying `lua_State *`: an escape hatch. Never call a C API
+    /// function that may raise on it from Swift.
+    public let rawState: OpaquePointer
+    let host: UnsafeMutablePointer<lunette_host>
+    /// The Lua thread of the innermost call: a coroutine while a Swift
+    /// function runs inside it. Nested calls run there.
+    var current: OpaquePointer
+    var boxes: [LuaFunctionBox] = []
+
+    /// Bounds on converting Lua values to `LuaValue` (depth, size).
+    public var conversionLimits: LuaConversionLimits = .default
+
+    /// Where `print` goes: one call per print, with the formatted line
+    /// (no newline). Defaults to standard output.
+    public var printHandler: (LuaString) -> Void = LuaState.writeToStandardOutput
+
+    /// Stacks smaller than this make calls hop to `LuaThread.shared`: 8 MiB,
+    /// less 64 KiB for guard pages (a main thread with `ulimit -s 8192`
+    /// reports 8 MiB less one page).
+    public static let minimumStackSize = (8 << 20) - (64 << 10)
+
+    /// Creates a state with the given standard libraries open; `print`
+    /// writes through `printHandler`.
+    public init(libraries: LuaLibraries = .all) throws(LuaError) {
+        LuaFunctionBox.installDispatcher
+        host = .allocate(capacity: 1)
+        host.initialize(to: lunette_host())
+        guard let L = lunette_newstate(host) else {
+            host.deallocate()
+            throw .memory(LuaMemoryError(limit: nil, peak: 0))
+        }
+        rawState = L
+        current = L
+        let status = lunette_open_libraries(L, libraries.rawValue)
+        if status != LUA_OK {
+            lua_settop(L, 0)
+            throw .memory(LuaMemoryError(limit: nil, peak: Int(host.pointee.peak)))
+        }
+        if libraries.contains(.base) {
+            installPrint()
+        }
+    }
+
+    deinit {
+        lua_close(rawState)
+        host.deinitialize(count: 1)
+        host.deallocate()
+    }
+
+    // MARK: Memory figures
+
+    /// Bytes the state holds now.
+    public var memoryUsed: Int { Int(host.pointee.used) }
+    /// The most bytes the state held at once since it was created or `resetPeak()`.
+    public var memoryPeak: Int { Int(host.pointee.peak) }
+    /// Starts a new peak measurement from the current use.
+    public func resetPeak() { host.pointee.peak = host.pointee.used }
+
+    // MARK: Loading
+
+    /// Compiles `source` (text only; binary chunks are refused). `name`
+    /// appears in error messages as given, e.g. "tasks/main.lua:3: …".
+    public func load(_ source: String, name: String) throws(LuaError) -> LuaFunctionRef {
+        var source = source
+        let result = source.withUTF8 { buffer in
+            Result { () throws(LuaError) -> LuaFunctionRef in try load(buffer, name: name) }
+        }
+        return try result.get()
+    }
+
+    /// Compiles a chunk given as bytes (text only).
+    public func load(bytes: [UInt8], name: String) throws(LuaError) -> LuaFunctionRef {
+        let result = bytes.withUnsafeBufferPointer { buffer in
+            Result { () throws(LuaError) -> LuaFunctionRef in try load(buffer, name: name) }
+        }
+        return try result.get()
+    }
+
+    private func load(_ buffer: UnsafeBufferPointer<UInt8>, name: String) throws(LuaError) -> LuaFunctionRef {
+        let L = current
+        try reserveStack(L, 2)
+        let status = lunette_load(L, UnsafeRawPointer(buffer.baseAddress), buffer.count, "=" + name)
+        if status != LUA_OK {
+            defer { lunette_pop(L, 1) }
+            if status == LUA_ERRMEM { throw .memory(memoryError()) }
+            let message = errorMessage(at: -1)
+            if let (_, line, rest) = Self.splitLocation(message) {
+                throw .syntax(LuaSyntaxError(chunk: name, line: line, message: rest))
+            }
+            throw .syntax(LuaSyntaxError(chunk: name, line: nil, message: message))
+        }
+        return LuaFunctionRef(state: self, popping: L)
+    }
+
+    // MARK: Calling
+
+    /// Calls `function` with `arguments` in protected mode and returns all
+    /// its results as plain data.
+    @discardableResult
+    public func call(_ function: LuaFunctionRef, _ arguments: [LuaValue] = []) throws(LuaError) -> [LuaValue] {
+        precondition(function.state === self, "LuaFunctionRef belongs to another LuaState")
+        return try withLargeStack { () throws(LuaError) in
+            try self.protectedCall(arguments) { L in lua_rawgeti(L, lunette_registry_index(), Int64(function.reference)) }
+        }
+    }
+
+    /// Loads and runs a chunk; returns what it returned.
+    @discardableResult
+    public func run(_ source: String, name: String = "chunk") throws(LuaError) -> [LuaValue] {
+        try withLargeStack { () throws(LuaError) in
+            let chunk = try self.load(source, name: name)
+            return try self.call(chunk)
+        }
+    }
+
+    /// Pushes the function (via `pushFunction`), then the arguments; calls
+    /// with the traceback handler; converts the results.
+    func protectedCall(_ arguments: [LuaValue], pushFunction: (OpaquePointer) -> Void) throws(LuaError) -> [LuaValue] {
+        let L = current
+        let base = lua_gettop(L)
+        try reserveStack(L, arguments.count + 2)
+        pushFunction(L)
+        let pusher = ValuePusher(L: L, maxDepth: conversionLimits.maxDepth)
+        for (i, argument) in arguments.enumerated() {
+            do { try pusher.push(argument) } catch {
+                lua_settop(L, base)
+                throw .value(error.rooted(at: "argument #\(i + 1)"))
+            }
+        }
+        let status = lunette_pcall(L, Int32(arguments.count), LUA_MULTRET)
+        defer { lua_settop(L, base) }
+        if status != LUA_OK {
+            throw callError(status: status, L: L)
+        }
+        let top = lua_gettop(L)
+        if top == base { return [] }
+        var results: [LuaValue] = []
+        results.reserveCapacity(Int(top - base))
+        var reader = ValueReader(L, limits: conversionLimits)
+        for index in (base + 1)...top {
+            do { results.append(try reader.read(at: index)) } catch {
+                throw .value(error.rooted(at: top - base == 1 ? "result" : "result #\(index - base)"))
+            }
+        }
+        return results
+    }
+
+    // MARK: Globals
+
+    /// The global `name`, read raw (no metamethod runs).
+    public func global(_ name: String) throws(LuaError) -> LuaValue {
+        let L = current
+        try reserveStack(L, 3)
+        lunette_pushglobaltable(L)
+        _ = lua_pushstring(L, name)
+        lua_rawget(L, -2)
+        defer { lunette_pop(L, 2) }
+        var reader = ValueReader(L, limits: conversionLimits)
+        do { return try reader.read(at: -1) } catch { throw .value(error.rooted(at: name)) }
+    }
+
+    /// Sets the global `name`, raw.
+    public func setGlobal(_ name: String, _ value: LuaValue) throws(LuaError) {
+        let L = current
+        try reserveStack(L, 4)
+        lunette_pushglobaltable(L)
+        _ = lua_pushstring(L, name)
+        do { try ValuePusher(L: L, maxDepth: conversionLimits.maxDepth).push(value) } catch {
+            lunette_pop(L, 2)
+            throw .value(error.rooted(at: name))
+        }
+        lua_rawset(L, -3)
+        lunette_pop(L, 1)
+    }
+
+    /// A reference to the global function `name`, or nil when it is not a function.
+    public func globalFunction(_ name: String) throws(LuaError) -> LuaFunctionRef? {
+        let L = current
+        try reserveStack(L, 3)
+        lunette_pushglobaltable(L)
+        _ = lua_pushstring(L, name)
+        lua_rawget(L, -2)
+        lua_rotate(L, -2, 1)
+        lunette_pop(L, 1)
+        guard lua_type(L, -1) == LUA_TFUNCTION else {
+            lunette_pop(L, 1)
+            return nil
+        }
+        return LuaFunctionRef(state: self, popping: L)
+    }
+
+    // MARK: Internals
+
+    func reserveStack(_ L: OpaquePointer, _ slots: Int) throws(LuaError) {
+        guard slots < 1_000_000, lua_checkstack(L, Int32(slots)) != 0 else {
+            throw .runtime(LuaRuntimeError(message: "Lua stack overflow (cannot reserve \(slots) slots)"))
+        }
+    }
+
+    /// Runs `body` on a thread with a large enough stack.
+    func withLargeStack<T>(_ body: () throws(LuaError) -> T) throws(LuaError) -> T {
+        if lunette_thread_stack_size() >= LuaState.minimumStackSize {
+            return try body()
+        }
+        return try LuaThread.shared.sync(body)
+    }
+
+    func memoryError() -> LuaMemoryError {
+        let h = host.pointee
+        let limited = h.hit_limit != 0 && h.limit != 0
+        host.pointee.hit_limit = 0
+        return LuaMemoryError(limit: limited ? Int(h.limit) : nil, peak: Int(h.peak))
+    }
+
+    /// Turns a failed lunette_pcall (error object on top) into a LuaError.
+    func callError(status: Int32, L: OpaquePointer) -> LuaError {
+        lunette_take_traceback(L)
+        var traceback: String?
+        if lua_type(L, -1) == LUA_TSTRING {
+            traceback = ValueReader(L, limits: conversionLimits).readString(-1).displayText
+        }
+        lunette_pop(L, 1)
+        if status == LUA_ERRMEM {
+            return .memory(memoryError())
+        }
+        var error = runtimeError(at: -1)
+        error.traceback = traceback
+        return .runtime(error)
+    }
+
+    /// Describes the error object at `index` without running any script code.
+    func runtimeError(at index: Int32) -> LuaRuntimeError {
+        let type = lua_type(current, index)
+        var value: LuaValue?
+        let message: String
+        switch type {
+        case LUA_TSTRING:
+            message = errorMessage(at: index)
+        case LUA_TNUMBER:
+            var reader = ValueReader(current, limits: conversionLimits)
+            value = try? reader.read(at: index)
+            switch value {
+            case .integer(let i): message = String(i)
+            case .number(let d): message = LuaLiteral.number(d)
+            default: message = "(error object is a number value)"
+            }
+        default:
+            var reader = ValueReader(current, limits: conversionLimits)
+            value = try? reader.read(at: index)
+            message = "(error object is \(ValueReader.article(type)) value)"
+        }
+        var error = LuaRuntimeError(message: message, value: value)
+        if let (chunk, line, _) = Self.splitLocation(message) {
+            error.chunk = chunk
+            error.line = line
+        }
+        return error
+    }
+
+    /// The string at `index` as a message: invalid UTF-8 replaced, cut to
+    /// `LuaRuntimeError.maxMessageBytes`.
+    func errorMessage(at index: Int32) -> String {
+        var length = 0
+        guard let pointer = lua_tolstring(current, index, &length) else { return "" }
+        let limit = LuaRuntimeError.maxMessageBytes
+        let kept = min(length, limit)
+        let text = pointer.withMemoryRebound(to: UInt8.self, capacity: kept) {
+            String(decoding: UnsafeBufferPointer(start: $0, count: kept), as: UTF8.self)
+        }
+        return length > limit ? text + "… (message cut: \(length) bytes in all)" : text
+    }
+
+    /// Splits "chunk:12: message" into its parts.
+    static func splitLocation(_ message: String) -> (chunk: String, line: Int, rest: String)? {
+        let bytes = Array(message.utf8.prefix(4096))
+        var i = 0
+        while i < bytes.count {
+            if bytes[i] == UInt8(ascii: ":") {
+                var j = i + 1
+                var line = 0
+                while j < bytes.count, bytes[j] >= 0x30, bytes[j] <= 0x39, j - i < 10 {
+                    line = line * 10 + Int(bytes[j] - 0x30)
+                    j += 1
+                }
+                if j > i + 1, j < bytes.count, bytes[j] == UInt8(ascii: ":") {
+                    let chunk = String(decoding: bytes[0..<i], as: UTF8.self)
+                    var restStart = j + 1
+                    if restStart < bytes.count, bytes[restStart] == UInt8(ascii: " ") { restStart += 1 }
+                    let rest = String(decoding: Array(message.utf8.dropFirst(restStart)), as: UTF8.self)
+                    return (chunk, line, rest)
+                }
+            }
+            i += 1
+        }
+        return nil
+    }
+
+    // MARK: print
+
+    private func installPrint() {
+        let L = rawState
+        lunette_pushglobaltable(L)
+        _ = lua_pushstring(L, "print")
+        let sink = LuaFunctionBox(state: self, name: "print") { [unowned self] args in
+            self.printHandler(try args.string(1))
+            return []
+        }
+        boxes.append(sink)
+        lunette_push_swift_function(L, Unmanaged.passUnretained(sink).toOpaque())
+        lunette_push_print(L)
+        lua_rawset(L, -3)
+        lunette_pop(L, 1)
+    }
+
+    /// The default print handler: the line and a newline on standard output.
+    public static func writeToStandardOutput(_ line: LuaString) {
+        line.withBytes { bytes in lunette_write_line(bytes.baseAddress, bytes.count) }
+    }
+}
+
+@available(*, unavailable)
+extension LuaState: Sendable {}

@@ -1,0 +1,40 @@
+/// A plain-data Lua table: an array part `t[1...n]` and string-keyed fields.
+///
+/// Integer keys must form a sequence 1...n without holes; other keys must be
+/// strings. A table may have both parts (`{ 1, 2, name = "x" }`).
+public struct LuaTable: Sendable, Hashable {
+    /// `t[1]`, `t[2]`, … in order (Swift index 0 is Lua index 1).
+    public var array: [LuaValue]
+    /// The string-keyed entries.
+    public var fields: [LuaString: LuaValue]
+
+    public init(array: [LuaValue] = [], fields: [LuaString: LuaValue] = [:]) {
+        self.array = array
+        self.fields = fields
+    }
+
+    /// True when the table has no entries.
+    public var isEmpty: Bool { array.isEmpty && fields.isEmpty }
+
+    /// Number of entries in both parts.
+    public var count: Int { array.count + fields.count }
+
+    /// `t[key]`, `.nil` when absent. Setting `.nil` removes the field.
+    public subscript(key: LuaString) -> LuaValue {
+        get { fields[key] ?? .nil }
+        set {
+            if case .nil = newValue { fields[key] = nil } else { fields[key] = newValue }
+        }
+    }
+
+    /// `t[index]` with Lua's 1-based indexing; `.nil` outside 1...count.
+    public subscript(index: Int) -> LuaValue {
+        guard index >= 1, index <= array.count else { return .nil }
+        return array[index - 1]
+    }
+
+    /// The fields ordered by key bytes: a stable order for output.
+    public var sortedFields: [(key: LuaString, value: LuaValue)] {
+        fields.sorted { $0.key < $1.key }.map { (key: $0.key, value: $0.value) }
+    }
+}

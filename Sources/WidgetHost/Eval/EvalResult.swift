@@ -1,0 +1,69 @@
+import LuaSandbox
+
+/// How one evaluated script ended.
+public enum EvalStatus: String, Sendable, Equatable {
+    /// Ran to the end; `results` holds what it returned.
+    case ok
+    /// Did not compile.
+    case syntax
+    /// Raised an error, or returned something that is not plain data.
+    case error
+    /// Ran past its deadline.
+    case timeout
+    /// Ran out of memory.
+    case memory
+}
+
+/// What `lunette eval` reports for one file.
+public struct EvalResult: Sendable, Equatable {
+    /// The path as given.
+    public var file: String
+    public var status: EvalStatus
+    /// The error message (nil when ok), e.g. "hello.lua:3: boom".
+    public var message: String?
+    /// The Lua traceback of a runtime error.
+    public var traceback: String?
+    /// Wall time of compiling and running the file.
+    public var elapsed: Duration
+    /// The values the chunk returned.
+    public var results: [LuaValue]
+    /// Everything the script printed, one line per print call.
+    public var output: String
+
+    public init(file: String, status: EvalStatus, message: String? = nil, traceback: String? = nil,
+                elapsed: Duration = .zero, results: [LuaValue] = [], output: String = "") {
+        self.file = file
+        self.status = status
+        self.message = message
+        self.traceback = traceback
+        self.elapsed = elapsed
+        self.results = results
+        self.output = output
+    }
+
+    /// Milliseconds, fractional.
+    public var elapsedMilliseconds: Double {
+        let (seconds, attoseconds) = elapsed.components
+        return Double(seconds) * 1000 + Double(attoseconds) / 1e15
+    }
+
+    /// One line of JSON: {"file","status","message","traceback","elapsedMs","results","output"}.
+    public var jsonLine: String {
+        var out = "{\"file\":"
+        JSON.writeString(file, to: &out)
+        out += ",\"status\":\"\(status.rawValue)\",\"message\":"
+        if let message { JSON.writeString(message, to: &out) } else { out += "null" }
+        out += ",\"traceback\":"
+        if let traceback { JSON.writeString(traceback, to: &out) } else { out += "null" }
+        out += ",\"elapsedMs\":\((elapsedMilliseconds * 1000).rounded() / 1000)"
+        out += ",\"results\":["
+        for (i, value) in results.enumerated() {
+            if i > 0 { out += "," }
+            value.writeJSON(to: &out)
+        }
+        out += "],\"output\":"
+        JSON.writeString(output, to: &out)
+        out += "}"
+        return out
+    }
+}

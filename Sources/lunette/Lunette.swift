@@ -1,0 +1,45 @@
+import ArgumentParser
+import WidgetHost
+
+/// `lunette`: run and inspect Lunette widget scripts.
+struct Lunette: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "lunette",
+        abstract: "Run widget logic written in Lua under an emulated widget system.",
+        discussion: """
+            Exit status: 0 when everything succeeded, 1 when a script failed, \
+            2 for usage errors.
+            """,
+        version: LunetteVersion.current,
+        subcommands: [Eval.self]
+    )
+}
+
+enum LunetteVersion {
+    static let current = "0.1.0"
+}
+
+/// Parses, runs, and maps outcomes to the documented exit statuses:
+/// 0 success, 1 a script failed, 2 usage error.
+@main
+enum Main {
+    static func main() {
+        do {
+            var command = try Lunette.parseAsRoot()
+            try command.run()
+        } catch let exit as ExitCode {
+            Lunette.exit(withError: exit)
+        } catch {
+            let code = Lunette.exitCode(for: error)
+            if code == .success {
+                Lunette.exit(withError: error)  // --help, --version
+            }
+            if code == .validationFailure || error is ValidationError {
+                let message = Lunette.fullMessage(for: error)
+                FileOutput.standardError.write(message + "\n")
+                Lunette.exit(withError: ExitCode(2))
+            }
+            Lunette.exit(withError: error)
+        }
+    }
+}
