@@ -37,7 +37,7 @@ let package = Package(
         // against the same liblua5.4, measured in the same run.
         .executableTarget(name: "lunette-bench", dependencies: ["LuaSandbox", "CLua"], path: "Sources/Benchmarks/lunette-bench"),
         .executableTarget(name: "lua-baseline-bench", dependencies: ["CLua"], path: "Sources/Benchmarks/lua-baseline-bench"),
-        .testTarget(name: "LuaSandboxTests", dependencies: ["LuaSandbox", "CLua"]),
+        .testTarget(name: "LuaSandboxTests", dependencies: ["LuaSandbox", "CLua", "CLuaShims"]),
         .testTarget(name: "WidgetHostTests", dependencies: ["WidgetHost"]),
     ],
     swiftLanguageModes: [.v6]

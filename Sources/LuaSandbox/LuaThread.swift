@@ -14,25 +14,21 @@ public final class LuaThread: @unchecked Sendable {
     /// The thread `LuaState` hops to when called from a small stack.
     public static let shared = LuaThread(name: "lunette.lua.shared")
 
-    private let condition = NSCondition()
-    private var jobs: [() -> Void] = []
-    private var thread: Thread!
+    private let queue = JobQueue()
+    private let thread: Thread
 
-    /// Starts the thread.
+    /// Starts the thread. It ends when this object is released, after the
+    /// work already given to it.
     public init(name: String = "lunette.lua", stackSize: Int = LuaThread.defaultStackSize) {
-        let condition = self.condition
-        thread = Thread { [unowned self] in
-            while true {
-                condition.lock()
-                while self.jobs.isEmpty { condition.wait() }
-                let job = self.jobs.removeFirst()
-                condition.unlock()
-                job()
-            }
-        }
+        let queue = self.queue
+        thread = Thread { queue.runUntilStopped() }
         thread.name = name
         thread.stackSize = stackSize
         thread.start()
+    }
+
+    deinit {
+        queue.stop()
     }
 
     /// True when the caller is this thread.
@@ -46,9 +42,11 @@ public final class LuaThread: @unchecked Sendable {
             let done = DispatchSemaphore(value: 0)
             let work = UncheckedBox<(() throws(E) -> T)?>(escapable)
             enqueue {
-                let body = work.value!
-                work.value = nil  // the closure must not outlive this call
-                box.value = Result { () throws(E) -> T in try body() }
+                do {  // the closure must be released before the caller resumes
+                    let body = work.value!
+                    work.value = nil
+                    box.value = Result { () throws(E) -> T in try body() }
+                }
                 done.signal()
             }
             done.wait()
@@ -64,10 +62,42 @@ public final class LuaThread: @unchecked Sendable {
     }
 
     private func enqueue(_ job: @escaping () -> Void) {
+        queue.add(job)
+    }
+}
+
+/// The jobs of one LuaThread, shared with the thread itself.
+private final class JobQueue: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var jobs: [() -> Void] = []
+    private var stopped = false
+
+    func add(_ job: @escaping () -> Void) {
         condition.lock()
         jobs.append(job)
         condition.signal()
         condition.unlock()
+    }
+
+    func stop() {
+        condition.lock()
+        stopped = true
+        condition.signal()
+        condition.unlock()
+    }
+
+    func runUntilStopped() {
+        while true {
+            condition.lock()
+            while jobs.isEmpty && !stopped { condition.wait() }
+            if jobs.isEmpty {
+                condition.unlock()
+                return
+            }
+            let job = jobs.removeFirst()
+            condition.unlock()
+            job()
+        }
     }
 }
 

@@ -1,0 +1,135 @@
+import LuaSandbox
+import Testing
+
+@Suite("LuaValue round trips through Lua")
+struct ValueRoundTripTests {
+    /// Sends `value` into Lua as an argument and back as a result.
+    func roundTrip(_ state: LuaState, _ value: LuaValue) throws -> LuaValue {
+        let identity = try state.load("return ...", name: "identity")
+        let results = try state.call(identity, [value])
+        return results.first ?? .nil
+    }
+
+    @Test func scalarsKeepTheirTypes() throws {
+        let state = try LuaState()
+        let values: [LuaValue] = [
+            .nil, true, false, 0, -1, .integer(.max), .integer(.min), 0.5, -0.0, 1e308, .number(.leastNonzeroMagnitude),
+            .number(.infinity), .number(-.infinity), 3.0,
+        ]
+        for value in values {
+            #expect(try roundTrip(state, value) == value)
+        }
+        if case .number(let d) = try roundTrip(state, .number(.nan)) { #expect(d.isNaN) } else { Issue.record("NaN lost") }
+        if case .number(let d) = try roundTrip(state, -0.0) { #expect(d.sign == .minus) }
+    }
+
+    @Test func integersStayIntegersAndFloatsStayFloats() throws {
+        let state = try LuaState()
+        #expect(try state.run("return 3, 3.0, 2^53, 7 // 2, 7 / 2") == [3, 3.0, 9_007_199_254_740_992.0, 3, 3.5])
+    }
+
+    @Test func stringsAreByteExact() throws {
+        let state = try LuaState()
+        let samples: [LuaString] = [
+            "", "plain", "with\0nul", "é", "e\u{301}", "🙂",
+            LuaString(bytes: [0xFF, 0xFE]), LuaString(bytes: [0xC0, 0xAF]), LuaString(bytes: [0xED, 0xA0, 0x80]),
+            LuaString(bytes: [0xF4, 0x90, 0x80, 0x80]), LuaString(bytes: [0x80]),
+        ]
+        for sample in samples {
+            let back = try roundTrip(state, .string(sample))
+            #expect(back == .string(sample))
+            #expect(back.luaStringValue?.bytes == sample.bytes)
+        }
+        // Precomposed and decomposed é are different Lua strings.
+        #expect(LuaString("é") != LuaString("e\u{301}"))
+        #expect(try state.run("return #'with\\0nul', '\\xff\\xfe'") == [8, .string(LuaString(bytes: [0xFF, 0xFE]))])
+        #expect(LuaString(bytes: [0xFF]).string == nil)
+        #expect(LuaString(bytes: Array("ok".utf8)).string == "ok")
+    }
+
+    @Test func tablesRoundTrip() throws {
+        let state = try LuaState()
+        let value: LuaValue = [
+            "entries": [["date": 1_700_000_000, "title": "A"], ["date": 1_700_000_600, "title": "B", "done": true]],
+            "policy": ["after": 1_700_003_600.5],
+            "empty": [:],
+            "nested": [[[["deep"]]]],
+        ]
+        #expect(try roundTrip(state, value) == value)
+        #expect(value["entries"][2]["title"] == "B")
+    }
+
+    @Test func mixedTablesKeepBothParts() throws {
+        let state = try LuaState()
+        let results = try state.run("return { 'a', 'b', name = 'x' }")
+        let table = try #require(results.first?.tableValue)
+        #expect(table.array == ["a", "b"])
+        #expect(table.fields == ["name": "x"])
+    }
+
+    /// Property: any generated plain value survives Swift → Lua → Swift unchanged.
+    @Test func generatedValuesRoundTrip() throws {
+        let state = try LuaState()
+        var generator = ValueGenerator(seed: 0x5EED)
+        for _ in 0..<500 {
+            let value = generator.value(depth: 0)
+            let back = try roundTrip(state, value)
+            #expect(back == value || (value.hasNaN && back.hasNaN), "\(value)")
+        }
+    }
+}
+
+/// Deterministic generator of plain values (xorshift), for property tests.
+struct ValueGenerator {
+    var seed: UInt64
+    mutating func next() -> UInt64 {
+        seed ^= seed << 13
+        seed ^= seed >> 7
+        seed ^= seed << 17
+        return seed
+    }
+    mutating func int(_ n: Int) -> Int { Int(next() % UInt64(n)) }
+
+    mutating func value(depth: Int) -> LuaValue {
+        switch int(depth > 3 ? 5 : 7) {
+        case 0: return .nil
+        case 1: return .boolean(int(2) == 0)
+        case 2: return .integer(Int64(bitPattern: next()) >> Int64(int(64)))
+        case 3:
+            let specials: [Double] = [0, -0.0, .infinity, -.infinity, .nan, .ulpOfOne, .greatestFiniteMagnitude]
+            return int(4) == 0 ? .number(specials[int(specials.count)]) : .number(Double(bitPattern: next() & 0x7FEF_FFFF_FFFF_FFFF))
+        case 4: return .string(string())
+        case 5:
+            var array: [LuaValue] = []
+            for _ in 0..<int(6) {
+                let element = value(depth: depth + 1)
+                array.append(element.isNil ? 0 : element)  // nil cannot be an array element
+            }
+            return .table(LuaTable(array: array))
+        default:
+            var fields: [LuaString: LuaValue] = [:]
+            for _ in 0..<int(6) {
+                let element = value(depth: depth + 1)
+                if !element.isNil { fields[string()] = element }
+            }
+            return .table(LuaTable(fields: fields))
+        }
+    }
+
+    mutating func string() -> LuaString {
+        let length = int(12)
+        var bytes: [UInt8] = []
+        for _ in 0..<length { bytes.append(int(3) == 0 ? UInt8(truncatingIfNeeded: next()) : UInt8(97 + int(26))) }
+        return LuaString(bytes: bytes)
+    }
+}
+
+extension LuaValue {
+    var hasNaN: Bool {
+        switch self {
+        case .number(let d): return d.isNaN
+        case .table(let t): return t.array.contains { $0.hasNaN } || t.fields.values.contains { $0.hasNaN }
+        default: return false
+        }
+    }
+}
