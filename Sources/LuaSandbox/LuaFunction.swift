@@ -110,10 +110,11 @@ public struct LuaArguments {
     /// Argument `n` as plain data (`.nil` when absent).
     public func value(_ n: Int) throws(LuaFunctionError) -> LuaValue {
         guard n >= 1, n <= count else { return .nil }
-        var reader = ValueReader(L, limits: state.conversionLimits)
-        do { return try reader.read(at: Int32(n)) } catch {
-            throw .badArgument(n, to: functionName, error.rooted(at: "").description)
+        let converted = state.withReader(L) { reader in
+            Result { () throws(LuaValueError) in try reader.read(at: Int32(n), root: "") }
+                .mapError { LuaFunctionError.badArgument(n, to: functionName, $0.description) }
         }
+        return try converted.get()
     }
 
     /// Argument `n` as an integer: an integer, or a float with an exact integer value.
@@ -137,7 +138,7 @@ public struct LuaArguments {
         guard n <= count else { throw expected("string", n) }
         switch lua_type(L, Int32(n)) {
         case LUA_TSTRING:
-            return ValueReader(L, limits: state.conversionLimits).readString(Int32(n))
+            return ValueReader.string(L, at: Int32(n))
         case LUA_TNUMBER:
             if lua_isinteger(L, Int32(n)) != 0 { return LuaString(String(lua_tointegerx(L, Int32(n), nil))) }
             return LuaString(LuaLiteral.number(lua_tonumberx(L, Int32(n), nil)))

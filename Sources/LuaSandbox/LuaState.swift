@@ -22,6 +22,8 @@ public final class LuaState {
     /// function runs inside it. Nested calls run there.
     var current: OpaquePointer
     var boxes: [LuaFunctionBox] = []
+    /// Reused working memory of value conversions.
+    var scratch = ConversionScratch()
 
     /// Bounds on converting Lua values to `LuaValue` (depth, size).
     public var conversionLimits: LuaConversionLimits = .default
@@ -150,15 +152,10 @@ public final class LuaState {
         }
         let top = lua_gettop(L)
         if top == base { return [] }
-        var results: [LuaValue] = []
-        results.reserveCapacity(Int(top - base))
-        var reader = ValueReader(L, limits: conversionLimits)
-        for index in (base + 1)...top {
-            do { results.append(try reader.read(at: index)) } catch {
-                throw .value(error.rooted(at: top - base == 1 ? "result" : "result #\(index - base)"))
-            }
+        let converted = withReader(L) { reader in
+            Result { () throws(LuaValueError) in try reader.readResults(base + 1, top) }
         }
-        return results
+        return try converted.mapError { LuaError.value($0) }.get()
     }
 
     // MARK: Globals
@@ -171,8 +168,9 @@ public final class LuaState {
         _ = lua_pushstring(L, name)
         lua_rawget(L, -2)
         defer { lunette_pop(L, 2) }
-        var reader = ValueReader(L, limits: conversionLimits)
-        do { return try reader.read(at: -1) } catch { throw .value(error.rooted(at: name)) }
+        return try withReader(L) { reader in
+            Result { () throws(LuaValueError) in try reader.read(at: -1, root: name) }.mapError { LuaError.value($0) }
+        }.get()
     }
 
     /// Sets the global `name`, raw.
@@ -207,6 +205,18 @@ public final class LuaState {
 
     // MARK: Internals
 
+    /// Runs `body` with a converter for values on `L`'s stack, lending it
+    /// the state's reusable working memory.
+    func withReader<T>(_ L: OpaquePointer, _ body: (inout ValueReader) -> T) -> T {
+        var reader = ValueReader(L, limits: conversionLimits, scratch: scratch)
+        scratch = ConversionScratch.empty
+        defer {
+            reader.scratch.reset()
+            scratch = reader.scratch
+        }
+        return body(&reader)
+    }
+
     func reserveStack(_ L: OpaquePointer, _ slots: Int) throws(LuaError) {
         guard slots < 1_000_000, lua_checkstack(L, Int32(slots)) != 0 else {
             throw .runtime(LuaRuntimeError(message: "Lua stack overflow (cannot reserve \(slots) slots)"))
@@ -233,7 +243,7 @@ public final class LuaState {
         lunette_take_traceback(L)
         var traceback: String?
         if lua_type(L, -1) == LUA_TSTRING {
-            traceback = ValueReader(L, limits: conversionLimits).readString(-1).displayText
+            traceback = ValueReader.string(L, at: -1).displayText
         }
         lunette_pop(L, 1)
         if status == LUA_ERRMEM {
@@ -253,16 +263,14 @@ public final class LuaState {
         case LUA_TSTRING:
             message = errorMessage(at: index)
         case LUA_TNUMBER:
-            var reader = ValueReader(current, limits: conversionLimits)
-            value = try? reader.read(at: index)
+            value = withReader(current) { try? $0.read(at: index) }
             switch value {
             case .integer(let i): message = String(i)
             case .number(let d): message = LuaLiteral.number(d)
             default: message = "(error object is a number value)"
             }
         default:
-            var reader = ValueReader(current, limits: conversionLimits)
-            value = try? reader.read(at: index)
+            value = withReader(current) { try? $0.read(at: index) }
             message = "(error object is \(ValueReader.article(type)) value)"
         }
         var error = LuaRuntimeError(message: message, value: value)

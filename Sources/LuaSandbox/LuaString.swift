@@ -1,27 +1,38 @@
 import CLuaShims
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// A Lua string: an exact sequence of bytes, NUL included.
 ///
 /// Lua strings are bytes, not text. `LuaString` keeps them byte-exact and
-/// offers a Swift `String` only where the bytes are valid UTF-8, so two
-/// different Lua strings never collapse into one Swift value (Swift's `==`
-/// on `String` treats canonically equivalent text as equal; `LuaString`
-/// compares bytes).
+/// gives a Swift `String` only where the bytes are valid UTF-8 (`string`),
+/// so two different Lua strings never collapse into one Swift value (Swift's
+/// `==` on `String` treats canonically equivalent text as equal; `LuaString`
+/// compares bytes). Strings of up to 16 bytes — most keys — are stored
+/// inline, with no allocation and no reference counting.
 public struct LuaString: Sendable {
     @usableFromInline
     enum Storage: Sendable {
-        case utf8(String)      // valid UTF-8: small strings stay inline
-        case bytes([UInt8])    // anything else
+        /// Up to 16 bytes in two words (memory order), with the count.
+        case inline(UInt64, UInt64, UInt8)
+        case heap([UInt8])
     }
 
     @usableFromInline
     let storage: Storage
 
-    /// A string from Swift text (always valid UTF-8).
-    @inlinable
-    public init(_ text: String) { storage = .utf8(text) }
+    static let inlineCapacity = 16
 
-    /// A string from raw bytes; valid UTF-8 is kept as text internally.
+    /// A string from Swift text (its UTF-8 bytes).
+    public init(_ text: String) {
+        var text = text
+        self = text.withUTF8 { LuaString(copying: $0) }
+    }
+
+    /// A string from raw bytes.
     public init<Bytes: Collection<UInt8>>(bytes: Bytes) {
         let array = Array(bytes)
         self = array.withUnsafeBufferPointer { LuaString(copying: $0) }
@@ -29,86 +40,108 @@ public struct LuaString: Sendable {
 
     /// Copies `buffer`; used when reading strings off the Lua stack.
     init(copying buffer: UnsafeBufferPointer<UInt8>) {
-        if buffer.isEmpty {
-            storage = .utf8("")
-        } else if lunette_utf8_valid(buffer.baseAddress, buffer.count) != 0 {
-            storage = .utf8(String(decoding: buffer, as: UTF8.self))
+        let count = buffer.count
+        if count <= LuaString.inlineCapacity {
+            var words: (UInt64, UInt64) = (0, 0)
+            if count > 0 {
+                withUnsafeMutableBytes(of: &words) { raw in
+                    raw.baseAddress!.copyMemory(from: buffer.baseAddress!, byteCount: count)
+                }
+            }
+            storage = .inline(words.0, words.1, UInt8(count))
         } else {
-            storage = .bytes(Array(buffer))
-        }
-    }
-
-    /// The text, when the bytes are valid UTF-8; nil otherwise.
-    @inlinable
-    public var string: String? {
-        if case .utf8(let s) = storage { return s }
-        return nil
-    }
-
-    /// The bytes, always.
-    public var bytes: [UInt8] {
-        switch storage {
-        case .utf8(let s): return Array(s.utf8)
-        case .bytes(let b): return b
+            storage = .heap(Array(buffer))
         }
     }
 
     /// Number of bytes (Lua's `#s`).
     public var count: Int {
         switch storage {
-        case .utf8(let s): return s.utf8.count
-        case .bytes(let b): return b.count
+        case .inline(_, _, let n): return Int(n)
+        case .heap(let b): return b.count
         }
     }
 
-    /// True when the bytes are valid UTF-8.
+    /// Calls `body` with the bytes, without copying to the heap.
+    public func withBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+        switch storage {
+        case .inline(let a, let b, let n):
+            var words = (a, b)
+            return try withUnsafeBytes(of: &words) { raw in
+                try body(UnsafeBufferPointer(start: raw.baseAddress!.assumingMemoryBound(to: UInt8.self), count: Int(n)))
+            }
+        case .heap(let bytes):
+            return try bytes.withUnsafeBufferPointer(body)
+        }
+    }
+
+    /// The bytes, copied into an array.
+    public var bytes: [UInt8] {
+        switch storage {
+        case .inline: return withBytes { Array($0) }
+        case .heap(let b): return b
+        }
+    }
+
+    /// True when the bytes are well-formed UTF-8.
     public var isValidUTF8: Bool {
-        if case .utf8 = storage { return true }
-        return false
+        withBytes { $0.isEmpty || lunette_utf8_valid($0.baseAddress, $0.count) != 0 }
+    }
+
+    /// The text, when the bytes are valid UTF-8; nil otherwise.
+    public var string: String? {
+        withBytes { bytes in
+            if bytes.isEmpty { return "" }
+            guard lunette_utf8_valid(bytes.baseAddress, bytes.count) != 0 else { return nil }
+            return String(decoding: bytes, as: UTF8.self)
+        }
     }
 
     /// Text for people: the string itself, or invalid bytes replaced by U+FFFD.
     public var displayText: String {
-        switch storage {
-        case .utf8(let s): return s
-        case .bytes(let b): return String(decoding: b, as: UTF8.self)
-        }
-    }
-
-    /// Calls `body` with the bytes, without copying where possible.
-    public func withBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
-        switch storage {
-        case .utf8(var s):
-            return try s.withUTF8(body)
-        case .bytes(let b):
-            return try b.withUnsafeBufferPointer(body)
-        }
+        withBytes { String(decoding: $0, as: UTF8.self) }
     }
 }
 
 extension LuaString: Hashable {
     public static func == (lhs: LuaString, rhs: LuaString) -> Bool {
-        switch (lhs.storage, rhs.storage) {
-        case (.utf8(let a), .utf8(let b)):
-            // Byte equality, not Unicode canonical equivalence.
-            return a.utf8.elementsEqual(b.utf8)
-        case (.bytes(let a), .bytes(let b)):
-            return a == b
-        default:
-            // Construction keeps valid UTF-8 as .utf8, so the cases never overlap.
-            return false
+        if case .inline(let a0, let a1, let an) = lhs.storage, case .inline(let b0, let b1, let bn) = rhs.storage {
+            return a0 == b0 && a1 == b1 && an == bn
         }
+        return compare(lhs, rhs) == 0
     }
 
     public func hash(into hasher: inout Hasher) {
         withBytes { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        hasher.combine(count)
     }
 }
 
 extension LuaString: Comparable {
     /// Byte-wise order, as Lua's `<` on strings in the C locale.
     public static func < (lhs: LuaString, rhs: LuaString) -> Bool {
-        lhs.withBytes { a in rhs.withBytes { b in a.lexicographicallyPrecedes(b) } }
+        compare(lhs, rhs) < 0
+    }
+
+    /// memcmp order of the bytes, then length: negative, zero or positive.
+    static func compare(_ lhs: LuaString, _ rhs: LuaString) -> Int {
+        if case .inline(let a0, let a1, let an) = lhs.storage, case .inline(let b0, let b1, let bn) = rhs.storage {
+            // Unused bytes are zero, so comparing the words as big-endian numbers is
+            // memcmp order; equal words mean one is a prefix of the other.
+            if a0 != b0 { return a0.bigEndian < b0.bigEndian ? -1 : 1 }
+            if a1 != b1 { return a1.bigEndian < b1.bigEndian ? -1 : 1 }
+            return Int(an) - Int(bn)
+        }
+        return lhs.withBytes { a in
+            rhs.withBytes { b in
+                let common = min(a.count, b.count)
+                if common > 0 {
+                    let order = memcmp(a.baseAddress!, b.baseAddress!, common)
+                    if order != 0 { return Int(order) }
+                }
+                return a.count - b.count
+            }
+        }
     }
 }
 

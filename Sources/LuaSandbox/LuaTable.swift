@@ -5,12 +5,16 @@
 public struct LuaTable: Sendable, Hashable {
     /// `t[1]`, `t[2]`, … in order (Swift index 0 is Lua index 1).
     public var array: [LuaValue]
-    /// The string-keyed entries.
-    public var fields: [LuaString: LuaValue]
+    /// The string-keyed entries, sorted by key.
+    public var fields: LuaFields
 
-    public init(array: [LuaValue] = [], fields: [LuaString: LuaValue] = [:]) {
+    public init(array: [LuaValue] = [], fields: LuaFields = LuaFields()) {
         self.array = array
         self.fields = fields
+    }
+
+    public init(array: [LuaValue] = [], fields: [LuaString: LuaValue]) {
+        self.init(array: array, fields: LuaFields(fields))
     }
 
     /// True when the table has no entries.
@@ -22,19 +26,12 @@ public struct LuaTable: Sendable, Hashable {
     /// `t[key]`, `.nil` when absent. Setting `.nil` removes the field.
     public subscript(key: LuaString) -> LuaValue {
         get { fields[key] ?? .nil }
-        set {
-            if case .nil = newValue { fields[key] = nil } else { fields[key] = newValue }
-        }
+        set { fields[key] = newValue }
     }
 
     /// `t[index]` with Lua's 1-based indexing; `.nil` outside 1...count.
     public subscript(index: Int) -> LuaValue {
         guard index >= 1, index <= array.count else { return .nil }
         return array[index - 1]
-    }
-
-    /// The fields ordered by key bytes: a stable order for output.
-    public var sortedFields: [(key: LuaString, value: LuaValue)] {
-        fields.sorted { $0.key < $1.key }.map { (key: $0.key, value: $0.value) }
     }
 }

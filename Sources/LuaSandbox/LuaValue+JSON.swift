@@ -51,7 +51,8 @@ extension LuaValue {
                 out += "\"\(i + 1)\":"
                 element.writeJSON(to: &out)
             }
-            for (key, element) in t.sortedFields {
+            for entry in t.fields {
+                let (key, element) = (entry.key, entry.value)
                 if !first { out += "," }
                 first = false
                 JSON.writeString(key.displayText, to: &out)

@@ -71,7 +71,8 @@ extension LuaValue: CustomStringConvertible {
                 first = false
                 write(element, to: &out)
             }
-            for (key, element) in t.sortedFields {
+            for entry in t.fields {
+                let (key, element) = (entry.key, entry.value)
                 if !first { out += ", " }
                 first = false
                 if let name = key.string, PathComponent.isIdentifier(name) {

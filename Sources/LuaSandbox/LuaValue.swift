@@ -124,7 +124,7 @@ extension LuaValue: ExpressibleByArrayLiteral {
 
 extension LuaValue: ExpressibleByDictionaryLiteral {
     public init(dictionaryLiteral elements: (LuaString, LuaValue)...) {
-        self = .table(LuaTable(fields: Dictionary(elements, uniquingKeysWith: { _, last in last })))
+        self = .table(LuaTable(fields: LuaFields(Dictionary(elements, uniquingKeysWith: { _, last in last }))))
     }
 }
 

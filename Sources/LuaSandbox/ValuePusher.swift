@@ -42,11 +42,11 @@ struct ValuePusher {
                 }
                 lua_rawseti(L, -2, Int64(offset + 1))
             }
-            for (key, element) in t.fields {
-                pushString(key)
-                do { try push(element, depth: depth + 1) } catch {
+            for entry in t.fields {
+                pushString(entry.key)
+                do { try push(entry.value, depth: depth + 1) } catch {
                     lunette_pop(L, 2)
-                    throw error.adding(.field(key))
+                    throw error.adding(.field(entry.key))
                 }
                 lua_rawset(L, -3)
             }

@@ -11,17 +11,36 @@ struct ValueReader {
     let L: OpaquePointer
     let limits: LuaConversionLimits
     private var budget: Int
-    private var onPath: [UnsafeRawPointer] = []
+    /// Working memory, taken from the state and given back (see `LuaState.withReader`).
+    var scratch: ConversionScratch
 
-    init(_ L: OpaquePointer, limits: LuaConversionLimits) {
+    init(_ L: OpaquePointer, limits: LuaConversionLimits, scratch: ConversionScratch = ConversionScratch()) {
         self.L = L
         self.limits = limits
         self.budget = limits.maxBytes
+        self.scratch = scratch
     }
 
     /// Converts the value at `index`; the error's path is relative to it.
     mutating func read(at index: Int32) throws(PathedValueError) -> LuaValue {
         try read(lua_absindex(L, index), depth: 0)
+    }
+
+    @inline(__always)
+    /// Converts the value at `index`; errors name their path from `root`.
+    mutating func read(at index: Int32, root: String) throws(LuaValueError) -> LuaValue {
+        do { return try read(at: index) } catch { throw error.rooted(at: root) }
+    }
+
+    /// Converts the values at `first...last` as the results of a call.
+    mutating func readResults(_ first: Int32, _ last: Int32) throws(LuaValueError) -> [LuaValue] {
+        var results: [LuaValue] = []
+        results.reserveCapacity(Int(last - first + 1))
+        for index in first...last {
+            let root = first == last ? "result" : "result #\(index - first + 1)"
+            results.append(try read(at: index, root: root))
+        }
+        return results
     }
 
     private mutating func spend(_ bytes: Int) throws(PathedValueError) {
@@ -57,6 +76,11 @@ struct ValueReader {
     /// The string at `index`, which must be of type string (never a number:
     /// lua_tolstring would convert the stack slot in place).
     func readString(_ index: Int32) -> LuaString {
+        ValueReader.string(L, at: index)
+    }
+
+    /// The string at `index` of `L` (which must be a string).
+    static func string(_ L: OpaquePointer, at index: Int32) -> LuaString {
         var length = 0
         guard let pointer = lua_tolstring(L, index, &length) else { return LuaString("") }
         return pointer.withMemoryRebound(to: UInt8.self, capacity: length) {
@@ -66,7 +90,7 @@ struct ValueReader {
 
     private mutating func readTable(_ t: Int32, depth: Int) throws(PathedValueError) -> LuaTable {
         guard let identity = lua_topointer(L, t) else { return LuaTable() }
-        if onPath.contains(identity) {
+        if scratch.onPath.contains(identity) {
             throw PathedValueError(reason: "a table that contains itself (a cycle) is not plain data")
         }
         if depth >= limits.maxDepth {
@@ -75,11 +99,15 @@ struct ValueReader {
         guard lua_checkstack(L, 3) != 0 else {
             throw PathedValueError(reason: "out of Lua stack space while reading the value")
         }
-        onPath.append(identity)
-        defer { onPath.removeLast() }
+        scratch.onPath.append(identity)
         let top = lua_gettop(L)
-
-        var fields: [LuaString: LuaValue] = [:]
+        // This table's fields collect, sorted by key, at the end of the shared
+        // scratch array (nested tables use the space after them).
+        let start = scratch.entries.count
+        defer {
+            scratch.onPath.removeLast()
+            scratch.entries.removeSubrange(start...)
+        }
         var integerKeys: Int64 = 0
         var largestKey: Int64 = 0
         lua_pushnil(L)
@@ -90,7 +118,12 @@ struct ValueReader {
                 let key = readString(-2)
                 try spend(key.count)
                 do {
-                    fields[key] = try read(top + 2, depth: depth + 1)
+                    let value = try read(top + 2, depth: depth + 1)
+                    var position = scratch.entries.count
+                    while position > start, LuaString.compare(scratch.entries[position - 1].key, key) > 0 {
+                        position -= 1
+                    }
+                    scratch.entries.insert(LuaFields.Entry(key: key, value: value), at: position)
                 } catch {
                     lua_settop(L, top)
                     throw error.adding(.field(key))
@@ -138,6 +171,10 @@ struct ValueReader {
                 lunette_pop(L, 1)
             }
         }
+        // Copy into a new exact-size array (Array(slice) could share the scratch buffer).
+        let fields = start == scratch.entries.count ? LuaFields() : LuaFields(sorted: scratch.entries.withUnsafeBufferPointer {
+            Array(UnsafeBufferPointer(rebasing: $0[start...]))
+        })
         return LuaTable(array: array, fields: fields)
     }
 
@@ -158,5 +195,31 @@ struct ValueReader {
     static func article(_ type: Int32) -> String {
         let name = typeName(type)
         return (name.first.map { "aeiou".contains($0) } ?? false ? "an " : "a ") + name
+    }
+}
+
+/// Working memory of conversions, kept by a state between calls so that a
+/// conversion does not allocate it again. A value type moved in and out of
+/// the reader, so the hot loop mutates a local (no exclusivity checks).
+struct ConversionScratch {
+    /// Tables on the path from the root to the table being read (cycle check).
+    var onPath: [UnsafeRawPointer] = []
+    /// Fields being collected, one segment per table on the path.
+    var entries: [LuaFields.Entry] = []
+
+    init() {
+        onPath.reserveCapacity(16)
+        entries.reserveCapacity(64)
+    }
+
+    private init(empty: Void) {}
+
+    /// Placeholder while the real scratch is lent out (allocates nothing).
+    static var empty: ConversionScratch { ConversionScratch(empty: ()) }
+
+    /// Empties the arrays, keeping their capacity.
+    mutating func reset() {
+        onPath.removeAll(keepingCapacity: true)
+        entries.removeAll(keepingCapacity: true)
     }
 }

@@ -1,1 +1,90 @@
-int main(void){return 0;}
+// Bare C baseline for scripts/bench: the same Lua work as lunette-bench,
+// against the same liblua5.4, with nothing of Lunette in between.
+// Prints "name value" lines that lunette-bench reads.
+#include <lua.h>
+#include <lauxlib.h>
+#include <lualib.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "entry_source.h"
+
+static double now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static int compare_doubles(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *values, int n) {
+    qsort(values, (size_t)n, sizeof(double), compare_doubles);
+    return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+// Walks the table on top of the stack with lua_next, touching every key and value.
+static double walk(lua_State *L) {
+    double sink = 0;
+    lua_pushnil(L);
+    while (lua_next(L, -2) != 0) {
+        size_t len = 0;
+        lua_tolstring(L, -2, &len);
+        sink += (double)len;
+        switch (lua_type(L, -1)) {
+        case LUA_TNUMBER: sink += lua_isinteger(L, -1) ? (double)lua_tointeger(L, -1) : lua_tonumber(L, -1); break;
+        case LUA_TSTRING: lua_tolstring(L, -1, &len); sink += (double)len; break;
+        case LUA_TBOOLEAN: sink += lua_toboolean(L, -1); break;
+        default: break;
+        }
+        lua_pop(L, 1);
+    }
+    return sink;
+}
+
+int main(int argc, char **argv) {
+    int batches = 100, batch = 1000, states = 2000;
+    if (argc > 1 && strcmp(argv[1], "--quick") == 0) { batches = 20; states = 200; }
+
+    // 1. Call a Lua function returning a 10-field entry table, walk the result.
+    lua_State *L = luaL_newstate();
+    luaL_openlibs(L);
+    if (luaL_loadstring(L, LUNETTE_BENCH_ENTRY_SOURCE) != LUA_OK || lua_pcall(L, 0, 1, 0) != LUA_OK) {
+        fprintf(stderr, "baseline: %s\n", lua_tostring(L, -1));
+        return 1;
+    }
+    int fn = luaL_ref(L, LUA_REGISTRYINDEX);
+    double sink = 0;
+    double *per_call = malloc(sizeof(double) * (size_t)batches);
+    for (int round = -10; round < batches; round++) {   // 10 warm-up batches
+        double start = now_ns();
+        for (int i = 0; i < batch; i++) {
+            lua_rawgeti(L, LUA_REGISTRYINDEX, fn);
+            if (lua_pcall(L, 0, 1, 0) != LUA_OK) { fprintf(stderr, "baseline: %s\n", lua_tostring(L, -1)); return 1; }
+            sink += walk(L);
+            lua_pop(L, 1);
+        }
+        if (round >= 0) per_call[round] = (now_ns() - start) / batch;
+    }
+    printf("call_ns %.1f\n", median(per_call, batches));
+    lua_close(L);
+
+    // 2. Fresh state: luaL_newstate + luaL_openlibs + lua_close.
+    double *per_state = malloc(sizeof(double) * (size_t)states);
+    for (int i = -50; i < states; i++) {
+        double start = now_ns();
+        lua_State *S = luaL_newstate();
+        luaL_openlibs(S);
+        lua_close(S);
+        if (i >= 0) per_state[i] = (now_ns() - start) / 1000.0;
+    }
+    printf("fresh_state_us %.2f\n", median(per_state, states));
+    printf("sink %.0f\n", sink);
+    free(per_call);
+    free(per_state);
+    return 0;
+}

@@ -1,1 +1,65 @@
-print("bench")
+import Foundation
+import LuaSandbox
+
+// lunette-bench: Lunette's figures beside a bare C baseline measured in the
+// same run (lua-baseline-bench, built next to this executable). Run it
+// through scripts/bench, which builds both in release mode.
+
+let quick = CommandLine.arguments.contains("--quick")
+
+/// Runs the C baseline and returns its "name value" lines.
+func runBaseline() throws -> [String: Double] {
+    let me = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+    let baseline = me.deletingLastPathComponent().appendingPathComponent("lua-baseline-bench")
+    let process = Process()
+    process.executableURL = baseline
+    process.arguments = quick ? ["--quick"] : []
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    try process.run()
+    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    guard process.terminationStatus == 0 else {
+        throw NSError(domain: "lunette-bench", code: 1, userInfo: [NSLocalizedDescriptionKey: "baseline failed"])
+    }
+    var figures: [String: Double] = [:]
+    for line in String(decoding: data, as: UTF8.self).split(separator: "\n") {
+        let parts = line.split(separator: " ")
+        if parts.count == 2, let value = Double(parts[1]) { figures[String(parts[0])] = value }
+    }
+    return figures
+}
+
+func report(_ title: String, _ unit: String, baseline: Double, lunette: Double, goal: Double?) {
+    let ratio = lunette / baseline
+    var line = "\(title.padding(toLength: 44, withPad: " ", startingAt: 0))"
+    line += " C \(figure(baseline)) \(unit)   Lunette \(figure(lunette)) \(unit)   ratio \(figure(ratio, decimals: 2))"
+    if let goal { line += ratio <= goal ? "   (goal ≤ \(figure(goal, decimals: 2)): met)" : "   (goal ≤ \(figure(goal, decimals: 2)): MISSED)" }
+    print(line)
+}
+
+// --only-calls: just the Lunette call loop, for profilers (valgrind --tool=callgrind).
+if CommandLine.arguments.contains("--only-calls") {
+    let ns = try BoundaryBenchmark.callNanoseconds(batches: 20)
+    print("call_ns \(figure(ns))")
+    exit(0)
+}
+
+do {
+    // Alternate rounds of baseline and Lunette so both see the same machine load.
+    let rounds = quick ? 1 : 3
+    var cCall: [Double] = [], cFresh: [Double] = [], lCall: [Double] = [], lFresh: [Double] = []
+    for _ in 0..<rounds {
+        let c = try runBaseline()
+        cCall.append(c["call_ns"] ?? .nan)
+        cFresh.append(c["fresh_state_us"] ?? .nan)
+        lCall.append(try BoundaryBenchmark.callNanoseconds(batches: quick ? 20 : 100))
+        lFresh.append(try BoundaryBenchmark.freshStateMicroseconds(iterations: quick ? 200 : 2000))
+    }
+    print("Lua boundary (median of \(rounds) round(s); lower is better)")
+    report("call returning a 10-field entry (per call)", "ns", baseline: median(cCall), lunette: median(lCall), goal: 1.5)
+    report("fresh state + libraries (+ 20-fn module)", "µs", baseline: median(cFresh), lunette: median(lFresh), goal: nil)
+} catch {
+    FileHandle.standardError.write(Data("lunette-bench: \(error)\n".utf8))
+    exit(1)
+}

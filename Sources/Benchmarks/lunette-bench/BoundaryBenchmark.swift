@@ -1,0 +1,58 @@
+import LuaSandbox
+
+/// The same Lua function as the C baseline (entry_source.h), called through
+/// LuaSandbox with its result converted into a `LuaValue`.
+enum BoundaryBenchmark {
+    static let entrySource = """
+        local n = 0
+        return function()
+          n = n + 1
+          return { date = 1795254600 + n, title = 'Groceries', subtitle = '3 left', remaining = 3, total = 7,
+                   progress = 0.42857142857143, done = false, color = 'blue', url = 'lunette://tasks/1', relevance = 0.5 }
+        end
+        """
+
+    /// Median ns per call over `batches` batches of `batchSize` calls.
+    static func callNanoseconds(batches: Int, batchSize: Int = 1000) throws -> Double {
+        let state = try LuaState()
+        let function = try functionRef(state)
+        var perCall: [Double] = []
+        var fields = 0
+        for round in -10..<batches {
+            let ns = try measureNanoseconds {
+                for _ in 0..<batchSize {
+                    let results = try state.call(function)
+                    fields &+= results[0].tableValue?.count ?? 0
+                }
+            }
+            if round >= 0 { perCall.append(ns / Double(batchSize)) }
+        }
+        precondition(fields > 0)
+        return median(perCall)
+    }
+
+    /// The function the source returns, kept through a global.
+    private static func functionRef(_ state: LuaState) throws -> LuaFunctionRef {
+        try state.run("entryFunction = (function()\n\(entrySource)\nend)()", name: "entry")
+        guard let function = try state.globalFunction("entryFunction") else {
+            fatalError("entry function missing")
+        }
+        return function
+    }
+
+    /// Median µs for a new state with all standard libraries and a
+    /// 20-function Swift module, then closing it.
+    static func freshStateMicroseconds(iterations: Int) throws -> Double {
+        var module = LuaModule(name: "bench")
+        for i in 0..<20 { module.add("f\(i)") { _ in [] } }
+        var samples: [Double] = []
+        for i in -50..<iterations {
+            let ns = try measureNanoseconds {
+                let state = try LuaState()
+                state.register(module)
+            }
+            if i >= 0 { samples.append(ns / 1000) }
+        }
+        return median(samples)
+    }
+}

@@ -1,0 +1,84 @@
+/// The string-keyed entries of a `LuaTable`, kept sorted by key bytes.
+///
+/// A sorted array rather than a hash map: plain-data tables are small
+/// (entries, configurations), so building one costs a short sort instead of
+/// hashing every key, iteration order is deterministic (JSON output, equality,
+/// descriptions), and lookups are a binary search.
+public struct LuaFields: Sendable, Hashable {
+    /// One key and its value.
+    public struct Entry: Sendable, Hashable {
+        public var key: LuaString
+        public var value: LuaValue
+
+        public init(key: LuaString, value: LuaValue) {
+            self.key = key
+            self.value = value
+        }
+    }
+
+    /// The entries in ascending key order, keys unique.
+    public private(set) var entries: [Entry]
+
+    /// No entries.
+    public init() { entries = [] }
+
+    /// From a dictionary (`.nil` values are dropped: a nil field is absent).
+    public init(_ dictionary: [LuaString: LuaValue]) {
+        entries = dictionary.compactMap { $0.value.isNil ? nil : Entry(key: $0.key, value: $0.value) }
+        entries.sort { $0.key < $1.key }
+    }
+
+    /// From entries already in ascending key order with unique keys.
+    init(sorted entries: [Entry]) {
+        self.entries = entries
+    }
+
+    public var count: Int { entries.count }
+    public var isEmpty: Bool { entries.isEmpty }
+    /// The keys in ascending byte order.
+    public var keys: [LuaString] { entries.map(\.key) }
+    /// The values in key order.
+    public var values: [LuaValue] { entries.map(\.value) }
+
+    /// The value for `key`, or nil. Setting nil (or `.nil`) removes the entry.
+    public subscript(key: LuaString) -> LuaValue? {
+        get {
+            let (index, found) = position(of: key)
+            return found ? entries[index].value : nil
+        }
+        set {
+            let (index, found) = position(of: key)
+            switch (newValue, found) {
+            case (nil, true), (.nil?, true): entries.remove(at: index)
+            case (nil, false), (.nil?, false): break
+            case (let value?, true): entries[index].value = value
+            case (let value?, false): entries.insert(Entry(key: key, value: value), at: index)
+            }
+        }
+    }
+
+    /// Binary search: where `key` is, or where it would go.
+    private func position(of key: LuaString) -> (Int, Bool) {
+        var low = 0
+        var high = entries.count
+        while low < high {
+            let mid = (low + high) / 2
+            let order = LuaString.compare(entries[mid].key, key)
+            if order == 0 { return (mid, true) }
+            if order < 0 { low = mid + 1 } else { high = mid }
+        }
+        return (low, false)
+    }
+}
+
+extension LuaFields: RandomAccessCollection {
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { entries.count }
+    public subscript(position: Int) -> Entry { entries[position] }
+}
+
+extension LuaFields: ExpressibleByDictionaryLiteral {
+    public init(dictionaryLiteral elements: (LuaString, LuaValue)...) {
+        self.init(Dictionary(elements, uniquingKeysWith: { _, last in last }))
+    }
+}
