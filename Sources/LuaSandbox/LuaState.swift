@@ -77,7 +77,8 @@ public final class LuaState {
     // MARK: Loading
 
     /// Compiles `source` (text only; binary chunks are refused). `name`
-    /// appears in error messages as given, e.g. "tasks/main.lua:3: …".
+    /// appears in error messages as given, e.g. "tasks/main.lua:3: …"; Lua
+    /// shortens names over 59 bytes to their last part, "...s/main.lua:3: …".
     public func load(_ source: String, name: String) throws(LuaError) -> LuaFunctionRef {
         var source = source
         let result = source.withUTF8 { buffer in
@@ -97,7 +98,9 @@ public final class LuaState {
     private func load(_ buffer: UnsafeBufferPointer<UInt8>, name: String) throws(LuaError) -> LuaFunctionRef {
         let L = current
         try reserveStack(L, 2)
-        let status = lunette_load(L, UnsafeRawPointer(buffer.baseAddress), buffer.count, "=" + name)
+        // "@name": Lua prints the name as given, and when it is longer than
+        // LUA_IDSIZE keeps its end ("...dir/file.lua"), where file and line are.
+        let status = lunette_load(L, UnsafeRawPointer(buffer.baseAddress), buffer.count, "@" + name)
         if status != LUA_OK {
             defer { lunette_pop(L, 1) }
             if status == LUA_ERRMEM { throw .memory(memoryError()) }

@@ -14,6 +14,15 @@ struct LuaErrorTests {
         #expect(error?.status == "syntax")
     }
 
+    @Test func longChunkNamesKeepTheirEnd() throws {
+        let h = try Harness()
+        let name = "/very/long/path/" + String(repeating: "nested/", count: 12) + "widget.lua"
+        let error = luaError { try h.run("error('deep')", name: name) }
+        guard case .runtime(let runtime)? = error else { Issue.record("expected runtime error"); return }
+        #expect(runtime.message.hasPrefix("..."))
+        #expect(runtime.message.hasSuffix("nested/widget.lua:1: deep"))
+    }
+
     @Test func binaryChunksAreRefused() throws {
         let h = try Harness()
         let error = luaError { _ = try h.state.load(bytes: [0x1B] + Array("Lua".utf8) + [0x54, 0], name: "blob") }

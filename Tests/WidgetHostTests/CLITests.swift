@@ -1,0 +1,79 @@
+import Foundation
+import Testing
+
+/// Runs the built `lunette` binary (next to the test bundle) as a user would.
+struct CLI {
+    static var binary: URL {
+        // .build/<triple>/debug/LunettePackageTests.xctest → .build/<triple>/debug/lunette
+        let bundle = URL(fileURLWithPath: CommandLine.arguments[0])
+        return bundle.deletingLastPathComponent().appendingPathComponent("lunette")
+    }
+
+    static func run(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
+    }
+}
+
+@Suite("The lunette command line")
+struct CLITests {
+    let directory: URL
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("lunette-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    func file(_ name: String, _ source: String) throws -> String {
+        let path = directory.appendingPathComponent(name).path
+        try source.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    @Test func evalPrintsOutputAndResultsAndExitsZero() throws {
+        let ok = try file("ok.lua", "print('hello')\nreturn 1, 'two', { a = true }")
+        let result = try CLI.run(["eval", ok])
+        #expect(result.status == 0)
+        #expect(result.stdout == "hello\n1\t\"two\"\t{a = true}\n")
+        #expect(result.stderr.isEmpty)
+    }
+
+    @Test func aFailedScriptExitsOneAndTheOthersStillRun() throws {
+        let bad = try file("bad.lua", "error('nope')")
+        let ok = try file("ok.lua", "return 7")
+        let result = try CLI.run(["eval", "--json", bad, ok])
+        #expect(result.status == 1)
+        let lines = result.stdout.split(separator: "\n")
+        #expect(lines.count == 2)
+        #expect(lines[0].contains("\"status\":\"error\""))
+        #expect(lines[0].contains("bad.lua:1: nope"))
+        #expect(lines[1].contains("\"status\":\"ok\""))
+        #expect(lines[1].contains("\"results\":[7]"))
+        let text = try CLI.run(["eval", bad])
+        #expect(text.status == 1)
+        #expect(text.stderr.hasPrefix("error: "))
+        #expect(text.stderr.contains("bad.lua:1: nope\nstack traceback:"))
+    }
+
+    @Test func usageErrorsExitTwo() throws {
+        let missing = try CLI.run(["eval", directory.appendingPathComponent("missing.lua").path])
+        #expect(missing.status == 2)
+        #expect(missing.stderr.contains("missing.lua: no such file"))
+        let none = try CLI.run(["eval"])
+        #expect(none.status == 2)
+        let unknown = try CLI.run(["eval", "--no-such-flag", "x.lua"])
+        #expect(unknown.status == 2)
+        let help = try CLI.run(["eval", "--help"])
+        #expect(help.status == 0)
+        #expect(help.stdout.contains("--json"))
+    }
+}
