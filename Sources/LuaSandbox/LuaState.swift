@@ -60,6 +60,7 @@ public final class LuaState {
     }
 
     deinit {
+        scratch.entries.deallocate()
         lua_close(rawState)
         host.deinitialize(count: 1)
         host.deallocate()
@@ -212,7 +213,7 @@ public final class LuaState {
     /// the state's reusable working memory.
     func withReader<T>(_ L: OpaquePointer, _ body: (inout ValueReader) -> T) -> T {
         var reader = ValueReader(L, limits: conversionLimits, scratch: scratch)
-        scratch = ConversionScratch.empty
+        scratch.onPath = []  // the reader's copy must be the only one, or appending copies it
         defer {
             reader.scratch.reset()
             scratch = reader.scratch

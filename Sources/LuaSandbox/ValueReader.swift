@@ -14,7 +14,7 @@ struct ValueReader {
     /// Working memory, taken from the state and given back (see `LuaState.withReader`).
     var scratch: ConversionScratch
 
-    init(_ L: OpaquePointer, limits: LuaConversionLimits, scratch: ConversionScratch = ConversionScratch()) {
+    init(_ L: OpaquePointer, limits: LuaConversionLimits, scratch: ConversionScratch) {
         self.L = L
         self.limits = limits
         self.budget = limits.maxBytes
@@ -106,7 +106,7 @@ struct ValueReader {
         let start = scratch.entries.count
         defer {
             scratch.onPath.removeLast()
-            scratch.entries.removeSubrange(start...)
+            scratch.entries.discard(from: start)  // nothing left on success; a failed segment otherwise
         }
         var integerKeys: Int64 = 0
         var largestKey: Int64 = 0
@@ -119,11 +119,7 @@ struct ValueReader {
                 try spend(key.count)
                 do {
                     let value = try read(top + 2, depth: depth + 1)
-                    var position = scratch.entries.count
-                    while position > start, LuaString.compare(scratch.entries[position - 1].key, key) > 0 {
-                        position -= 1
-                    }
-                    scratch.entries.insert(LuaFields.Entry(key: key, value: value), at: position)
+                    scratch.entries.insertSorted(LuaFields.Entry(key: key, value: value), after: start)
                 } catch {
                     lua_settop(L, top)
                     throw error.adding(.field(key))
@@ -171,10 +167,7 @@ struct ValueReader {
                 lunette_pop(L, 1)
             }
         }
-        // Copy into a new exact-size array (Array(slice) could share the scratch buffer).
-        let fields = start == scratch.entries.count ? LuaFields() : LuaFields(sorted: scratch.entries.withUnsafeBufferPointer {
-            Array(UnsafeBufferPointer(rebasing: $0[start...]))
-        })
+        let fields = start == scratch.entries.count ? LuaFields() : LuaFields(sorted: scratch.entries.take(from: start))
         return LuaTable(array: array, fields: fields)
     }
 
@@ -199,27 +192,84 @@ struct ValueReader {
 }
 
 /// Working memory of conversions, kept by a state between calls so that a
-/// conversion does not allocate it again. A value type moved in and out of
-/// the reader, so the hot loop mutates a local (no exclusivity checks).
+/// conversion does not allocate it again. A value moved in and out of the
+/// reader (see `LuaState.withReader`), so the hot loop mutates a local.
 struct ConversionScratch {
     /// Tables on the path from the root to the table being read (cycle check).
     var onPath: [UnsafeRawPointer] = []
     /// Fields being collected, one segment per table on the path.
-    var entries: [LuaFields.Entry] = []
+    var entries = EntryStack()
 
     init() {
         onPath.reserveCapacity(16)
-        entries.reserveCapacity(64)
     }
 
-    private init(empty: Void) {}
-
-    /// Placeholder while the real scratch is lent out (allocates nothing).
-    static var empty: ConversionScratch { ConversionScratch(empty: ()) }
-
-    /// Empties the arrays, keeping their capacity.
+    /// Empties the path, keeping its capacity (the entry stack is empty after every conversion).
     mutating func reset() {
         onPath.removeAll(keepingCapacity: true)
-        entries.removeAll(keepingCapacity: true)
+        entries.discard(from: 0)
+    }
+}
+
+/// A manually managed stack of table entries: appended in place, kept sorted
+/// by moving raw memory, and moved out into exact-size arrays, so collecting a
+/// table's fields costs no reference counting and no intermediate copies.
+/// The owner (`LuaState`) calls `deallocate()` when it closes.
+struct EntryStack {
+    private(set) var base: UnsafeMutablePointer<LuaFields.Entry>
+    private(set) var capacity: Int
+    private(set) var count = 0
+
+    init(capacity: Int = 64) {
+        self.capacity = capacity
+        base = .allocate(capacity: capacity)
+    }
+
+    /// Appends `entry` and moves it down to its place among the entries
+    /// from `start` on (kept in ascending key order).
+    mutating func insertSorted(_ entry: LuaFields.Entry, after start: Int) {
+        if count == capacity { grow() }
+        var position = count
+        while position > start, LuaString.compare(base[position - 1].key, entry.key) > 0 {
+            position -= 1
+        }
+        if position < count {
+            (base + position + 1).moveInitialize(from: base + position, count: count - position)
+        }
+        (base + position).initialize(to: entry)
+        count += 1
+    }
+
+    /// Moves the entries from `start` on into a new array.
+    mutating func take(from start: Int) -> [LuaFields.Entry] {
+        let n = count - start
+        let source = base + start
+        let array = [LuaFields.Entry](unsafeUninitializedCapacity: n) { buffer, initialized in
+            buffer.baseAddress!.moveInitialize(from: source, count: n)
+            initialized = n
+        }
+        count = start
+        return array
+    }
+
+    /// Destroys the entries from `start` on.
+    mutating func discard(from start: Int) {
+        guard count > start else { return }
+        (base + start).deinitialize(count: count - start)
+        count = start
+    }
+
+    /// Frees the memory (entries must have been taken or discarded).
+    func deallocate() {
+        base.deinitialize(count: count)
+        base.deallocate()
+    }
+
+    private mutating func grow() {
+        let bigger = UnsafeMutablePointer<LuaFields.Entry>.allocate(capacity: capacity * 2)
+        bigger.moveInitialize(from: base, count: count)
+        base.deallocate()
+        base = bigger
+        capacity *= 2
     }
 }
