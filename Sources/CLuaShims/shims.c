@@ -233,6 +233,165 @@ int lunette_utf8_valid(const unsigned char *s, size_t n) {
     return 1;
 }
 
+// MARK: - Flattening values
+
+// Grows `*buf` (of `*cap` elements of `size` bytes) to hold `need`; 0 when out of memory.
+static int lunette_reserve(void **buf, size_t *cap, size_t need, size_t size) {
+    if (need <= *cap) return 1;
+    size_t next = *cap ? *cap * 2 : 64;
+    while (next < need) next *= 2;
+    void *p = realloc(*buf, next * size);
+    if (p == NULL) return 0;
+    *buf = p;
+    *cap = next;
+    return 1;
+}
+
+// memcmp order, then length: the order of LuaFields. Most keys differ in
+// their first bytes, so compare those inline before calling memcmp.
+static int lunette_key_less(const lunette_slot *a, const lunette_slot *b) {
+    size_t n = a->key_len < b->key_len ? a->key_len : b->key_len;
+    const unsigned char *x = (const unsigned char *)a->key, *y = (const unsigned char *)b->key;
+    size_t i = 0;
+    for (; i < n && i < 4; i++) {
+        if (x[i] != y[i]) return x[i] < y[i];
+    }
+    int c = n > i ? memcmp(x + i, y + i, n - i) : 0;
+    return c != 0 ? c < 0 : a->key_len < b->key_len;
+}
+
+// Sorts slot indices by their keys: insertion sort for the usual small
+// tables, Shell sort (Ciura gaps) beyond.
+static void lunette_sort_fields(const lunette_slot *slots, size_t *items, size_t n) {
+    static const size_t gaps[] = { 1750, 701, 301, 132, 57, 23, 10, 4, 1 };
+    for (size_t g = 0; g < sizeof gaps / sizeof gaps[0]; g++) {
+        size_t gap = gaps[g];
+        if (gap >= n) continue;
+        for (size_t i = gap; i < n; i++) {
+            size_t item = items[i], j = i;
+            while (j >= gap && lunette_key_less(&slots[item], &slots[items[j - gap]])) {
+                items[j] = items[j - gap];
+                j -= gap;
+            }
+            items[j] = item;
+        }
+    }
+}
+
+static int lunette_tape_walk(lua_State *L, int idx, lunette_tape *t, int depth, int max_depth);
+
+// Reads the table at absolute index `idx` into slot `self`.
+static int lunette_tape_table(lua_State *L, int idx, lunette_tape *t, size_t self, int depth, int max_depth) {
+    const void *identity = lua_topointer(L, idx);
+    if (depth >= max_depth) return 0;
+    for (size_t i = 0; i < t->npath; i++) if (t->path[i] == identity) return 0;   // cycle
+    if (!lua_checkstack(L, 3)) return 0;
+    if (!lunette_reserve((void **)&t->path, &t->path_cap, t->npath + 1, sizeof *t->path)) return 0;
+    t->path[t->npath++] = identity;
+
+    size_t first_pending = t->npending;
+    lua_Integer integer_keys = 0, largest = 0;
+    int top = lua_gettop(L);
+    lua_pushnil(L);
+    while (lua_next(L, idx) != 0) {
+        int key_type = lua_type(L, -2);
+        if (key_type == LUA_TSTRING) {
+            size_t key_len;
+            const char *key = lua_tolstring(L, -2, &key_len);
+            if (t->budget < key_len) { lua_settop(L, top); return 0; }
+            t->budget -= key_len;
+            size_t child = t->nslots;
+            if (!lunette_tape_walk(L, top + 2, t, depth + 1, max_depth)) { lua_settop(L, top); return 0; }
+            t->slots[child].key = key;
+            t->slots[child].key_len = key_len;
+            if (!lunette_reserve((void **)&t->pending, &t->pending_cap, t->npending + 1, sizeof *t->pending)) { lua_settop(L, top); return 0; }
+            t->pending[t->npending++] = child;
+        } else if (key_type == LUA_TNUMBER && lua_isinteger(L, -2)) {
+            lua_Integer k = lua_tointeger(L, -2);
+            if (k < 1) { lua_settop(L, top); return 0; }
+            integer_keys++;
+            if (k > largest) largest = k;
+        } else {
+            lua_settop(L, top);
+            return 0;
+        }
+        lua_settop(L, top + 1);   // pop the value, keep the key
+    }
+    if (integer_keys != largest) return 0;   // holes: the slow path says where
+
+    size_t nfields = t->npending - first_pending;
+    if (!lunette_reserve((void **)&t->pending, &t->pending_cap, t->npending + (size_t)integer_keys, sizeof *t->pending)) return 0;
+    for (lua_Integer i = 1; i <= integer_keys; i++) {
+        lua_rawgeti(L, idx, i);
+        size_t child = t->nslots;
+        if (!lunette_tape_walk(L, top + 1, t, depth + 1, max_depth)) { lua_settop(L, top); return 0; }
+        lua_settop(L, top);
+        t->pending[t->npending++] = child;
+    }
+
+    // Children of nested tables were moved to `order` already, so this
+    // table's own children are the last entries of `pending`.
+    lunette_sort_fields(t->slots, t->pending + first_pending, nfields);
+    size_t total = nfields + (size_t)integer_keys;
+    if (!lunette_reserve((void **)&t->order, &t->order_cap, t->norder + total, sizeof *t->order)) return 0;
+    lunette_slot *slot = &t->slots[self];
+    slot->nfields = nfields;
+    slot->count = (size_t)integer_keys;
+    slot->fields_at = t->norder;
+    slot->array_at = t->norder + nfields;
+    memcpy(t->order + t->norder, t->pending + first_pending, total * sizeof *t->order);
+    t->norder += total;
+    t->npending = first_pending;
+    t->npath--;
+    return 1;
+}
+
+static int lunette_tape_walk(lua_State *L, int idx, lunette_tape *t, int depth, int max_depth) {
+    if (t->budget < 16) return 0;
+    t->budget -= 16;
+    if (!lunette_reserve((void **)&t->slots, &t->slots_cap, t->nslots + 1, sizeof *t->slots)) return 0;
+    size_t self = t->nslots++;
+    lunette_slot *slot = &t->slots[self];
+    int type = lua_type(L, idx);
+    slot->type = type;
+    slot->key = NULL;
+    slot->key_len = 0;
+    switch (type) {
+    case LUA_TNIL:
+        return 1;
+    case LUA_TBOOLEAN:
+        slot->integer = lua_toboolean(L, idx);
+        return 1;
+    case LUA_TNUMBER:
+        if (lua_isinteger(L, idx)) { slot->is_integer = 1; slot->integer = lua_tointeger(L, idx); }
+        else { slot->is_integer = 0; slot->number = lua_tonumber(L, idx); }
+        return 1;
+    case LUA_TSTRING:
+        slot->str = lua_tolstring(L, idx, &slot->len);
+        if (t->budget < slot->len) return 0;
+        t->budget -= slot->len;
+        return 1;
+    case LUA_TTABLE:
+        return lunette_tape_table(L, idx, t, self, depth, max_depth);
+    default:
+        return 0;
+    }
+}
+
+int lunette_tape_read(lua_State *L, int idx, lunette_tape *tape, int max_depth, size_t max_bytes) {
+    tape->nslots = tape->norder = tape->npending = tape->npath = 0;
+    tape->budget = max_bytes;
+    return lunette_tape_walk(L, lua_absindex(L, idx), tape, 0, max_depth);
+}
+
+void lunette_tape_free(lunette_tape *tape) {
+    free(tape->slots);
+    free(tape->order);
+    free(tape->pending);
+    free(tape->path);
+    memset(tape, 0, sizeof *tape);
+}
+
 // MARK: - Numbers
 
 int lunette_format_number(lua_Number n, char *buf, size_t size) {

@@ -24,6 +24,11 @@ public final class LuaState {
     var boxes: [LuaFunctionBox] = []
     /// Reused working memory of value conversions.
     var scratch = ConversionScratch()
+    let tape: UnsafeMutablePointer<lunette_tape> = {
+        let tape = UnsafeMutablePointer<lunette_tape>.allocate(capacity: 1)
+        tape.initialize(to: lunette_tape())
+        return tape
+    }()
 
     /// Bounds on converting Lua values to `LuaValue` (depth, size).
     public var conversionLimits: LuaConversionLimits = .default
@@ -61,6 +66,8 @@ public final class LuaState {
 
     deinit {
         scratch.entries.deallocate()
+        lunette_tape_free(tape)
+        tape.deallocate()
         lua_close(rawState)
         host.deinitialize(count: 1)
         host.deallocate()
@@ -212,7 +219,7 @@ public final class LuaState {
     /// Runs `body` with a converter for values on `L`'s stack, lending it
     /// the state's reusable working memory.
     func withReader<T>(_ L: OpaquePointer, _ body: (inout ValueReader) -> T) -> T {
-        var reader = ValueReader(L, limits: conversionLimits, scratch: scratch)
+        var reader = ValueReader(L, limits: conversionLimits, scratch: scratch, tape: tape)
         scratch.onPath = []  // the reader's copy must be the only one, or appending copies it
         defer {
             reader.scratch.reset()

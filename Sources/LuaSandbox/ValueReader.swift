@@ -13,12 +13,15 @@ struct ValueReader {
     private var budget: Int
     /// Working memory, taken from the state and given back (see `LuaState.withReader`).
     var scratch: ConversionScratch
+    /// The C flattening buffers of the state.
+    let tape: UnsafeMutablePointer<lunette_tape>
 
-    init(_ L: OpaquePointer, limits: LuaConversionLimits, scratch: ConversionScratch) {
+    init(_ L: OpaquePointer, limits: LuaConversionLimits, scratch: ConversionScratch, tape: UnsafeMutablePointer<lunette_tape>) {
         self.L = L
         self.limits = limits
         self.budget = limits.maxBytes
         self.scratch = scratch
+        self.tape = tape
     }
 
     /// Converts the value at `index`; the error's path is relative to it.
@@ -28,7 +31,16 @@ struct ValueReader {
 
     @inline(__always)
     /// Converts the value at `index`; errors name their path from `root`.
+    ///
+    /// Fast path: C flattens the value in one raw walk (`lunette_tape_read`,
+    /// same rules and limits) and Swift builds exact-size arrays from it.
+    /// When C refuses the value, the Swift walk below reads it again to say
+    /// what is wrong and where.
     mutating func read(at index: Int32, root: String) throws(LuaValueError) -> LuaValue {
+        if budget >= 0, lunette_tape_read(L, index, tape, Int32(clamping: limits.maxDepth), budget) != 0 {
+            budget = Int(tape.pointee.budget)
+            return TapeDecoder(tape: tape).value(at: 0)
+        }
         do { return try read(at: index) } catch { throw error.rooted(at: root) }
     }
 
@@ -271,5 +283,62 @@ struct EntryStack {
         base.deallocate()
         base = bigger
         capacity *= 2
+    }
+}
+
+/// Builds `LuaValue`s from a tape filled by `lunette_tape_read`.
+struct TapeDecoder {
+    let slots: UnsafeMutablePointer<lunette_slot>
+    let order: UnsafeMutablePointer<Int>
+
+    init(tape: UnsafeMutablePointer<lunette_tape>) {
+        slots = tape.pointee.slots
+        order = tape.pointee.order ?? UnsafeMutablePointer(bitPattern: MemoryLayout<Int>.alignment)!
+    }
+
+    func value(at index: Int) -> LuaValue {
+        let slot = slots + index
+        switch slot.pointee.type {
+        case LUA_TBOOLEAN:
+            return .boolean(slot.pointee.integer != 0)
+        case LUA_TNUMBER:
+            return slot.pointee.is_integer != 0 ? .integer(slot.pointee.integer) : .number(slot.pointee.number)
+        case LUA_TSTRING:
+            return .string(string(slot.pointee.str, slot.pointee.len))
+        case LUA_TTABLE:
+            return .table(table(slot))
+        default:
+            return .nil
+        }
+    }
+
+    private func string(_ pointer: UnsafePointer<CChar>?, _ length: Int) -> LuaString {
+        guard let pointer, length > 0 else { return LuaString(copying: UnsafeBufferPointer(start: nil, count: 0)) }
+        return pointer.withMemoryRebound(to: UInt8.self, capacity: length) {
+            LuaString(copying: UnsafeBufferPointer(start: $0, count: length))
+        }
+    }
+
+    private func table(_ slot: UnsafeMutablePointer<lunette_slot>) -> LuaTable {
+        let count = slot.pointee.count
+        let arrayAt = slot.pointee.array_at
+        let nfields = slot.pointee.nfields
+        let fieldsAt = slot.pointee.fields_at
+        let array = count == 0 ? [] : [LuaValue](unsafeUninitializedCapacity: count) { buffer, initialized in
+            for k in 0..<count {
+                (buffer.baseAddress! + k).initialize(to: value(at: order[arrayAt + k]))
+            }
+            initialized = count
+        }
+        if nfields == 0 { return LuaTable(array: array) }
+        let entries = [LuaFields.Entry](unsafeUninitializedCapacity: nfields) { buffer, initialized in
+            for k in 0..<nfields {
+                let child = order[fieldsAt + k]
+                let key = string(slots[child].key, slots[child].key_len)
+                (buffer.baseAddress! + k).initialize(to: LuaFields.Entry(key: key, value: value(at: child)))
+            }
+            initialized = nfields
+        }
+        return LuaTable(array: array, fields: LuaFields(sorted: entries))
     }
 }

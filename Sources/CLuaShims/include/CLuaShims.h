@@ -100,6 +100,46 @@ void lunette_write_line(const void *buf, size_t len);
 /// nothing above U+10FFFF).
 int lunette_utf8_valid(const unsigned char *s, size_t n);
 
+// MARK: - Flattening values
+
+/// One value in a flattened tree. Tables refer to their children through
+/// `lunette_tape.order`: `count` array items from `array_at`, then
+/// `nfields` string-keyed items from `fields_at`, sorted by key bytes.
+/// String pointers point into Lua strings that stay alive while the value
+/// being read is on the stack.
+typedef struct lunette_slot {
+    int type;              ///< LUA_TNIL, LUA_TBOOLEAN, LUA_TNUMBER, LUA_TSTRING or LUA_TTABLE
+    int is_integer;        ///< numbers: 1 for an integer
+    lua_Integer integer;   ///< integer value, or boolean (0/1)
+    lua_Number number;     ///< float value
+    const char *str;       ///< string value
+    size_t len;
+    const char *key;       ///< the key when this slot is a field's value
+    size_t key_len;
+    size_t count;          ///< tables: array items
+    size_t nfields;        ///< tables: string-keyed fields
+    size_t array_at;       ///< tables: index in `order` of the first array item
+    size_t fields_at;      ///< tables: index in `order` of the first field
+} lunette_slot;
+
+/// Working memory of lunette_tape_read, reused between reads (owned by the host).
+typedef struct lunette_tape {
+    lunette_slot *slots; size_t nslots, slots_cap;
+    size_t *order; size_t norder, order_cap;
+    size_t *pending; size_t npending, pending_cap;   ///< children of tables being read
+    const void **path; size_t npath, path_cap;       ///< tables on the current path
+    size_t budget;                                   ///< bytes left
+} lunette_tape;
+
+/// Flattens the value at `idx` with raw access only (no metamethod runs,
+/// nothing raises). Returns 1 on success (slot 0 is the root), 0 when the
+/// value is not plain data or breaks a limit: the caller then reads it the
+/// slow way to say why. `max_depth` and `max_bytes` match LuaConversionLimits.
+int lunette_tape_read(lua_State *L, int idx, lunette_tape *tape, int max_depth, size_t max_bytes);
+
+/// Frees the tape's memory.
+void lunette_tape_free(lunette_tape *tape);
+
 /// Formats a float exactly as Lua's tostring does ("%.14g", plus ".0" when
 /// the result looks like an integer). Returns the length written.
 int lunette_format_number(lua_Number n, char *buf, size_t size);
