@@ -70,6 +70,20 @@ struct HostileValueTests {
         #expect(big.reason == "value is too large (over 1048576 bytes)")
     }
 
+    /// The C fast path and the Swift reader must draw the same lines.
+    @Test func limitsAreExactOnBothPaths() throws {
+        let state = try LuaState()
+        state.conversionLimits = LuaConversionLimits(maxDepth: 3, maxBytes: 16 * 4 + 8)
+        #expect(try state.run("return {{{}}}") == [[[[:]]]])
+        #expect(valueError(state, "return {{{{}}}}")?.reason == "tables are nested more than 3 deep")
+        // 4 values (16 bytes each) and 8 string bytes fit exactly; one byte more does not.
+        #expect(try state.run("return { 'abcd', 'efgh', 1 }") == [["abcd", "efgh", 1]])
+        #expect(valueError(state, "return { 'abcd', 'efghi', 1 }")?.reason == "value is too large (over 72 bytes)")
+        // Field keys count too: 3 values (48) + 'x' (1) + keys of 11 and 12 bytes = 72.
+        #expect(try state.run("return { aaaaaaaaaaa = 'x', bbbbbbbbbbbb = 1 }") == [["aaaaaaaaaaa": "x", "bbbbbbbbbbbb": 1]])
+        #expect(valueError(state, "return { aaaaaaaaaaaa = 'x', bbbbbbbbbbbb = 1 }")?.reason == "value is too large (over 72 bytes)")
+    }
+
     @Test func stackIsBalancedAfterRejections() throws {
         let state = try LuaState()
         for _ in 0..<1000 {
