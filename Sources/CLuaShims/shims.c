@@ -161,10 +161,7 @@ static int lunette_open_libraries_protected(lua_State *L) {
 int lunette_open_libraries(lua_State *L, unsigned mask) {
     lua_pushcfunction(L, lunette_open_libraries_protected);
     lua_pushinteger(L, (lua_Integer)mask);
-    int saved = lunette_host_of(L)->in_host;
-    int status = lunette_pcall(L, 1, 0);
-    lunette_host_of(L)->in_host = saved;
-    return status;
+    return lunette_pcall(L, 1, 0);
 }
 
 // MARK: - Loading

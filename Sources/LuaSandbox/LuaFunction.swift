@@ -110,11 +110,10 @@ public struct LuaArguments {
     /// Argument `n` as plain data (`.nil` when absent).
     public func value(_ n: Int) throws(LuaFunctionError) -> LuaValue {
         guard n >= 1, n <= count else { return .nil }
-        let converted = state.withReader(L) { reader in
-            Result { () throws(LuaValueError) in try reader.read(at: Int32(n), root: "") }
-                .mapError { LuaFunctionError.badArgument(n, to: functionName, $0.description) }
+        var reader = state.reader(L)
+        do { return try reader.read(at: Int32(n), root: "") } catch {
+            throw .badArgument(n, to: functionName, error.description)
         }
-        return try converted.get()
     }
 
     /// Argument `n` as an integer: an integer, or a float with an exact integer value.

@@ -22,8 +22,7 @@ public final class LuaState {
     /// function runs inside it. Nested calls run there.
     var current: OpaquePointer
     var boxes: [LuaFunctionBox] = []
-    /// Reused working memory of value conversions.
-    var scratch = ConversionScratch()
+    /// Buffers of the C value walk, reused by every conversion.
     let tape: UnsafeMutablePointer<lunette_tape> = {
         let tape = UnsafeMutablePointer<lunette_tape>.allocate(capacity: 1)
         tape.initialize(to: lunette_tape())
@@ -65,7 +64,6 @@ public final class LuaState {
     }
 
     deinit {
-        scratch.entries.deallocate()
         lunette_tape_free(tape)
         tape.deallocate()
         lua_close(rawState)
@@ -163,10 +161,8 @@ public final class LuaState {
         }
         let top = lua_gettop(L)
         if top == base { return [] }
-        let converted = withReader(L) { reader in
-            Result { () throws(LuaValueError) in try reader.readResults(base + 1, top) }
-        }
-        return try converted.mapError { LuaError.value($0) }.get()
+        var reader = reader(L)
+        do { return try reader.readResults(base + 1, top) } catch { throw .value(error) }
     }
 
     // MARK: Globals
@@ -179,9 +175,8 @@ public final class LuaState {
         _ = lua_pushstring(L, name)
         lua_rawget(L, -2)
         defer { lunette_pop(L, 2) }
-        return try withReader(L) { reader in
-            Result { () throws(LuaValueError) in try reader.read(at: -1, root: name) }.mapError { LuaError.value($0) }
-        }.get()
+        var reader = reader(L)
+        do { return try reader.read(at: -1, root: name) } catch { throw .value(error) }
     }
 
     /// Sets the global `name`, raw.
@@ -216,16 +211,9 @@ public final class LuaState {
 
     // MARK: Internals
 
-    /// Runs `body` with a converter for values on `L`'s stack, lending it
-    /// the state's reusable working memory.
-    func withReader<T>(_ L: OpaquePointer, _ body: (inout ValueReader) -> T) -> T {
-        var reader = ValueReader(L, limits: conversionLimits, scratch: scratch, tape: tape)
-        scratch.onPath = []  // the reader's copy must be the only one, or appending copies it
-        defer {
-            reader.scratch.reset()
-            scratch = reader.scratch
-        }
-        return body(&reader)
+    /// A converter for values on `L`'s stack, with this state's limits.
+    func reader(_ L: OpaquePointer) -> ValueReader {
+        ValueReader(L, limits: conversionLimits, tape: tape)
     }
 
     func reserveStack(_ L: OpaquePointer, _ slots: Int) throws(LuaError) {
@@ -274,14 +262,16 @@ public final class LuaState {
         case LUA_TSTRING:
             message = errorMessage(at: index)
         case LUA_TNUMBER:
-            value = withReader(current) { try? $0.read(at: index) }
+            var reader = reader(current)
+            value = try? reader.read(at: index, root: "")
             switch value {
             case .integer(let i): message = String(i)
             case .number(let d): message = LuaLiteral.number(d)
             default: message = "(error object is a number value)"
             }
         default:
-            value = withReader(current) { try? $0.read(at: index) }
+            var reader = reader(current)
+            value = try? reader.read(at: index, root: "")
             message = "(error object is \(ValueReader.article(type)) value)"
         }
         var error = LuaRuntimeError(message: message, value: value)

@@ -3,41 +3,37 @@ import CLuaShims
 
 /// Reads a value off a Lua stack into a `LuaValue`.
 ///
-/// Only non-raising, raw C API calls are used (lua_type, lua_to*x,
-/// lua_rawgeti, lua_next, lua_checkstack), so no metamethod runs and no Lua
-/// error can longjmp through this code. Tables are walked with a depth limit,
-/// a check for cycles on the current path, and a size budget.
+/// Two walks apply the same rules (depth limit, no cycles, size budget,
+/// string keys or array indices 1...n) with raw access only, so no
+/// metamethod runs and no Lua error can longjmp through this code:
+/// - the fast path, `lunette_tape_read` in C, flattens the value and
+///   `TapeDecoder` builds it;
+/// - when C refuses a value, the Swift walk here reads it again to say what
+///   is wrong and where. It is the reference for the rules and stays simple.
 struct ValueReader {
     let L: OpaquePointer
     let limits: LuaConversionLimits
     private var budget: Int
-    /// Working memory, taken from the state and given back (see `LuaState.withReader`).
-    var scratch: ConversionScratch
-    /// The C flattening buffers of the state.
+    /// Tables on the path from the root to the table being read (cycle check).
+    private var onPath: [UnsafeRawPointer] = []
+    /// The state's C flattening buffers.
     let tape: UnsafeMutablePointer<lunette_tape>
 
-    init(_ L: OpaquePointer, limits: LuaConversionLimits, scratch: ConversionScratch, tape: UnsafeMutablePointer<lunette_tape>) {
+    init(_ L: OpaquePointer, limits: LuaConversionLimits, tape: UnsafeMutablePointer<lunette_tape>) {
         self.L = L
         self.limits = limits
         self.budget = limits.maxBytes
-        self.scratch = scratch
         self.tape = tape
     }
 
-    /// Converts the value at `index`; the error's path is relative to it.
-    mutating func read(at index: Int32) throws(PathedValueError) -> LuaValue {
+    /// The Swift walk: converts the value at `index`; the error's path is relative to it.
+    private mutating func read(at index: Int32) throws(PathedValueError) -> LuaValue {
         try read(lua_absindex(L, index), depth: 0)
     }
 
-    @inline(__always)
     /// Converts the value at `index`; errors name their path from `root`.
-    ///
-    /// Fast path: C flattens the value in one raw walk (`lunette_tape_read`,
-    /// same rules and limits) and Swift builds exact-size arrays from it.
-    /// When C refuses the value, the Swift walk below reads it again to say
-    /// what is wrong and where.
     mutating func read(at index: Int32, root: String) throws(LuaValueError) -> LuaValue {
-        if budget >= 0, lunette_tape_read(L, index, tape, Int32(clamping: limits.maxDepth), budget) != 0 {
+        if lunette_tape_read(L, index, tape, Int32(clamping: limits.maxDepth), budget) != 0 {
             budget = Int(tape.pointee.budget)
             return TapeDecoder(tape: tape).value(at: 0)
         }
@@ -55,6 +51,7 @@ struct ValueReader {
         return results
     }
 
+    @inline(__always)
     private mutating func spend(_ bytes: Int) throws(PathedValueError) {
         budget -= bytes
         if budget < 0 {
@@ -75,7 +72,7 @@ struct ValueReader {
             }
             return .number(lua_tonumberx(L, index, nil))
         case LUA_TSTRING:
-            let s = readString(index)
+            let s = ValueReader.string(L, at: index)
             try spend(s.count)
             return .string(s)
         case LUA_TTABLE:
@@ -85,13 +82,8 @@ struct ValueReader {
         }
     }
 
-    /// The string at `index`, which must be of type string (never a number:
-    /// lua_tolstring would convert the stack slot in place).
-    func readString(_ index: Int32) -> LuaString {
-        ValueReader.string(L, at: index)
-    }
-
-    /// The string at `index` of `L` (which must be a string).
+    /// The string at `index` of `L`, which must be of type string (never a
+    /// number: lua_tolstring would convert the stack slot in place).
     static func string(_ L: OpaquePointer, at index: Int32) -> LuaString {
         var length = 0
         guard let pointer = lua_tolstring(L, index, &length) else { return LuaString("") }
@@ -102,7 +94,7 @@ struct ValueReader {
 
     private mutating func readTable(_ t: Int32, depth: Int) throws(PathedValueError) -> LuaTable {
         guard let identity = lua_topointer(L, t) else { return LuaTable() }
-        if scratch.onPath.contains(identity) {
+        if onPath.contains(identity) {
             throw PathedValueError(reason: "a table that contains itself (a cycle) is not plain data")
         }
         if depth >= limits.maxDepth {
@@ -111,15 +103,10 @@ struct ValueReader {
         guard lua_checkstack(L, 3) != 0 else {
             throw PathedValueError(reason: "out of Lua stack space while reading the value")
         }
-        scratch.onPath.append(identity)
+        onPath.append(identity)
+        defer { onPath.removeLast() }
         let top = lua_gettop(L)
-        // This table's fields collect, sorted by key, at the end of the shared
-        // scratch array (nested tables use the space after them).
-        let start = scratch.entries.count
-        defer {
-            scratch.onPath.removeLast()
-            scratch.entries.discard(from: start)  // nothing left on success; a failed segment otherwise
-        }
+        var entries: [LuaFields.Entry] = []
         var integerKeys: Int64 = 0
         var largestKey: Int64 = 0
         lua_pushnil(L)
@@ -127,11 +114,10 @@ struct ValueReader {
             // key at -2, value at -1
             switch lua_type(L, -2) {
             case LUA_TSTRING:
-                let key = readString(-2)
+                let key = ValueReader.string(L, at: -2)
                 try spend(key.count)
                 do {
-                    let value = try read(top + 2, depth: depth + 1)
-                    scratch.entries.insertSorted(LuaFields.Entry(key: key, value: value), after: start)
+                    entries.append(LuaFields.Entry(key: key, value: try read(top + 2, depth: depth + 1)))
                 } catch {
                     lua_settop(L, top)
                     throw error.adding(.field(key))
@@ -179,8 +165,8 @@ struct ValueReader {
                 lunette_pop(L, 1)
             }
         }
-        let fields = start == scratch.entries.count ? LuaFields() : LuaFields(sorted: scratch.entries.take(from: start))
-        return LuaTable(array: array, fields: fields)
+        entries.sort { $0.key < $1.key }
+        return LuaTable(array: array, fields: LuaFields(sorted: entries))
     }
 
     static func typeName(_ type: Int32) -> String {
@@ -203,97 +189,15 @@ struct ValueReader {
     }
 }
 
-/// Working memory of conversions, kept by a state between calls so that a
-/// conversion does not allocate it again. A value moved in and out of the
-/// reader (see `LuaState.withReader`), so the hot loop mutates a local.
-struct ConversionScratch {
-    /// Tables on the path from the root to the table being read (cycle check).
-    var onPath: [UnsafeRawPointer] = []
-    /// Fields being collected, one segment per table on the path.
-    var entries = EntryStack()
-
-    init() {
-        onPath.reserveCapacity(16)
-    }
-
-    /// Empties the path, keeping its capacity (the entry stack is empty after every conversion).
-    mutating func reset() {
-        onPath.removeAll(keepingCapacity: true)
-        entries.discard(from: 0)
-    }
-}
-
-/// A manually managed stack of table entries: appended in place, kept sorted
-/// by moving raw memory, and moved out into exact-size arrays, so collecting a
-/// table's fields costs no reference counting and no intermediate copies.
-/// The owner (`LuaState`) calls `deallocate()` when it closes.
-struct EntryStack {
-    private(set) var base: UnsafeMutablePointer<LuaFields.Entry>
-    private(set) var capacity: Int
-    private(set) var count = 0
-
-    init(capacity: Int = 64) {
-        self.capacity = capacity
-        base = .allocate(capacity: capacity)
-    }
-
-    /// Appends `entry` and moves it down to its place among the entries
-    /// from `start` on (kept in ascending key order).
-    mutating func insertSorted(_ entry: LuaFields.Entry, after start: Int) {
-        if count == capacity { grow() }
-        var position = count
-        while position > start, LuaString.compare(base[position - 1].key, entry.key) > 0 {
-            position -= 1
-        }
-        if position < count {
-            (base + position + 1).moveInitialize(from: base + position, count: count - position)
-        }
-        (base + position).initialize(to: entry)
-        count += 1
-    }
-
-    /// Moves the entries from `start` on into a new array.
-    mutating func take(from start: Int) -> [LuaFields.Entry] {
-        let n = count - start
-        let source = base + start
-        let array = [LuaFields.Entry](unsafeUninitializedCapacity: n) { buffer, initialized in
-            buffer.baseAddress!.moveInitialize(from: source, count: n)
-            initialized = n
-        }
-        count = start
-        return array
-    }
-
-    /// Destroys the entries from `start` on.
-    mutating func discard(from start: Int) {
-        guard count > start else { return }
-        (base + start).deinitialize(count: count - start)
-        count = start
-    }
-
-    /// Frees the memory (entries must have been taken or discarded).
-    func deallocate() {
-        base.deinitialize(count: count)
-        base.deallocate()
-    }
-
-    private mutating func grow() {
-        let bigger = UnsafeMutablePointer<LuaFields.Entry>.allocate(capacity: capacity * 2)
-        bigger.moveInitialize(from: base, count: count)
-        base.deallocate()
-        base = bigger
-        capacity *= 2
-    }
-}
-
 /// Builds `LuaValue`s from a tape filled by `lunette_tape_read`.
 struct TapeDecoder {
     let slots: UnsafeMutablePointer<lunette_slot>
-    let order: UnsafeMutablePointer<Int>
+    /// Children of tables; nil when no table in the value has any.
+    let order: UnsafeMutablePointer<Int>?
 
     init(tape: UnsafeMutablePointer<lunette_tape>) {
         slots = tape.pointee.slots
-        order = tape.pointee.order ?? UnsafeMutablePointer(bitPattern: MemoryLayout<Int>.alignment)!
+        order = tape.pointee.order
     }
 
     func value(at index: Int) -> LuaValue {
@@ -313,7 +217,7 @@ struct TapeDecoder {
     }
 
     private func string(_ pointer: UnsafePointer<CChar>?, _ length: Int) -> LuaString {
-        guard let pointer, length > 0 else { return LuaString(copying: UnsafeBufferPointer(start: nil, count: 0)) }
+        guard let pointer, length > 0 else { return LuaString("") }
         return pointer.withMemoryRebound(to: UInt8.self, capacity: length) {
             LuaString(copying: UnsafeBufferPointer(start: $0, count: length))
         }
@@ -321,8 +225,10 @@ struct TapeDecoder {
 
     private func table(_ slot: UnsafeMutablePointer<lunette_slot>) -> LuaTable {
         let count = slot.pointee.count
-        let arrayAt = slot.pointee.array_at
         let nfields = slot.pointee.nfields
+        // Empty tables list no children, and a tape of only empty tables has no order array.
+        guard count + nfields > 0, let order else { return LuaTable() }
+        let arrayAt = slot.pointee.array_at
         let fieldsAt = slot.pointee.fields_at
         let array = count == 0 ? [] : [LuaValue](unsafeUninitializedCapacity: count) { buffer, initialized in
             for k in 0..<count {
