@@ -70,8 +70,8 @@ struct HostileValueTests {
         #expect(big.reason == "value is too large (over 1048576 bytes)")
     }
 
-    /// The C fast path and the Swift reader must draw the same lines.
-    @Test func limitsAreExactOnBothPaths() throws {
+    /// The Swift reader draws these lines; TapeTests checks the C walk draws the same.
+    @Test func limitsAreExact() throws {
         let state = try LuaState()
         state.conversionLimits = LuaConversionLimits(maxDepth: 3, maxBytes: 16 * 4 + 8)
         #expect(try state.run("return {{{}}}") == [[[[:]]]])

@@ -15,19 +15,22 @@ struct LuaThreadTests {
     @Test func errorsCrossTheHop() throws {
         let thread = LuaThread()
         let state = try thread.sync { () throws(LuaError) in try LuaState() }
-        let error = thread.sync { luaError { try state.run("error('x', 0)") } }
+        // The error is thrown on the Lua thread and caught on this one.
+        let error = luaError { _ = try thread.sync { () throws(LuaError) in try state.run("error('x', 0)") } }
         #expect(error?.message == "x")
     }
 
-    @Test func callsFromSmallStacksStillParseDeepNesting() throws {
-        // 190 nested parentheses recurse deeply in the C parser; on a 256 KiB
-        // thread this would risk the stack, so LuaState hops to LuaThread.shared.
+    @Test func callsFromSmallStacksRunOnALargeStack() throws {
+        // A caller on a 256 KiB thread: Lua (and the Swift functions it calls)
+        // must run on a stack of at least LuaState.minimumStackSize.
         let done = DispatchSemaphore(value: 0)
         let outcome = UncheckedResult()
         let small = Thread {
             do {
                 let state = try LuaState()
-                let source = "return " + String(repeating: "(", count: 190) + "1" + String(repeating: ")", count: 190)
+                state.register(function: "stackSize") { _ in [.integer(Int64(currentStackSize()))] }
+                let source = "return stackSize(), " + String(repeating: "(", count: 190) + "1" + String(repeating: ")", count: 190)
+                outcome.callerStack = currentStackSize()
                 outcome.value = try state.run(source)
             } catch {
                 outcome.error = "\(error)"
@@ -38,7 +41,10 @@ struct LuaThreadTests {
         small.start()
         done.wait()
         #expect(outcome.error == nil)
-        #expect(outcome.value == [1])
+        #expect(outcome.callerStack < LuaState.minimumStackSize)
+        let luaStack = try #require(outcome.value?.first?.integerValue)
+        #expect(luaStack >= Int64(LuaState.minimumStackSize))
+        #expect(outcome.value?.last == 1)
     }
 
     @Test func asyncCallersUseRun() async throws {
@@ -54,6 +60,7 @@ struct LuaThreadTests {
 final class UncheckedResult: @unchecked Sendable {
     var value: [LuaValue]?
     var error: String?
+    var callerStack = 0
 }
 
 import CLuaShims

@@ -59,6 +59,12 @@ struct ValueRoundTripTests {
         #expect(value["entries"][2]["title"] == "B")
     }
 
+    @Test func emptyTablesInAFreshState() throws {
+        // The first conversion of a state, of tables with no entries at all.
+        #expect(try LuaState().run("return {}") == [[:]])
+        #expect(try LuaState().run("return {{}, {}}") == [[[:], [:]]])
+    }
+
     @Test func mixedTablesKeepBothParts() throws {
         let state = try LuaState()
         let results = try state.run("return { 'a', 'b', name = 'x' }")
