@@ -244,34 +244,68 @@ static int lunette_reserve(void **buf, size_t *cap, size_t need, size_t size) {
     return 1;
 }
 
-// memcmp order, then length: the order of LuaFields. Most keys differ in
-// their first bytes, so compare those inline before calling memcmp.
-static int lunette_key_less(const lunette_slot *a, const lunette_slot *b) {
-    size_t n = a->key_len < b->key_len ? a->key_len : b->key_len;
-    const unsigned char *x = (const unsigned char *)a->key, *y = (const unsigned char *)b->key;
-    size_t i = 0;
-    for (; i < n && i < 4; i++) {
-        if (x[i] != y[i]) return x[i] < y[i];
-    }
-    int c = n > i ? memcmp(x + i, y + i, n - i) : 0;
-    return c != 0 ? c < 0 : a->key_len < b->key_len;
+// The first eight bytes of a key as a big-endian number (zero-padded), so
+// that comparing two prefixes as integers orders keys as memcmp does.
+static inline uint64_t lunette_key_prefix(const char *key, size_t len) {
+    uint64_t word = 0;
+    if (len >= 8) memcpy(&word, key, 8);   // a fixed-size copy compiles to one load
+    else for (size_t i = 0; i < len; i++) ((unsigned char *)&word)[i] = (unsigned char)key[i];
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    return word;
+#else
+    return __builtin_bswap64(word);
+#endif
 }
 
-// Sorts slot indices by their keys: insertion sort for the usual small
-// tables, Shell sort (Ciura gaps) beyond.
-static void lunette_sort_fields(const lunette_slot *slots, size_t *items, size_t n) {
+// memcmp order, then length: the order of LuaFields. The prefixes decide
+// almost always; equal prefixes fall back to the bytes.
+static inline int lunette_field_less(const lunette_slot *slots, const lunette_field *a, const lunette_field *b) {
+    if (a->prefix != b->prefix) return a->prefix < b->prefix;
+    const lunette_slot *x = &slots[a->child], *y = &slots[b->child];
+    size_t n = x->key_len < y->key_len ? x->key_len : y->key_len;
+    int c = memcmp(x->key, y->key, n);
+    return c != 0 ? c < 0 : x->key_len < y->key_len;
+}
+
+// Sorts fields by key: insertion sort for the usual small tables, Shell
+// sort (Ciura gaps) beyond.
+static void lunette_sort_fields(const lunette_slot *slots, lunette_field *items, size_t n) {
     static const size_t gaps[] = { 1750, 701, 301, 132, 57, 23, 10, 4, 1 };
-    for (size_t g = 0; g < sizeof gaps / sizeof gaps[0]; g++) {
+    size_t first = n <= 16 ? sizeof gaps / sizeof gaps[0] - 1 : 0;   // small: gap 1 only
+    for (size_t g = first; g < sizeof gaps / sizeof gaps[0]; g++) {
         size_t gap = gaps[g];
         if (gap >= n) continue;
         for (size_t i = gap; i < n; i++) {
-            size_t item = items[i], j = i;
-            while (j >= gap && lunette_key_less(&slots[item], &slots[items[j - gap]])) {
+            lunette_field item = items[i];
+            size_t j = i;
+            while (j >= gap && lunette_field_less(slots, &item, &items[j - gap])) {
                 items[j] = items[j - gap];
                 j -= gap;
             }
             items[j] = item;
         }
+    }
+}
+
+// Writes the children of `items` (fields in traversal order) to `out` in
+// key order, trying the order remembered for tables with as many fields
+// first (see lunette_tape.shapes).
+static void lunette_order_fields(lunette_tape *t, lunette_field *items, size_t n, size_t *out) {
+    size_t k;
+    if (n <= LUNETTE_SHAPE_MAX) {
+        const unsigned char *shape = t->shapes[n];
+        for (k = 1; k < n; k++) {
+            if (!lunette_field_less(t->slots, &items[shape[k - 1]], &items[shape[k]])) break;
+        }
+        if (k >= n) {   // strictly ascending: the remembered order is this table's order
+            for (k = 0; k < n; k++) out[k] = items[shape[k]].child;
+            return;
+        }
+    }
+    lunette_sort_fields(t->slots, items, n);
+    for (k = 0; k < n; k++) out[k] = items[k].child;
+    if (n <= LUNETTE_SHAPE_MAX) {
+        for (k = 0; k < n; k++) t->shapes[n][k] = (unsigned char)items[k].position;
     }
 }
 
@@ -302,7 +336,8 @@ static int lunette_tape_table(lua_State *L, int idx, lunette_tape *t, size_t sel
             t->slots[child].key = key;
             t->slots[child].key_len = key_len;
             if (!lunette_reserve((void **)&t->pending, &t->pending_cap, t->npending + 1, sizeof *t->pending)) { lua_settop(L, top); return 0; }
-            t->pending[t->npending++] = child;
+            t->pending[t->npending] = (lunette_field){ lunette_key_prefix(key, key_len), child, t->npending - first_pending };
+            t->npending++;
         } else if (key_type == LUA_TNUMBER && lua_isinteger(L, -2)) {
             lua_Integer k = lua_tointeger(L, -2);
             if (k < 1) { lua_settop(L, top); return 0; }
@@ -323,12 +358,11 @@ static int lunette_tape_table(lua_State *L, int idx, lunette_tape *t, size_t sel
         size_t child = t->nslots;
         if (!lunette_tape_walk(L, top + 1, t, depth + 1, max_depth)) { lua_settop(L, top); return 0; }
         lua_settop(L, top);
-        t->pending[t->npending++] = child;
+        t->pending[t->npending++] = (lunette_field){ 0, child, 0 };
     }
 
     // Children of nested tables were moved to `order` already, so this
     // table's own children are the last entries of `pending`.
-    lunette_sort_fields(t->slots, t->pending + first_pending, nfields);
     size_t total = nfields + (size_t)integer_keys;
     if (!lunette_reserve((void **)&t->order, &t->order_cap, t->norder + total, sizeof *t->order)) return 0;
     lunette_slot *slot = &t->slots[self];
@@ -336,7 +370,8 @@ static int lunette_tape_table(lua_State *L, int idx, lunette_tape *t, size_t sel
     slot->count = (size_t)integer_keys;
     slot->fields_at = t->norder;
     slot->array_at = t->norder + nfields;
-    memcpy(t->order + t->norder, t->pending + first_pending, total * sizeof *t->order);
+    lunette_order_fields(t, t->pending + first_pending, nfields, t->order + t->norder);
+    for (size_t k = nfields; k < total; k++) t->order[t->norder + k] = t->pending[first_pending + k].child;
     t->norder += total;
     t->npending = first_pending;
     t->npath--;

@@ -15,16 +15,44 @@ import Darwin
 /// inline, with no allocation and no reference counting.
 public struct LuaString: Sendable {
     @usableFromInline
-    enum Storage: Sendable {
+    // @unchecked: HeapBytes is a ManagedBuffer (never Sendable), but it is
+    // immutable once made, so sharing it across threads is safe.
+    enum Storage: @unchecked Sendable {
         /// Up to 16 bytes in two words (memory order), with the count.
         case inline(UInt64, UInt64, UInt8)
-        case heap([UInt8])
+        case heap(HeapBytes)
+    }
+
+    /// Bytes of a string longer than 16, in one allocation. Immutable once
+    /// made. (A plain `[UInt8]` costs a generic-metadata lookup per
+    /// allocation on Linux, which showed up in the boundary benchmark.)
+    @usableFromInline
+    final class HeapBytes: ManagedBuffer<Int, UInt8> {
+        static func make(_ buffer: UnsafeBufferPointer<UInt8>) -> HeapBytes {
+            let count = buffer.count
+            let made = HeapBytes.create(minimumCapacity: count) { _ in count }
+            made.withUnsafeMutablePointerToElements { $0.initialize(from: buffer.baseAddress!, count: count) }
+            return unsafeDowncast(made, to: HeapBytes.self)
+        }
+
+        var count: Int { header }
+
+        func withBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+            try withUnsafeMutablePointers { header, elements in
+                try body(UnsafeBufferPointer(start: elements, count: header.pointee))
+            }
+        }
     }
 
     @usableFromInline
     let storage: Storage
 
     static let inlineCapacity = 16
+
+    /// The empty string.
+    static let empty = LuaString(storage: .inline(0, 0, 0))
+
+    private init(storage: Storage) { self.storage = storage }
 
     /// A string from Swift text (its UTF-8 bytes).
     public init(_ text: String) {
@@ -50,7 +78,7 @@ public struct LuaString: Sendable {
             }
             storage = .inline(words.0, words.1, UInt8(count))
         } else {
-            storage = .heap(Array(buffer))
+            storage = .heap(HeapBytes.make(buffer))
         }
     }
 
@@ -71,15 +99,14 @@ public struct LuaString: Sendable {
                 try body(UnsafeBufferPointer(start: raw.baseAddress!.assumingMemoryBound(to: UInt8.self), count: Int(n)))
             }
         case .heap(let bytes):
-            return try bytes.withUnsafeBufferPointer(body)
+            return try bytes.withBytes(body)
         }
     }
 
     /// The bytes, copied into an array.
     public var bytes: [UInt8] {
         switch storage {
-        case .inline: return withBytes { Array($0) }
-        case .heap(let b): return b
+        case .inline, .heap: return withBytes { Array($0) }
         }
     }
 

@@ -73,6 +73,48 @@ struct ValueRoundTripTests {
         #expect(table.fields == ["name": "x"])
     }
 
+    /// Fields come back in byte order, and lookups find every key, even when
+    /// tables of the same size but other keys were read just before (the C
+    /// walk reuses the last key order it saw for a field count when it fits).
+    @Test func fieldsAreSortedWhateverWasReadBefore() throws {
+        let state = try LuaState()
+        let keySets: [[String]] = [
+            ["date", "title", "subtitle", "remaining", "total", "progress", "done", "color", "url", "relevance"],
+            ["date", "title", "subtitle", "remaining", "total", "progress", "done", "color", "url", "relevance"],
+            ["prefix00a", "prefix00", "prefix00\\0", "prefix00\\255", "p", "prefix01", "a", "\\128", "", "prefix00b"],
+            ["j", "i", "h", "g", "f", "e", "d", "c", "b", "a"],
+            ["date", "title", "subtitle", "remaining", "total", "progress", "done", "color", "url", "relevance"],
+            (0..<40).map { "key\($0 * 7919 % 40)" },   // beyond the remembered sizes
+            (0..<20).map { "k\(19 - $0)" },            // Shell sort sizes
+        ]
+        for keys in keySets {
+            let fields = keys.enumerated().map { "[\"\($1)\"] = \($0)" }.joined(separator: ", ")
+            let table = try #require(try state.run("return { \(fields) }").first?.tableValue)
+            let expected = keys.map { try! luaBytes($0) }.sorted { $0.lexicographicallyPrecedes($1) }
+            #expect(table.fields.keys.map(\.bytes) == expected, "\(keys)")
+            for (index, key) in keys.enumerated() {
+                #expect(table.fields[LuaString(bytes: try luaBytes(key))] == .integer(Int64(index)), "\(key)")
+            }
+        }
+    }
+
+    /// The bytes of a Lua string literal body that uses only `\ddd` escapes.
+    private func luaBytes(_ literal: String) throws -> [UInt8] {
+        var bytes: [UInt8] = []
+        var rest = Substring(literal)
+        while let c = rest.first {
+            rest = rest.dropFirst()
+            if c == "\\" {
+                let digits = rest.prefix { $0.isNumber }
+                bytes.append(try #require(UInt8(digits)))
+                rest = rest.dropFirst(digits.count)
+            } else {
+                bytes.append(contentsOf: Array(String(c).utf8))
+            }
+        }
+        return bytes
+    }
+
     /// Property: any generated plain value survives Swift → Lua → Swift unchanged.
     @Test func generatedValuesRoundTrip() throws {
         let state = try LuaState()

@@ -122,13 +122,30 @@ typedef struct lunette_slot {
     size_t fields_at;      ///< tables: index in `order` of the first field
 } lunette_slot;
 
+/// A child of a table being read: its slot, and for fields the first eight
+/// key bytes as a big-endian number (sorting compares these first).
+typedef struct lunette_field {
+    uint64_t prefix;
+    size_t child;
+    size_t position;   ///< place in traversal order
+} lunette_field;
+
+/// Tables with up to this many string keys remember their last key order.
+#define LUNETTE_SHAPE_MAX 32
+
 /// Working memory of lunette_tape_read, reused between reads (owned by the host).
 typedef struct lunette_tape {
     lunette_slot *slots; size_t nslots, slots_cap;
     size_t *order; size_t norder, order_cap;
-    size_t *pending; size_t npending, pending_cap;   ///< children of tables being read
+    lunette_field *pending; size_t npending, pending_cap;   ///< children of tables being read
     const void **path; size_t npath, path_cap;       ///< tables on the current path
     size_t budget;                                   ///< bytes left
+    /// For each field count n ≤ LUNETTE_SHAPE_MAX, the sorted order of the
+    /// last table read with n fields, as traversal positions. A provider
+    /// returns tables of the same shape again and again, and Lua traverses
+    /// them in the same order, so checking that this order is sorted (n - 1
+    /// comparisons) usually replaces the sort. Zeroed memory is a valid start.
+    unsigned char shapes[LUNETTE_SHAPE_MAX + 1][LUNETTE_SHAPE_MAX];
 } lunette_tape;
 
 /// Flattens the value at `idx` with raw access only (no metamethod runs,
