@@ -47,6 +47,7 @@ static int lunette_panic(lua_State *L) {
 
 lua_State *lunette_newstate(lunette_host *host) {
     host->in_host = 1;
+    host->instructions_left = -1;
     lua_State *L = lua_newstate(lunette_alloc, host);
     if (L != NULL) lua_atpanic(L, lunette_panic);
     return L;
@@ -173,28 +174,6 @@ int lunette_load(lua_State *L, const void *buf, size_t len, const char *chunknam
 void lunette_write_line(const void *buf, size_t len) {
     if (len > 0) fwrite(buf, 1, len, stdout);
     fputc('\n', stdout);
-}
-
-// MARK: - print
-
-// print(...): tostring of each argument, tab-separated, handed to the sink.
-static int lunette_print(lua_State *L) {
-    int n = lua_gettop(L);
-    luaL_Buffer b;
-    lua_pushvalue(L, lua_upvalueindex(1));
-    luaL_buffinit(L, &b);
-    for (int i = 1; i <= n; i++) {
-        if (i > 1) luaL_addchar(&b, '\t');
-        luaL_tolstring(L, i, NULL);
-        luaL_addvalue(&b);
-    }
-    luaL_pushresult(&b);
-    lua_call(L, 1, 0);
-    return 0;
-}
-
-void lunette_push_print(lua_State *L) {
-    lua_pushcclosure(L, lunette_print, 1);
 }
 
 // MARK: - UTF-8

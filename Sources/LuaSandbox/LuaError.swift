@@ -116,20 +116,26 @@ public struct LuaMemoryError: Error, Sendable, Equatable, CustomStringConvertibl
     }
 }
 
-/// A call ended at its deadline.
+/// A call ended at its deadline, or when its instruction budget ran out.
 public struct LuaTimeoutError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The deadline given to the call.
-    public var limit: Duration
+    /// The deadline given to the call (nil when only a budget was set).
+    public var limit: Duration?
     /// How long the call had run when it was ended.
     public var elapsed: Duration
+    /// The instruction budget, when that is what ended the call.
+    public var instructionLimit: Int?
 
-    public init(limit: Duration, elapsed: Duration) {
+    public init(limit: Duration?, elapsed: Duration, instructionLimit: Int? = nil) {
         self.limit = limit
         self.elapsed = elapsed
+        self.instructionLimit = instructionLimit
     }
 
     public var description: String {
-        "deadline exceeded: limit \(limit.lunetteMilliseconds) ms, ran \(elapsed.lunetteMilliseconds) ms"
+        if let instructionLimit {
+            return "instruction budget exceeded: limit \(instructionLimit) instructions, ran \(elapsed.lunetteMilliseconds) ms"
+        }
+        return "deadline exceeded: limit \((limit ?? .zero).lunetteMilliseconds) ms, ran \(elapsed.lunetteMilliseconds) ms"
     }
 }
 

@@ -32,19 +32,32 @@ public final class LuaState {
     /// Bounds on converting Lua values to `LuaValue` (depth, size).
     public var conversionLimits: LuaConversionLimits = .default
 
-    /// Where `print` goes: one call per print, with the formatted line
-    /// (no newline). Defaults to standard output.
-    public var printHandler: (LuaString) -> Void = LuaState.writeToStandardOutput
+    /// What scripts in this state get (fixed at creation).
+    public let profile: SandboxProfile
+
+    /// Limits, random seed and clock of each top-level call made without
+    /// explicit options. Defaults to the profile's limits.
+    public var options: LuaCallOptions
+
+    /// Where `print` and `log.*` go: one call per line (no newline), after
+    /// the line was counted against the call's output cap. Defaults to
+    /// standard output, with "[level] " before lines other than info.
+    public var logHandler: (LuaLogLevel, LuaString) -> Void = LuaState.writeToStandardOutput
+
+    /// Nesting of calls into Lua: limits are armed by the outermost one.
+    var callDepth = 0
 
     /// Stacks smaller than this make calls hop to `LuaThread.shared`: 8 MiB,
     /// less 64 KiB for guard pages (a main thread with `ulimit -s 8192`
     /// reports 8 MiB less one page).
     public static let minimumStackSize = (8 << 20) - (64 << 10)
 
-    /// Creates a state with the given standard libraries open; `print`
-    /// writes through `printHandler`.
-    public init(libraries: LuaLibraries = .all) throws(LuaError) {
+    /// Creates a state with the given profile: `.sandbox` (the default) for
+    /// scripts, `.trusted` for tools and tests.
+    public init(profile: SandboxProfile = .sandbox) throws(LuaError) {
         LuaFunctionBox.installDispatcher
+        self.profile = profile
+        self.options = LuaCallOptions(limits: profile.defaultLimits)
         host = .allocate(capacity: 1)
         host.initialize(to: lunette_host())
         guard let L = lunette_newstate(host) else {
@@ -53,14 +66,24 @@ public final class LuaState {
         }
         rawState = L
         current = L
-        let status = lunette_open_libraries(L, libraries.rawValue)
+        var status: Int32
+        switch profile.kind {
+        case .sandbox:
+            status = lunette_open_sandbox(L)
+        case .trusted(let libraries):
+            status = lunette_open_libraries(L, libraries.rawValue)
+            if status == LUA_OK { status = lunette_remember_randomseed(L) }
+        }
+        if status == LUA_OK { status = installLog() }
         if status != LUA_OK {
             lua_settop(L, 0)
             throw .memory(LuaMemoryError(limit: nil, peak: Int(host.pointee.peak)))
         }
-        if libraries.contains(.base) {
-            installPrint()
-        }
+    }
+
+    /// A trusted state with only the given standard libraries.
+    public convenience init(libraries: LuaLibraries) throws(LuaError) {
+        try self.init(profile: .trusted(libraries))
     }
 
     deinit {
@@ -125,9 +148,18 @@ public final class LuaState {
     /// its results as plain data.
     @discardableResult
     public func call(_ function: LuaFunctionRef, _ arguments: [LuaValue] = []) throws(LuaError) -> [LuaValue] {
+        try call(function, arguments, options: options)
+    }
+
+    /// Calls `function` with the given limits, random seed and clock (when
+    /// it is the outermost call; nested calls share the outer call's).
+    @discardableResult
+    public func call(_ function: LuaFunctionRef, _ arguments: [LuaValue] = [], options: LuaCallOptions) throws(LuaError) -> [LuaValue] {
         precondition(function.state === self, "LuaFunctionRef belongs to another LuaState")
         return try withLargeStack { () throws(LuaError) in
-            try self.protectedCall(arguments) { L in lua_rawgeti(L, lunette_registry_index(), Int64(function.reference)) }
+            try self.protectedCall(arguments, options: options) { L in
+                lua_rawgeti(L, lunette_registry_index(), Int64(function.reference))
+            }
         }
     }
 
@@ -142,7 +174,8 @@ public final class LuaState {
 
     /// Pushes the function (via `pushFunction`), then the arguments; calls
     /// with the traceback handler; converts the results.
-    func protectedCall(_ arguments: [LuaValue], pushFunction: (OpaquePointer) -> Void) throws(LuaError) -> [LuaValue] {
+    func protectedCall(_ arguments: [LuaValue], options: LuaCallOptions? = nil,
+                       pushFunction: (OpaquePointer) -> Void) throws(LuaError) -> [LuaValue] {
         let L = current
         let base = lua_gettop(L)
         try reserveStack(L, arguments.count + 2)
@@ -154,10 +187,19 @@ public final class LuaState {
                 throw .value(error.rooted(at: "argument #\(i + 1)"))
             }
         }
+        let outermost = callDepth == 0
+        let callOptions = options ?? self.options
+        if outermost {
+            var limits = callOptions.cLimits
+            lunette_call_begin(L, &limits)
+        }
+        callDepth += 1
         let status = lunette_pcall(L, Int32(arguments.count), LUA_MULTRET)
+        callDepth -= 1
+        let elapsed = outermost ? lunette_call_end(L) : 0
         defer { lua_settop(L, base) }
         if status != LUA_OK {
-            throw callError(status: status, L: L)
+            throw callError(status: status, L: L, limits: callOptions.limits, elapsedNanoseconds: elapsed)
         }
         let top = lua_gettop(L)
         if top == base { return [] }
@@ -230,23 +272,41 @@ public final class LuaState {
         return try LuaThread.shared.sync(body)
     }
 
-    func memoryError() -> LuaMemoryError {
+    /// The memory error of the last call: the cap when the cap refused an
+    /// allocation, none when the system did.
+    func memoryError(cap: Int? = nil) -> LuaMemoryError {
         let h = host.pointee
-        let limited = h.hit_limit != 0 && h.limit != 0
+        let capped = h.hit_limit != 0 || h.killed == LUNETTE_KILL_MEMORY
         host.pointee.hit_limit = 0
-        return LuaMemoryError(limit: limited ? Int(h.limit) : nil, peak: Int(h.peak))
+        return LuaMemoryError(limit: capped ? cap : nil, peak: Int(h.peak))
     }
 
-    /// Turns a failed lunette_pcall (error object on top) into a LuaError.
-    func callError(status: Int32, L: OpaquePointer) -> LuaError {
+    /// Turns a failed lunette_pcall (error object on top) into a LuaError:
+    /// a kill by its reason, otherwise by the status.
+    func callError(status: Int32, L: OpaquePointer, limits: LuaLimits? = nil, elapsedNanoseconds: UInt64 = 0) -> LuaError {
         lunette_take_traceback(L)
         var traceback: String?
         if lua_type(L, -1) == LUA_TSTRING {
             traceback = ValueReader.string(L, at: -1).displayText
         }
         lunette_pop(L, 1)
+        let elapsed = Duration.nanoseconds(Int64(clamping: elapsedNanoseconds))
+        switch host.pointee.killed {
+        case LUNETTE_KILL_TIMEOUT:
+            return .timeout(LuaTimeoutError(limit: limits?.timeout ?? .zero, elapsed: elapsed))
+        case LUNETTE_KILL_INSTRUCTIONS:
+            return .timeout(LuaTimeoutError(limit: limits?.timeout, elapsed: elapsed, instructionLimit: limits?.instructions))
+        case LUNETTE_KILL_MEMORY:
+            return .memory(memoryError(cap: limits?.memory))
+        case LUNETTE_KILL_OUTPUT:
+            let cap = limits?.output ?? 0
+            return .runtime(LuaRuntimeError(message: "output limit exceeded: the call printed or logged more than \(cap) bytes",
+                                            traceback: traceback))
+        default:
+            break
+        }
         if status == LUA_ERRMEM {
-            return .memory(memoryError())
+            return .memory(memoryError(cap: limits?.memory))
         }
         var error = runtimeError(at: -1)
         error.traceback = traceback
@@ -320,26 +380,29 @@ public final class LuaState {
         return nil
     }
 
-    // MARK: print
+    // MARK: print and log
 
-    private func installPrint() {
-        let L = rawState
-        lunette_pushglobaltable(L)
-        _ = lua_pushstring(L, "print")
-        let sink = LuaFunctionBox(state: self, name: "print") { [unowned self] args in
-            self.printHandler(try args.string(1))
+    /// Installs print, warn and log.*, which count output in C and hand each
+    /// line to `logHandler`.
+    private func installLog() -> Int32 {
+        let sink = LuaFunctionBox(state: self, name: "log") { [unowned self] args in
+            let level = LuaLogLevel(rawValue: Int(try args.integer(1))) ?? .info
+            self.logHandler(level, try args.string(2))
             return []
         }
         boxes.append(sink)
-        lunette_push_swift_function(L, Unmanaged.passUnretained(sink).toOpaque())
-        lunette_push_print(L)
-        lua_rawset(L, -3)
-        lunette_pop(L, 1)
+        lunette_push_swift_function(rawState, Unmanaged.passUnretained(sink).toOpaque())
+        var status = lunette_install_log(rawState)
+        if status == LUA_OK, profile.isSandbox { status = lunette_protect_global(rawState, "log") }
+        return status
     }
 
-    /// The default print handler: the line and a newline on standard output.
-    public static func writeToStandardOutput(_ line: LuaString) {
-        line.withBytes { bytes in lunette_write_line(bytes.baseAddress, bytes.count) }
+    /// The default log handler: the line on standard output, with
+    /// "[level] " before lines other than info.
+    public static func writeToStandardOutput(_ level: LuaLogLevel, _ line: LuaString) {
+        var bytes = level == .info ? [] : Array("[\(level.name)] ".utf8)
+        bytes.append(contentsOf: line.bytes)
+        bytes.withUnsafeBufferPointer { lunette_write_line($0.baseAddress, $0.count) }
     }
 }
 

@@ -2,7 +2,14 @@ import ArgumentParser
 import Foundation
 import WidgetHost
 
-/// `lunette eval FILE... [--json]`
+/// The profiles `--profile` accepts.
+enum ProfileName: String, ExpressibleByArgument, CaseIterable {
+    case sandbox, trusted
+
+    var profile: SandboxProfile { self == .sandbox ? .sandbox : .trusted }
+}
+
+/// `lunette eval FILE... [--json] [--profile P] [--memory-mb N] [--timeout-ms N] [--seed N]`
 struct Eval: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run Lua files, each in a fresh state, and print what they return.",
@@ -12,7 +19,12 @@ struct Eval: ParsableCommand {
             literals); errors go to standard error with file:line and a \
             traceback. With --json: one JSON object per file and line, \
             {"file", "status", "message", "traceback", "elapsedMs", "results", \
-            "output"}, status one of ok, syntax, error, timeout, memory.
+            "memoryPeakBytes", "output"}, status one of ok, syntax, error, \
+            timeout, memory.
+            Each file runs in the sandbox profile by default, with a memory cap, \
+            a deadline and a 64 KB output cap; a script cannot catch being ended. \
+            The trusted profile opens every standard library and enforces only \
+            the memory and output caps. See docs/sandbox.md.
             Exit status: 0 when every file succeeded, 1 when one failed, 2 for \
             usage errors (such as a file that does not exist).
             """
@@ -24,8 +36,22 @@ struct Eval: ParsableCommand {
     @Flag(help: "Print one JSON object per file instead of text.")
     var json = false
 
+    @Option(help: "What scripts get: sandbox (for scripts you did not write) or trusted (every standard library, no deadline).")
+    var profile: ProfileName = .sandbox
+
+    @Option(name: .customLong("memory-mb"), help: ArgumentHelp("Memory cap of each file's state, in MB.", valueName: "MB"))
+    var memoryMB = 30
+
+    @Option(name: .customLong("timeout-ms"), help: ArgumentHelp("Deadline of each file, in milliseconds (sandbox only).", valueName: "ms"))
+    var timeoutMs = 1000
+
+    @Option(help: "Seed of math.random for every file, so runs repeat exactly.")
+    var seed: Int64 = 0
+
     func validate() throws {
         if files.isEmpty { throw ValidationError("give at least one Lua file") }
+        if memoryMB < 1 || memoryMB > 1 << 20 { throw ValidationError("--memory-mb must be between 1 and 1048576, not \(memoryMB)") }
+        if timeoutMs < 1 { throw ValidationError("--timeout-ms must be at least 1, not \(timeoutMs)") }
         for file in files {
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: file, isDirectory: &isDirectory) else {
@@ -44,9 +70,15 @@ struct Eval: ParsableCommand {
         var failed = false
         for file in files {
             if !json && files.count > 1 { out.write("==> \(file) <==\n") }
-            var evaluator = ScriptEvaluator()
+            var limits = LuaLimits.sandbox
+            limits.memory = memoryMB << 20
+            limits.timeout = .milliseconds(timeoutMs)
+            var evaluator = ScriptEvaluator(profile: profile.profile, options: LuaCallOptions(limits: limits, randomSeed: seed))
             if !json {
-                evaluator.onPrint = { line in out.write(bytes: line.bytes + [0x0A]) }
+                evaluator.onLog = { level, line in
+                    let prefix = level == .info ? [] : Array("[\(level.name)] ".utf8)
+                    out.write(bytes: prefix + line.bytes + [0x0A])
+                }
             }
             let result = evaluator.evaluate(file: file)
             if result.status != .ok { failed = true }

@@ -13,7 +13,7 @@ struct CleanupTests {
         do {
             let tracker = Tracker()
             weakTracker = tracker
-            let state = try LuaState()
+            let state = try LuaState(profile: .trusted)
             state.register(function: "raise") { _ in
                 defer { tracker.deferred += 1 }
                 throw LuaFunctionError("raised")
@@ -37,7 +37,7 @@ struct CleanupTests {
         weak var weakState: LuaState?
         var ref: LuaFunctionRef?
         do {
-            let state = try LuaState()
+            let state = try LuaState(profile: .trusted)
             weakState = state
             ref = try state.load("return 1", name: "r")
         }
@@ -47,7 +47,7 @@ struct CleanupTests {
     }
 
     @Test func memoryIsReturnedWhenCallsFail() throws {
-        let state = try LuaState()
+        let state = try LuaState(profile: .trusted)
         state.register(function: "raise") { _ in throw LuaFunctionError(String(repeating: "x", count: 1000)) }
         _ = try? state.run("for i = 1, 1000 do pcall(raise) end")
         _ = try state.run("collectgarbage(); collectgarbage()")

@@ -15,14 +15,21 @@ func luaError(_ body: () throws -> Void, sourceLocation: SourceLocation = #_sour
     }
 }
 
-/// A state with the standard libraries whose print output is collected.
+/// A state whose print and log output is collected ("[level] " before
+/// lines other than info). Trusted with every library unless told otherwise.
 final class Harness {
     let state: LuaState
     var printed: [String] = []
 
-    init(libraries: LuaLibraries = .all) throws {
-        state = try LuaState(libraries: libraries)
-        state.printHandler = { [unowned self] line in self.printed.append(line.displayText) }
+    init(profile: SandboxProfile = .trusted) throws {
+        state = try LuaState(profile: profile)
+        state.logHandler = { [unowned self] level, line in
+            self.printed.append((level == .info ? "" : "[\(level.name)] ") + line.displayText)
+        }
+    }
+
+    convenience init(libraries: LuaLibraries) throws {
+        try self.init(profile: .trusted(libraries))
     }
 
     @discardableResult

@@ -54,7 +54,8 @@ struct EvalTests {
     @Test func jsonLineHasTheDocumentedShape() throws {
         let result = evaluate("print('hi')\nreturn { n = 1, f = 0.5, s = '\\xff', list = { true } }, 0/0, 1/0", name: "j.lua")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(result.jsonLine.utf8)) as? [String: Any])
-        #expect(Set(object.keys) == ["file", "status", "message", "traceback", "elapsedMs", "results", "output"])
+        #expect(Set(object.keys) == ["file", "status", "message", "traceback", "elapsedMs", "memoryPeakBytes", "results", "output"])
+        #expect((object["memoryPeakBytes"] as? Int ?? 0) > 0)
         #expect(object["file"] as? String == "j.lua")
         #expect(object["status"] as? String == "ok")
         #expect(object["message"] is NSNull)

@@ -25,7 +25,98 @@ typedef struct lunette_host {
     int in_host;       ///< > 0 while host (Swift or C helper) code runs: the cap is not enforced
     int hit_limit;     ///< set when an allocation was refused because of `limit`
     const void *kept_error; ///< error object whose traceback is already recorded (nested errors)
+
+    // The current top-level call's limits (lunette_call_begin / lunette_call_end).
+    int killed;                 ///< LUNETTE_KILL_*: why the call is being ended, or 0
+    uint64_t start_ns;          ///< monotonic clock when the call began
+    uint64_t deadline_ns;       ///< monotonic deadline; 0: none
+    int64_t instructions_left;  ///< instruction budget left; < 0: none
+    size_t output_used;         ///< bytes printed or logged by the call
+    size_t output_limit;        ///< 0: none
+    uint64_t cpu_start_ns;      ///< thread CPU time when the call began (os.clock)
+    double clock_now;           ///< "now" for os.time / os.date when `has_clock_now`
+    int has_clock_now;          ///< 0: os.time / os.date read the system clock
+    uint32_t guard_steps;       ///< work of guarded C functions since the last clock check
+    int close_depth;            ///< nesting of coroutine.close (see lunette_open_sandbox)
 } lunette_host;
+
+/// Why a call was ended by the host. A kill cannot be caught by the script.
+#define LUNETTE_KILL_NONE         0
+#define LUNETTE_KILL_TIMEOUT      1
+#define LUNETTE_KILL_MEMORY       2
+#define LUNETTE_KILL_INSTRUCTIONS 3
+#define LUNETTE_KILL_OUTPUT       4
+
+/// Instructions between two runs of the count hook (deadline and budget checks).
+#define LUNETTE_HOOK_INTERVAL 1000
+
+/// The limits of one top-level call.
+typedef struct lunette_limits {
+    uint64_t timeout_ns;      ///< 0: no deadline
+    int64_t instructions;     ///< < 0: no instruction budget
+    size_t memory;            ///< memory cap in bytes; 0: none
+    size_t output;            ///< bytes of print/log output; 0: no cap
+    lua_Integer random_seed;  ///< math.randomseed for the call
+    double clock_now;         ///< os.time / os.date "now" when has_clock_now
+    int has_clock_now;
+} lunette_limits;
+
+/// Arms `limits` for a top-level call on `L`: resets the peak, the output
+/// count and the kill flag, starts the deadline, seeds math.random. Runs no
+/// script code.
+void lunette_call_begin(lua_State *L, const lunette_limits *limits);
+
+/// Disarms the limits after a top-level call. Returns the elapsed monotonic
+/// nanoseconds; the kill reason stays in the host until the next begin.
+uint64_t lunette_call_end(lua_State *L);
+
+/// The monotonic clock in nanoseconds.
+uint64_t lunette_now_ns(void);
+
+/// Opens the sandbox profile on a new state (see docs/sandbox.md): the
+/// allowed libraries with kill-aware pcall/xpcall/coroutine functions,
+/// guarded C functions, a clock-backed os, read-only library tables, no
+/// __gc, text-only load, host-only require; and installs the count hook.
+/// Returns the lua_pcall status.
+int lunette_open_sandbox(lua_State *L);
+
+/// Replaces the global table `name` by a read-only view of it (writes and
+/// rawset fail; reads and pairs see the real table). Runs in a protected
+/// call; returns its status.
+int lunette_protect_global(lua_State *L, const char *name);
+
+/// Adds the table on top of the stack (popped) as a module `require(name)`
+/// returns. Protected; returns the status.
+int lunette_add_module(lua_State *L, const char *name);
+
+/// Installs print, warn and the `log` table (debug, info, warn, error).
+/// Every line is counted against the call's output cap and passed to the
+/// function on top of the stack (popped) as (level, line), levels 0-3.
+/// Protected; returns the status.
+int lunette_install_log(lua_State *L);
+
+/// Seeds math.random for calls on a trusted state (the sandbox keeps its own
+/// reference). Protected; returns the status.
+int lunette_remember_randomseed(lua_State *L);
+
+/// For guarded C functions: counts `steps` units of work and, every few
+/// thousand, checks the call's deadline; raises the kill when it has passed.
+void lunette_guard_steps(lua_State *L, uint32_t steps);
+
+/// Raises the error of the call's kill (h->killed must be set). Never returns.
+int lunette_raise_kill(lua_State *L);
+
+/// Opens the guarded string and table functions into the real `string`
+/// and `table` library tables on top of the stack (string below table).
+void lunette_install_guards(lua_State *L, int string_index, int table_index);
+
+/// The table half of lunette_install_guards.
+void lunette_install_table_guards(lua_State *L, int table_index);
+
+/// A lua_CFunction for tests: returns a table of the guarded functions
+/// (find, match, gmatch, gsub, rep, insert, remove, move, concat, sort), so
+/// they can be compared with the stock ones in one state.
+int lunette_push_guarded_functions(lua_State *L);
 
 /// A Swift function body as seen from C. It reads its arguments from the
 /// stack and returns the number of results it pushed, or one of the
@@ -67,11 +158,6 @@ void lunette_take_traceback(lua_State *L);
 /// the traceback of the error object now on top of the stack, so the outer
 /// handler keeps the innermost traceback instead of writing its own.
 void lunette_keep_traceback(lua_State *L);
-
-/// Pushes a `print` function that formats its arguments like Lua's print
-/// (tostring of each, tab-separated) and calls the function on top of the
-/// stack (popped; kept as an upvalue) with the line.
-void lunette_push_print(lua_State *L);
 
 /// Opens the standard libraries named by `mask` (bits LUNETTE_LIB_*) in a
 /// protected call. Returns the lua_pcall status.

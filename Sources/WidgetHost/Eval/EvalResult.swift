@@ -27,11 +27,14 @@ public struct EvalResult: Sendable, Equatable {
     public var elapsed: Duration
     /// The values the chunk returned.
     public var results: [LuaValue]
-    /// Everything the script printed, one line per print call.
+    /// Everything the script printed or logged, one line per call; lines
+    /// other than print / log.info start with "[level] ".
     public var output: String
+    /// The most memory the script's state held during the call, in bytes.
+    public var memoryPeakBytes: Int
 
     public init(file: String, status: EvalStatus, message: String? = nil, traceback: String? = nil,
-                elapsed: Duration = .zero, results: [LuaValue] = [], output: String = "") {
+                elapsed: Duration = .zero, results: [LuaValue] = [], output: String = "", memoryPeakBytes: Int = 0) {
         self.file = file
         self.status = status
         self.message = message
@@ -39,6 +42,7 @@ public struct EvalResult: Sendable, Equatable {
         self.elapsed = elapsed
         self.results = results
         self.output = output
+        self.memoryPeakBytes = memoryPeakBytes
     }
 
     /// Milliseconds, fractional.
@@ -47,7 +51,7 @@ public struct EvalResult: Sendable, Equatable {
         return Double(seconds) * 1000 + Double(attoseconds) / 1e15
     }
 
-    /// One line of JSON: {"file","status","message","traceback","elapsedMs","results","output"}.
+    /// One line of JSON: {"file","status","message","traceback","elapsedMs","memoryPeakBytes","results","output"}.
     public var jsonLine: String {
         var out = "{\"file\":"
         JSON.writeString(file, to: &out)
@@ -56,6 +60,7 @@ public struct EvalResult: Sendable, Equatable {
         out += ",\"traceback\":"
         if let traceback { JSON.writeString(traceback, to: &out) } else { out += "null" }
         out += ",\"elapsedMs\":\((elapsedMilliseconds * 1000).rounded() / 1000)"
+        out += ",\"memoryPeakBytes\":\(memoryPeakBytes)"
         out += ",\"results\":["
         for (i, value) in results.enumerated() {
             if i > 0 { out += "," }

@@ -4,14 +4,18 @@ import LuaSandbox
 /// Runs Lua files one after another, each in a fresh state, and reports how
 /// each ended: the job behind `lunette eval`.
 public struct ScriptEvaluator {
-    /// Standard libraries each fresh state opens.
-    public var libraries: LuaLibraries
-    /// Receives each printed line as it is printed, in addition to capture.
-    public var onPrint: ((LuaString) -> Void)?
+    /// What each fresh state gives its script.
+    public var profile: SandboxProfile
+    /// Limits, random seed and clock of each file's call.
+    public var options: LuaCallOptions
+    /// Receives each printed or logged line as it is written, in addition to capture.
+    public var onLog: ((LuaLogLevel, LuaString) -> Void)?
 
-    public init(libraries: LuaLibraries = .all, onPrint: ((LuaString) -> Void)? = nil) {
-        self.libraries = libraries
-        self.onPrint = onPrint
+    public init(profile: SandboxProfile = .sandbox, options: LuaCallOptions? = nil,
+                onLog: ((LuaLogLevel, LuaString) -> Void)? = nil) {
+        self.profile = profile
+        self.options = options ?? LuaCallOptions(limits: profile.defaultLimits)
+        self.onLog = onLog
     }
 
     /// Reads and runs the file at `path` in a fresh state.
@@ -29,13 +33,16 @@ public struct ScriptEvaluator {
         let start = clock.now
         var result = EvalResult(file: name, status: .ok)
         do {
-            let state = try LuaState(libraries: libraries)
-            let onPrint = self.onPrint
-            state.printHandler = { line in
+            let state = try LuaState(profile: profile)
+            state.options = options
+            let onLog = self.onLog
+            state.logHandler = { level, line in
+                if level != .info { output.append(contentsOf: Array("[\(level.name)] ".utf8)) }
                 output.append(contentsOf: line.bytes)
                 output.append(0x0A)
-                onPrint?(line)
+                onLog?(level, line)
             }
+            defer { result.memoryPeakBytes = state.memoryPeak }
             let chunk = try state.load(bytes: source, name: name)
             result.results = try state.call(chunk)
         } catch {

@@ -1,0 +1,657 @@
+// The sandbox: per-call limits, the count hook, kills that scripts cannot
+// catch, and the library profile scripts get. See docs/sandbox.md.
+#define _GNU_SOURCE
+#include "CLuaShims.h"
+
+#include <math.h>
+#include <string.h>
+#include <time.h>
+
+// Registry keys (their addresses are the keys).
+static const char lunette_kill_messages_key = 'k';
+static const char lunette_readonly_key = 'r';
+static const char lunette_modules_key = 'm';
+static const char lunette_randomseed_key = 's';
+
+// MARK: - Clocks
+
+uint64_t lunette_now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+// CPU time of the calling thread (os.clock measures the call's CPU time).
+static uint64_t lunette_thread_cpu_ns(void) {
+    struct timespec ts;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return 0;
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+// MARK: - Kills
+
+int lunette_raise_kill(lua_State *L) {
+    lunette_host *h = lunette_host_of(L);
+    // Pushing a string made at setup allocates nothing, so this works at the cap.
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &lunette_kill_messages_key);
+    lua_rawgeti(L, -1, h->killed);
+    return lua_error(L);
+}
+
+// Ends the call for `reason` unless it is already ending.
+static int lunette_kill(lua_State *L, int reason) {
+    lunette_host *h = lunette_host_of(L);
+    if (h->killed == LUNETTE_KILL_NONE) h->killed = reason;
+    return lunette_raise_kill(L);
+}
+
+// The count hook: installed before any script code runs, copied into every
+// coroutine by lua_newthread. Keeps raising once the call is killed.
+static void lunette_hook(lua_State *L, lua_Debug *ar) {
+    (void)ar;
+    lunette_host *h = lunette_host_of(L);
+    if (h->killed != LUNETTE_KILL_NONE) lunette_raise_kill(L);
+    if (h->instructions_left >= 0) {
+        h->instructions_left -= LUNETTE_HOOK_INTERVAL;
+        if (h->instructions_left < 0) lunette_kill(L, LUNETTE_KILL_INSTRUCTIONS);
+    }
+    if (h->deadline_ns != 0 && lunette_now_ns() >= h->deadline_ns) lunette_kill(L, LUNETTE_KILL_TIMEOUT);
+}
+
+void lunette_guard_steps(lua_State *L, uint32_t steps) {
+    lunette_host *h = lunette_host_of(L);
+    h->guard_steps += steps;
+    if (h->guard_steps < 4096) return;
+    h->guard_steps = 0;
+    if (h->killed != LUNETTE_KILL_NONE) lunette_raise_kill(L);
+    if (h->deadline_ns != 0 && lunette_now_ns() >= h->deadline_ns) lunette_kill(L, LUNETTE_KILL_TIMEOUT);
+}
+
+// After a protected call inside the script failed with `status`: a memory
+// error or a kill goes on up; anything else is the script's to handle.
+static void lunette_check_kill(lua_State *L, int status) {
+    lunette_host *h = lunette_host_of(L);
+    if (status == LUA_ERRMEM && h->killed == LUNETTE_KILL_NONE) h->killed = LUNETTE_KILL_MEMORY;
+    if (h->killed != LUNETTE_KILL_NONE) lunette_raise_kill(L);
+}
+
+// MARK: - Calls
+
+void lunette_call_begin(lua_State *L, const lunette_limits *limits) {
+    lunette_host *h = lunette_host_of(L);
+    h->killed = LUNETTE_KILL_NONE;
+    h->hit_limit = 0;
+    h->peak = h->used;
+    h->limit = limits->memory;
+    h->output_used = 0;
+    h->output_limit = limits->output;
+    h->instructions_left = limits->instructions;
+    h->guard_steps = 0;
+    h->close_depth = 0;
+    h->clock_now = limits->clock_now;
+    h->has_clock_now = limits->has_clock_now;
+    h->cpu_start_ns = lunette_thread_cpu_ns();
+    // Seed math.random (host mode: this allocates nothing and cannot fail).
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &lunette_randomseed_key);
+    if (lua_type(L, -1) == LUA_TFUNCTION) {
+        lua_pushinteger(L, limits->random_seed);
+        if (lua_pcall(L, 1, 0, 0) != LUA_OK) lua_pop(L, 1);
+    } else {
+        lua_pop(L, 1);
+    }
+    h->start_ns = lunette_now_ns();
+    h->deadline_ns = limits->timeout_ns != 0 ? h->start_ns + limits->timeout_ns : 0;
+}
+
+uint64_t lunette_call_end(lua_State *L) {
+    lunette_host *h = lunette_host_of(L);
+    uint64_t elapsed = lunette_now_ns() - h->start_ns;
+    h->deadline_ns = 0;
+    h->instructions_left = -1;
+    h->output_limit = 0;
+    h->limit = 0;
+    return elapsed;
+}
+
+// MARK: - pcall, xpcall
+
+// Continuation of pcall and xpcall (also runs after a yield inside them).
+static int lunette_finish_pcall(lua_State *L, int status, lua_KContext extra) {
+    if (status != LUA_OK && status != LUA_YIELD) {
+        lunette_check_kill(L, status);
+        lua_pushboolean(L, 0);
+        lua_pushvalue(L, -2);
+        return 2;
+    }
+    return lua_gettop(L) - (int)extra;
+}
+
+// pcall(f, ...): as Lua's, except that a kill is raised again.
+static int lunette_sandbox_pcall(lua_State *L) {
+    luaL_checkany(L, 1);
+    lua_pushboolean(L, 1);
+    lua_insert(L, 1);
+    int status = lua_pcallk(L, lua_gettop(L) - 2, LUA_MULTRET, 0, 0, lunette_finish_pcall);
+    return lunette_finish_pcall(L, status, 0);
+}
+
+// The message handler xpcall installs: the script's handler (upvalue 1)
+// runs only for the script's own errors, never for a kill.
+static int lunette_xpcall_handler(lua_State *L) {
+    lunette_host *h = lunette_host_of(L);
+    if (h->killed != LUNETTE_KILL_NONE) return 1;
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_call(L, lua_gettop(L) - 1, 1);
+    return 1;
+}
+
+// xpcall(f, msgh, ...): as Lua's, except for kills.
+static int lunette_sandbox_xpcall(lua_State *L) {
+    int n = lua_gettop(L);
+    luaL_checktype(L, 2, LUA_TFUNCTION);
+    lua_pushvalue(L, 2);
+    lua_pushcclosure(L, lunette_xpcall_handler, 1);
+    lua_replace(L, 2);
+    lua_pushboolean(L, 1);
+    lua_pushvalue(L, 1);
+    lua_rotate(L, 3, 2);   // 1 f, 2 handler, 3 true, 4 f, 5... args
+    int status = lua_pcallk(L, n - 2, LUA_MULTRET, 2, 2, lunette_finish_pcall);
+    return lunette_finish_pcall(L, status, 2);
+}
+
+// MARK: - Coroutines
+
+static lua_State *lunette_check_coroutine(lua_State *L, int arg) {
+    lua_State *co = lua_tothread(L, arg);
+    luaL_argexpected(L, co != NULL, arg, "coroutine");
+    return co;
+}
+
+// Resumes `co` with the top `nargs` values of L. On success moves the
+// results to L and returns their count; on failure moves the error object
+// and returns -1 (`*status` holds lua_resume's status).
+static int lunette_resume(lua_State *L, lua_State *co, int nargs, int *status) {
+    *status = LUA_OK;
+    if (!lua_checkstack(co, nargs)) {
+        lua_pushliteral(L, "too many arguments to resume");
+        return -1;
+    }
+    lua_xmove(L, co, nargs);
+    int nresults = 0;
+    *status = lua_resume(co, L, nargs, &nresults);
+    if (*status == LUA_OK || *status == LUA_YIELD) {
+        if (!lua_checkstack(L, nresults + 1)) {
+            lua_pop(co, nresults);
+            lua_pushliteral(L, "too many results to resume");
+            return -1;
+        }
+        lua_xmove(co, L, nresults);
+        return nresults;
+    }
+    lua_xmove(co, L, 1);
+    return -1;
+}
+
+// coroutine.resume(co, ...): as Lua's, except that a kill or a memory error
+// inside the coroutine goes on up instead of becoming `false, message`.
+static int lunette_sandbox_resume(lua_State *L) {
+    lua_State *co = lunette_check_coroutine(L, 1);
+    int status;
+    int n = lunette_resume(L, co, lua_gettop(L) - 1, &status);
+    if (n < 0) {
+        lunette_check_kill(L, status);
+        lua_pushboolean(L, 0);
+        lua_insert(L, -2);
+        return 2;
+    }
+    lua_pushboolean(L, 1);
+    lua_insert(L, -(n + 1));
+    return n + 1;
+}
+
+// The function coroutine.wrap returns (upvalue 1: the coroutine).
+static int lunette_wrapped(lua_State *L) {
+    lua_State *co = lua_tothread(L, lua_upvalueindex(1));
+    int status;
+    int n = lunette_resume(L, co, lua_gettop(L), &status);
+    if (n >= 0) return n;
+    lunette_check_kill(L, status);
+    int co_status = lua_status(co);
+    if (co_status != LUA_OK && co_status != LUA_YIELD) {   // the coroutine died: close it
+        co_status = lua_resetthread(co);
+        lua_xmove(co, L, 1);
+        lunette_check_kill(L, co_status);
+    }
+    if (co_status != LUA_ERRMEM && lua_type(L, -1) == LUA_TSTRING) {   // add the caller's position
+        luaL_where(L, 1);
+        lua_insert(L, -2);
+        lua_concat(L, 2);
+    }
+    return lua_error(L);
+}
+
+// coroutine.wrap(f).
+static int lunette_sandbox_wrap(lua_State *L) {
+    luaL_checktype(L, 1, LUA_TFUNCTION);
+    lua_State *co = lua_newthread(L);
+    lua_pushvalue(L, 1);
+    lua_xmove(L, co, 1);
+    lua_pushcclosure(L, lunette_wrapped, 1);
+    return 1;
+}
+
+// Nested coroutine.close calls recurse in C without Lua's C-stack count in
+// Debian's 5.4.4 (fixed upstream in 5.4.5), so a chain of them can crash
+// the process: bound the nesting.
+#define LUNETTE_MAX_CLOSE_DEPTH 64
+
+// coroutine.close(co): as Lua's, with the nesting bound and kill checks.
+static int lunette_sandbox_close(lua_State *L) {
+    lua_State *co = lunette_check_coroutine(L, 1);
+    lunette_host *h = lunette_host_of(L);
+    const char *state;
+    if (co == L) state = "running";
+    else {
+        switch (lua_status(co)) {
+        case LUA_YIELD: state = NULL; break;
+        case LUA_OK: {
+            lua_Debug ar;
+            if (lua_getstack(co, 0, &ar)) state = "normal";      // it resumed another one
+            else state = NULL;                                   // suspended at start, or dead
+            break;
+        }
+        default: state = NULL; break;                            // dead with an error
+        }
+    }
+    if (state != NULL) return luaL_error(L, "cannot close a %s coroutine", state);
+    if (h->close_depth >= LUNETTE_MAX_CLOSE_DEPTH) return luaL_error(L, "too many nested coroutine.close calls");
+    h->close_depth++;
+    int status = lua_resetthread(co);
+    h->close_depth--;
+    if (status == LUA_OK) {
+        lua_pushboolean(L, 1);
+        return 1;
+    }
+    lua_xmove(co, L, 1);
+    lunette_check_kill(L, status);
+    lua_pushboolean(L, 0);
+    lua_insert(L, -2);
+    return 2;
+}
+
+// MARK: - Base library wrappers (upvalue 1: Lua's own function, called directly
+// so that its argument errors keep their names)
+
+static int lunette_call_stock(lua_State *L) {
+    lua_CFunction stock = lua_tocfunction(L, lua_upvalueindex(1));
+    return stock(L);
+}
+
+// load(chunk [, chunkname [, mode [, env]]]): text chunks only, whatever
+// mode says (a string mode is replaced by "t"; other types keep Lua's error).
+static int lunette_sandbox_load(lua_State *L) {
+    if (lua_gettop(L) < 3) lua_settop(L, 3);
+    int mode_type = lua_type(L, 3);
+    if (mode_type == LUA_TNIL || mode_type == LUA_TSTRING) {
+        lua_pushliteral(L, "t");
+        lua_replace(L, 3);
+    }
+    return lunette_call_stock(L);
+}
+
+// True when the value at `idx` is a read-only library view.
+static int lunette_is_readonly(lua_State *L, int idx) {
+    if (lua_type(L, idx) != LUA_TTABLE) return 0;
+    idx = lua_absindex(L, idx);
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &lunette_readonly_key);
+    lua_pushvalue(L, idx);
+    int found = lua_rawget(L, -2) != LUA_TNIL;
+    lua_pop(L, 2);
+    return found;
+}
+
+// setmetatable(t, mt): refuses metatables with __gc (finalizers run with
+// hooks off, outside any deadline).
+static int lunette_sandbox_setmetatable(lua_State *L) {
+    if (lua_type(L, 2) == LUA_TTABLE) {
+        lua_pushliteral(L, "__gc");
+        int has_gc = lua_rawget(L, 2) != LUA_TNIL;
+        lua_pop(L, 1);
+        if (has_gc) return luaL_argerror(L, 2, "metatables with __gc are not allowed in the sandbox");
+    }
+    return lunette_call_stock(L);
+}
+
+// rawset(t, k, v): refuses the read-only library views.
+static int lunette_sandbox_rawset(lua_State *L) {
+    if (lunette_is_readonly(L, 1)) return luaL_error(L, "attempt to modify a read-only table");
+    return lunette_call_stock(L);
+}
+
+// require(name): host modules (and the standard library views) only.
+static int lunette_sandbox_require(lua_State *L) {
+    const char *name = luaL_checkstring(L, 1);
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &lunette_modules_key);
+    if (lua_getfield(L, -1, name) != LUA_TNIL) return 1;
+    return luaL_error(L, "module '%s' not found (only bundle and host modules can be required)", name);
+}
+
+// MARK: - os
+
+static double lunette_clock_now(lunette_host *h) {
+    if (h->has_clock_now) return h->clock_now;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+// os.time([t]): the host's clock; with a table, Lua's own normalisation.
+static int lunette_os_time(lua_State *L) {
+    if (lua_isnoneornil(L, 1)) {
+        lua_pushinteger(L, (lua_Integer)floor(lunette_clock_now(lunette_host_of(L))));
+        return 1;
+    }
+    return lunette_call_stock(L);
+}
+
+// os.date([format [, t]]): Lua's own, with t defaulting to the host's clock.
+static int lunette_os_date(lua_State *L) {
+    if (lua_isnoneornil(L, 2)) {
+        lua_settop(L, 1);
+        lua_pushinteger(L, (lua_Integer)floor(lunette_clock_now(lunette_host_of(L))));
+    }
+    return lunette_call_stock(L);
+}
+
+// os.clock(): CPU seconds used by the current call.
+static int lunette_os_clock(lua_State *L) {
+    lunette_host *h = lunette_host_of(L);
+    uint64_t now = lunette_thread_cpu_ns();
+    lua_pushnumber(L, (lua_Number)(now - h->cpu_start_ns) / 1e9);
+    return 1;
+}
+
+// MARK: - Read-only views
+
+static int lunette_readonly_newindex(lua_State *L) {
+    return luaL_error(L, "attempt to modify read-only table '%s'", lua_tostring(L, lua_upvalueindex(1)));
+}
+
+// __pairs of a view: iterate the real table (upvalue 2) with Lua's next (upvalue 1).
+static int lunette_readonly_pairs(lua_State *L) {
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_pushvalue(L, lua_upvalueindex(2));
+    lua_pushnil(L);
+    return 3;
+}
+
+// Pushes a read-only view of the table at `idx`, named `name` in errors.
+static void lunette_push_readonly(lua_State *L, int idx, const char *name) {
+    idx = lua_absindex(L, idx);
+    lua_createtable(L, 0, 0);                 // the view
+    lua_createtable(L, 0, 4);                 // its metatable
+    lua_pushvalue(L, idx);
+    lua_setfield(L, -2, "__index");
+    lua_pushstring(L, name);
+    lua_pushcclosure(L, lunette_readonly_newindex, 1);
+    lua_setfield(L, -2, "__newindex");
+    lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
+    lua_getfield(L, -1, "next");
+    lua_remove(L, -2);
+    lua_pushvalue(L, idx);
+    lua_pushcclosure(L, lunette_readonly_pairs, 2);
+    lua_setfield(L, -2, "__pairs");
+    lua_pushboolean(L, 0);
+    lua_setfield(L, -2, "__metatable");
+    lua_setmetatable(L, -2);
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &lunette_readonly_key);
+    lua_pushvalue(L, -2);
+    lua_pushboolean(L, 1);
+    lua_rawset(L, -3);
+    lua_pop(L, 1);
+}
+
+// Replaces global `name` (a table) by a read-only view; also what require(name) returns.
+static void lunette_protect(lua_State *L, const char *name) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
+    if (lua_getfield(L, -1, name) != LUA_TTABLE) { lua_pop(L, 2); return; }
+    if (lunette_is_readonly(L, -1)) { lua_pop(L, 2); return; }
+    lunette_push_readonly(L, -1, name);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, -4, name);
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &lunette_modules_key);
+    if (lua_type(L, -1) == LUA_TTABLE) {
+        lua_pushvalue(L, -2);
+        lua_setfield(L, -2, name);
+    }
+    lua_pop(L, 4);
+}
+
+static int lunette_protect_global_protected(lua_State *L) {
+    lunette_protect(L, lua_tostring(L, 1));
+    return 0;
+}
+
+int lunette_protect_global(lua_State *L, const char *name) {
+    lua_pushcfunction(L, lunette_protect_global_protected);
+    lua_pushstring(L, name);
+    return lunette_pcall(L, 1, 0);
+}
+
+static int lunette_add_module_protected(lua_State *L) {
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &lunette_modules_key);
+    if (lua_type(L, -1) != LUA_TTABLE) return 0;     // trusted states use Lua's own require
+    lua_pushvalue(L, 2);
+    lua_setfield(L, -2, lua_tostring(L, 1));
+    return 0;
+}
+
+int lunette_add_module(lua_State *L, const char *name) {
+    lua_pushcfunction(L, lunette_add_module_protected);
+    lua_insert(L, -2);
+    lua_pushstring(L, name);
+    lua_insert(L, -2);
+    return lunette_pcall(L, 2, 0);
+}
+
+// MARK: - Output
+
+// print / log.*: tostring of each argument, tab-separated; counted against
+// the call's output cap, then handed to the sink (upvalue 1) with the level
+// (upvalue 2). warn (upvalue 3 true) concatenates strings and skips "@" controls.
+static int lunette_log(lua_State *L) {
+    lunette_host *h = lunette_host_of(L);
+    int n = lua_gettop(L);
+    int is_warn = lua_toboolean(L, lua_upvalueindex(3));
+    if (is_warn) {
+        luaL_checkstring(L, 1);
+        for (int i = 2; i <= n; i++) luaL_checkstring(L, i);
+        if (n == 1 && lua_tostring(L, 1)[0] == '@') return 0;   // control message
+    }
+    luaL_Buffer b;
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_pushvalue(L, lua_upvalueindex(2));
+    luaL_buffinit(L, &b);
+    for (int i = 1; i <= n; i++) {
+        if (i > 1 && !is_warn) luaL_addchar(&b, '\t');
+        luaL_tolstring(L, i, NULL);
+        luaL_addvalue(&b);
+    }
+    luaL_pushresult(&b);
+    size_t len = lua_rawlen(L, -1);
+    h->output_used += len + 1;
+    if (h->output_limit != 0 && h->output_used > h->output_limit) return lunette_kill(L, LUNETTE_KILL_OUTPUT);
+    lua_call(L, 2, 0);
+    return 0;
+}
+
+static void lunette_push_log(lua_State *L, int sink, int level, int is_warn) {
+    lua_pushvalue(L, sink);
+    lua_pushinteger(L, level);
+    lua_pushboolean(L, is_warn);
+    lua_pushcclosure(L, lunette_log, 3);
+}
+
+static int lunette_install_log_protected(lua_State *L) {
+    static const char *const names[] = { "debug", "info", "warn", "error" };
+    lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
+    lua_createtable(L, 0, 4);
+    for (int level = 0; level < 4; level++) {
+        lunette_push_log(L, 1, level, 0);
+        lua_setfield(L, -2, names[level]);
+    }
+    lua_setfield(L, -2, "log");
+    lunette_push_log(L, 1, 1, 0);
+    lua_setfield(L, -2, "print");
+    lunette_push_log(L, 1, 2, 1);
+    lua_setfield(L, -2, "warn");
+    return 0;
+}
+
+int lunette_install_log(lua_State *L) {
+    lua_pushcfunction(L, lunette_install_log_protected);
+    lua_insert(L, -2);
+    return lunette_pcall(L, 1, 0);
+}
+
+static int lunette_remember_randomseed_protected(lua_State *L) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
+    if (lua_getfield(L, -1, "math") == LUA_TTABLE && lua_getfield(L, -1, "randomseed") == LUA_TFUNCTION) {
+        lua_rawsetp(L, LUA_REGISTRYINDEX, &lunette_randomseed_key);
+    }
+    return 0;
+}
+
+int lunette_remember_randomseed(lua_State *L) {
+    lua_pushcfunction(L, lunette_remember_randomseed_protected);
+    return lunette_pcall(L, 0, 0);
+}
+
+// MARK: - The profile
+
+// Sets field `name` of the table at `t` to a closure of `fn` over the
+// table's current value of `name` (Lua's own function).
+static void lunette_wrap_field(lua_State *L, int t, const char *name, lua_CFunction fn) {
+    t = lua_absindex(L, t);
+    lua_getfield(L, t, name);
+    lua_pushcclosure(L, fn, 1);
+    lua_setfield(L, t, name);
+}
+
+static void lunette_set_field(lua_State *L, int t, const char *name, lua_CFunction fn) {
+    t = lua_absindex(L, t);
+    lua_pushcfunction(L, fn);
+    lua_setfield(L, t, name);
+}
+
+static int lunette_open_sandbox_protected(lua_State *L) {
+    static const struct { const char *name; lua_CFunction open; } libs[] = {
+        { LUA_GNAME, luaopen_base }, { LUA_COLIBNAME, luaopen_coroutine }, { LUA_TABLIBNAME, luaopen_table },
+        { LUA_STRLIBNAME, luaopen_string }, { LUA_MATHLIBNAME, luaopen_math }, { LUA_UTF8LIBNAME, luaopen_utf8 },
+    };
+    for (size_t i = 0; i < sizeof libs / sizeof libs[0]; i++) {
+        luaL_requiref(L, libs[i].name, libs[i].open, 1);
+        lua_pop(L, 1);
+    }
+
+    // Registry: kill messages (made now, so raising a kill allocates nothing),
+    // the set of read-only views, the modules require can return.
+    static const char *const kills[] = {
+        "killed", "deadline exceeded", "memory cap exceeded", "instruction budget exceeded", "output limit exceeded",
+    };
+    lua_createtable(L, 5, 0);
+    for (int i = 0; i < 5; i++) {
+        lua_pushstring(L, kills[i]);
+        lua_rawseti(L, -2, i);
+    }
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &lunette_kill_messages_key);
+    lua_createtable(L, 0, 8);
+    lua_createtable(L, 0, 1);
+    lua_pushliteral(L, "k");
+    lua_setfield(L, -2, "__mode");
+    lua_setmetatable(L, -2);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &lunette_readonly_key);
+    lua_createtable(L, 0, 8);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &lunette_modules_key);
+
+    lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
+    int G = lua_gettop(L);
+
+    // Base library: no files, no collector control; checked load, setmetatable, rawset.
+    static const char *const removed[] = { "dofile", "loadfile", "collectgarbage" };
+    for (size_t i = 0; i < sizeof removed / sizeof removed[0]; i++) {
+        lua_pushnil(L);
+        lua_setfield(L, G, removed[i]);
+    }
+    lunette_wrap_field(L, G, "load", lunette_sandbox_load);
+    lunette_wrap_field(L, G, "setmetatable", lunette_sandbox_setmetatable);
+    lunette_wrap_field(L, G, "rawset", lunette_sandbox_rawset);
+    lunette_set_field(L, G, "pcall", lunette_sandbox_pcall);
+    lunette_set_field(L, G, "xpcall", lunette_sandbox_xpcall);
+    lunette_set_field(L, G, "require", lunette_sandbox_require);
+
+    // coroutine: kill-aware resume, wrap and close.
+    lua_getfield(L, G, LUA_COLIBNAME);
+    lunette_set_field(L, -1, "resume", lunette_sandbox_resume);
+    lunette_set_field(L, -1, "wrap", lunette_sandbox_wrap);
+    lunette_set_field(L, -1, "close", lunette_sandbox_close);
+    lua_pop(L, 1);
+
+    // string and table: guarded functions, in the real tables that the
+    // string metatable's __index points to; no string.dump.
+    lua_getfield(L, G, LUA_STRLIBNAME);
+    lua_getfield(L, G, LUA_TABLIBNAME);
+    lunette_install_guards(L, -2, -1);
+    lua_pushnil(L);
+    lua_setfield(L, -3, "dump");
+    lua_pop(L, 2);
+
+    // os: time, date and clock only, backed by the host's clocks.
+    lua_pushcfunction(L, luaopen_os);
+    lua_call(L, 0, 1);
+    lua_createtable(L, 0, 3);
+    lua_getfield(L, -2, "time");
+    lua_pushcclosure(L, lunette_os_time, 1);
+    lua_setfield(L, -2, "time");
+    lua_getfield(L, -2, "date");
+    lua_pushcclosure(L, lunette_os_date, 1);
+    lua_setfield(L, -2, "date");
+    lunette_set_field(L, -1, "clock", lunette_os_clock);
+    lua_setfield(L, G, "os");
+    lua_pop(L, 1);
+
+    // math.randomseed, for seeding each call.
+    lua_getfield(L, G, LUA_MATHLIBNAME);
+    lua_getfield(L, -1, "randomseed");
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &lunette_randomseed_key);
+    lua_pop(L, 1);
+
+    // Read-only views of the library tables, and of the string metatable:
+    // getmetatable("") returns a read-only stand-in whose __index reads string.
+    static const char *const views[] = { LUA_COLIBNAME, LUA_TABLIBNAME, LUA_STRLIBNAME, LUA_MATHLIBNAME, LUA_UTF8LIBNAME, "os" };
+    for (size_t i = 0; i < sizeof views / sizeof views[0]; i++) lunette_protect(L, views[i]);
+    lua_pushliteral(L, "");
+    lua_getmetatable(L, -1);
+    lua_createtable(L, 0, 1);
+    lua_getfield(L, G, LUA_STRLIBNAME);
+    lua_setfield(L, -2, "__index");
+    lunette_push_readonly(L, -1, "string metatable");
+    lua_setfield(L, -3, "__metatable");
+    lua_pop(L, 3);
+
+    // _G stays the script's own table, but its metatable is fixed: no
+    // setmetatable(_G, ...) to intercept global lookups.
+    lua_createtable(L, 0, 1);
+    lua_pushboolean(L, 0);
+    lua_setfield(L, -2, "__metatable");
+    lua_setmetatable(L, G);
+
+    lua_sethook(L, lunette_hook, LUA_MASKCOUNT, LUNETTE_HOOK_INTERVAL);
+    return 0;
+}
+
+int lunette_open_sandbox(lua_State *L) {
+    lua_pushcfunction(L, lunette_open_sandbox_protected);
+    return lunette_pcall(L, 0, 0);
+}
