@@ -174,7 +174,7 @@ static const char *lunette_close_capture(lunette_matcher *m, const char *s, cons
 static int lunette_capture_index(lunette_matcher *m, int digit) {
     int k = digit - '1';
     if (k < 0 || k >= m->level || m->captures[k].len == CAPTURE_OPEN) {
-        luaL_error(m->L, "invalid capture index %%%d in pattern", k + 1);
+        luaL_error(m->L, "invalid capture index %%%d", k + 1);
     }
     return k;
 }

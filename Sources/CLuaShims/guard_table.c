@@ -67,8 +67,8 @@ static int lunette_table_insert(lua_State *L) {
 static int lunette_table_remove(lua_State *L) {
     lua_Integer size = lunette_length(L, NEED_READ | NEED_WRITE);
     lua_Integer pos = luaL_optinteger(L, 2, size);
-    if (pos != size) {
-        luaL_argcheck(L, (lua_Unsigned)pos - 1u <= (lua_Unsigned)size, 2, "position out of bounds");
+    if (pos != size) {   // Lua 5.4 reports this one as argument #1
+        luaL_argcheck(L, (lua_Unsigned)pos - 1u <= (lua_Unsigned)size, 1, "position out of bounds");
     }
     lua_geti(L, 1, pos);
     for (; pos < size; pos++) {   // shift down
@@ -109,7 +109,7 @@ static int lunette_table_move(lua_State *L) {
 static void lunette_concat_item(lua_State *L, luaL_Buffer *b, lua_Integer i) {
     lua_geti(L, 1, i);
     if (!lua_isstring(L, -1)) {
-        luaL_error(L, "invalid value (at index %I) in table for 'concat'", (LUAI_UACINT)i);
+        luaL_error(L, "invalid value (%s) at index %I in table for 'concat'", luaL_typename(L, -1), (LUAI_UACINT)i);
     }
     luaL_addvalue(b);
 }
