@@ -67,11 +67,20 @@ void lunette_guard_steps(lua_State *L, uint32_t steps) {
     if (h->deadline_ns != 0 && lunette_now_ns() >= h->deadline_ns) lunette_kill(L, LUNETTE_KILL_TIMEOUT);
 }
 
-// After a protected call inside the script failed with `status`: a memory
-// error or a kill goes on up; anything else is the script's to handle.
+int lunette_is_memory_failure(lua_State *L, int status) {
+    if (status == LUA_ERRMEM) return 1;
+    if (!lunette_host_of(L)->last_refused || lua_type(L, -1) != LUA_TSTRING) return 0;
+    size_t len;
+    const char *message = lua_tolstring(L, -1, &len);
+    return len == 17 && memcmp(message, "not enough memory", 17) == 0;
+}
+
+// After a protected call inside the script failed with `status` (error
+// object on top): running out of memory or a kill goes on up; anything
+// else is the script's to handle.
 static void lunette_check_kill(lua_State *L, int status) {
     lunette_host *h = lunette_host_of(L);
-    if (status == LUA_ERRMEM && h->killed == LUNETTE_KILL_NONE) h->killed = LUNETTE_KILL_MEMORY;
+    if (h->killed == LUNETTE_KILL_NONE && lunette_is_memory_failure(L, status)) h->killed = LUNETTE_KILL_MEMORY;
     if (h->killed != LUNETTE_KILL_NONE) lunette_raise_kill(L);
 }
 
@@ -81,6 +90,7 @@ void lunette_call_begin(lua_State *L, const lunette_limits *limits) {
     lunette_host *h = lunette_host_of(L);
     h->killed = LUNETTE_KILL_NONE;
     h->hit_limit = 0;
+    h->last_refused = 0;
     h->peak = h->used;
     h->limit = limits->memory;
     h->output_used = 0;

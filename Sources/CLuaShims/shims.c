@@ -22,8 +22,10 @@ static void *lunette_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
     }
     if (nsize > old && h->limit != 0 && h->in_host == 0 && h->used + (nsize - old) > h->limit) {
         h->hit_limit = 1;
+        h->last_refused = 1;
         return NULL;
     }
+    h->last_refused = 0;
     void *p = realloc(ptr, nsize);
     if (p == NULL) {
         if (h->in_host > 0) {
@@ -33,7 +35,9 @@ static void *lunette_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
         return NULL;
     }
     h->used = h->used - old + nsize;
-    if (h->used > h->peak) h->peak = h->used;
+    // The peak is the script's: host-mode allocations (arguments, the
+    // traceback of a failure) are not counted, so it never passes the cap.
+    if (h->used > h->peak && h->in_host == 0) h->peak = h->used;
     return p;
 }
 
@@ -117,6 +121,7 @@ int lunette_pcall(lua_State *L, int nargs, int nresults) {
     h->in_host = 0;
     int status = lua_pcall(L, nargs, nresults, base);
     h->in_host = saved;
+    if (status != LUA_OK && lunette_is_memory_failure(L, status)) h->killed = LUNETTE_KILL_MEMORY;
     lua_remove(L, base);
     return status;
 }

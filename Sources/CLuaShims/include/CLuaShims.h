@@ -38,6 +38,7 @@ typedef struct lunette_host {
     int has_clock_now;          ///< 0: os.time / os.date read the system clock
     uint32_t guard_steps;       ///< work of guarded C functions since the last clock check
     int close_depth;            ///< nesting of coroutine.close (see lunette_open_sandbox)
+    int last_refused;           ///< the last allocation was refused by the cap
 } lunette_host;
 
 /// Why a call was ended by the host. A kill cannot be caught by the script.
@@ -102,6 +103,12 @@ int lunette_remember_randomseed(lua_State *L);
 /// For guarded C functions: counts `steps` units of work and, every few
 /// thousand, checks the call's deadline; raises the kill when it has passed.
 void lunette_guard_steps(lua_State *L, uint32_t steps);
+
+/// True when a failure with `status` (error object on top) was running out
+/// of memory: LUA_ERRMEM, or the auxiliary library's "not enough memory"
+/// error right after the cap refused an allocation (string buffers raise a
+/// plain error instead of LUA_ERRMEM).
+int lunette_is_memory_failure(lua_State *L, int status);
 
 /// Raises the error of the call's kill (h->killed must be set). Never returns.
 int lunette_raise_kill(lua_State *L);

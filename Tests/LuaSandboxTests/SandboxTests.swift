@@ -1,0 +1,282 @@
+import LuaSandbox
+import Testing
+
+/// Runs `source` in a fresh sandbox with small limits; returns how it ended.
+private func sandboxed(_ source: String, limits: LuaLimits = LuaLimits(memory: 4 << 20, timeout: .milliseconds(50), output: 4096),
+                       seed: Int64 = 0, now: Double? = nil) throws -> (LuaState, Result<[LuaValue], LuaError>) {
+    let state = try LuaState(profile: .sandbox)
+    state.logHandler = { _, _ in }
+    state.options = LuaCallOptions(limits: limits, randomSeed: seed, now: now)
+    let chunk = try state.load(source, name: "script.lua")
+    do { return (state, .success(try state.call(chunk))) } catch { return (state, .failure(error)) }
+}
+
+/// The error of a sandboxed run that must fail.
+private func failure(_ source: String, limits: LuaLimits = LuaLimits(memory: 4 << 20, timeout: .milliseconds(50), output: 4096),
+                     sourceLocation: SourceLocation = #_sourceLocation) throws -> LuaError? {
+    let (state, result) = try sandboxed(source, limits: limits)
+    // Whatever happened, the state still serves a plain call afterwards.
+    #expect(try state.run("return 6 * 7") == [42], sourceLocation: sourceLocation)
+    if case .failure(let error) = result { return error }
+    Issue.record("expected the script to fail", sourceLocation: sourceLocation)
+    return nil
+}
+
+/// True when the run ended at its deadline (generously bounded: timing
+/// figures belong to scripts/bench, not unit tests).
+private func isTimeout(_ error: LuaError?) -> Bool {
+    guard case .timeout(let t) = error else { return false }
+    return t.limit == .milliseconds(50) && t.elapsed >= .milliseconds(50) && t.elapsed < .seconds(2)
+}
+
+@Suite("A deadline ends loops wherever a script can run code, and cannot be caught")
+struct DeadlineTests {
+    @Test(arguments: [
+        "while true do end",
+        "while true do pcall(function() while true do end end) end",
+        "while true do xpcall(function() while true do end end, function() while true do end end) end",
+        "while true do xpcall(function() error('x') end, function() while true do end end) end",
+        "while true do local co = coroutine.create(function() while true do end end); coroutine.resume(co) end",
+        "while true do local f = coroutine.wrap(function() while true do coroutine.yield() end end); for _ = 1, 1e6 do pcall(f) end end",
+        "local t = setmetatable({}, { __index = function() while true do end end }); return t.x",
+        "local t = setmetatable({}, { __eq = function() while true do end end }); return t == setmetatable({}, getmetatable(t))",
+        "local t = setmetatable({}, { __lt = function() while true do end end }); return t < t",
+        "local t = setmetatable({}, { __concat = function() while true do end end }); return t .. 'x'",
+        "local t = setmetatable({}, { __len = function() while true do end end }); return #t",
+        "do local x <close> = setmetatable({}, { __close = function() while true do end end }); error('boom') end",
+        "while true do pcall(function() local x <close> = setmetatable({}, { __close = function() while true do end end }) end) end",
+        "table.sort({ 3, 2, 1 }, function() while true do end end)",
+        "string.gsub('aaa', 'a', function() while true do end end)",
+        "print(setmetatable({}, { __tostring = function() while true do end end }))",
+        "while true do pcall(error, setmetatable({}, { __tostring = function() while true do end end })) end",
+        "local co = coroutine.wrap(function() while true do end end); while true do pcall(co) end",
+        "while true do local co = coroutine.create(function() local x <close> = setmetatable({}, { __close = function() while true do end end }); coroutine.yield() end); coroutine.resume(co); pcall(coroutine.close, co) end",
+    ])
+    func loopEndsAtTheDeadline(_ source: String) throws {
+        let error = try failure(source)
+        #expect(isTimeout(error), "\(String(describing: error))")
+    }
+
+    @Test(arguments: [
+        "string.find(string.rep('a', 30), string.rep('.-', 12) .. 'b')",
+        "string.match(string.rep('x', 100), string.rep('x?', 100) .. string.rep('x', 100))",
+        "for _ in string.gmatch(string.rep('a', 1e4), '.-.-.-.-b$') do end",
+        "string.gsub(string.rep('x', 1000), string.rep('x.*', 20) .. 'y', '')",
+        "local s = string.rep('a', 1e6); while true do s:find(string.rep('a', 1000) .. 'b', 1, true) end",
+        "table.move({}, 1, 1e15, 2)",
+        "table.move(setmetatable({}, { __index = rawlen }), 1, 1e15, 1, setmetatable({}, { __newindex = rawequal }))",
+        "table.insert(setmetatable({}, { __len = function() return 1e15 end }), 1, 'x')",
+        "table.remove(setmetatable({}, { __len = function() return 1e15 end }), 1)",
+        "table.concat(setmetatable({}, { __index = function() return '' end, __len = function() return 1e15 end }))",
+        "table.sort(setmetatable({}, { __len = function() return 2^31 - 2 end, __index = function() return 1 end, __newindex = rawequal }), rawequal)",
+    ])
+    func cpuInsideCFunctionsEndsAtTheDeadline(_ source: String) throws {
+        let error = try failure(source)
+        #expect(isTimeout(error), "\(String(describing: error))")
+    }
+
+    @Test func emptyRepeatsReturnAtOnce() throws {
+        let (_, result) = try sandboxed("return #string.rep('', math.maxinteger), #('') :rep(1e18, '')")
+        #expect(try result.get() == [0, 0])
+    }
+
+    @Test func instructionBudgetEndsTheCall() throws {
+        let error = try failure("local n = 0; while true do n = n + 1 end", limits: LuaLimits(instructions: 100_000))
+        guard case .timeout(let t) = error else {
+            Issue.record("expected a timeout, got \(String(describing: error))")
+            return
+        }
+        #expect(t.instructionLimit == 100_000)
+        #expect(error?.message.hasPrefix("instruction budget exceeded: limit 100000 instructions") == true)
+    }
+
+    @Test func deadlineIsPerCallNotPerState() throws {
+        let state = try LuaState(profile: .sandbox)
+        state.options.limits.timeout = .milliseconds(200)
+        let spin = try state.load("local t = os.clock(); while os.clock() - t < 0.05 do end; return true", name: "spin.lua")
+        for _ in 0..<6 { #expect(try state.call(spin) == [true]) }   // 6 × 50 ms > 200 ms in all
+    }
+}
+
+@Suite("Memory caps end the call and cannot be caught")
+struct MemoryCapTests {
+    @Test(arguments: [
+        "local s = 'x'; while true do s = s .. s end",
+        "local t = {}; for i = 1, math.maxinteger do t[i] = i end",
+        "local t = {}; for i = 1, math.maxinteger do t['k' .. i] = true end",
+        "while true do pcall(function() local t = {}; for i = 1, math.maxinteger do t[i] = i end end) end",
+        "while true do coroutine.resume(coroutine.create(function() local s = 'x'; while true do s = s .. s end end)) end",
+        "while true do pcall(string.rep, 'x', 2^30 // 1) end",
+        "while true do pcall(string.pack, 'c2000000000', '') end",
+        "local f = coroutine.wrap(function() local t = {}; for i = 1, math.maxinteger do t[i] = {} end end); while true do pcall(f) end",
+    ])
+    func bombEndsWithTheCap(_ source: String) throws {
+        let error = try failure(source)
+        guard case .memory(let m) = error else {
+            Issue.record("expected a memory error, got \(String(describing: error))")
+            return
+        }
+        #expect(m.limit == 4 << 20)
+        #expect(m.peak <= 4 << 20)
+        #expect(m.peak > 0)
+    }
+
+    @Test func garbageIsNotAKill() throws {
+        // Allocates far more than the cap in all, little at once.
+        let (_, result) = try sandboxed("local n = 0; for i = 1, 2000 do local s = string.rep('x', 10000) .. i; n = n + #s end; return n",
+                                        limits: LuaLimits(memory: 4 << 20, timeout: .seconds(10)))
+        #expect(try result.get().first?.integerValue ?? 0 > 20_000_000)
+    }
+}
+
+@Suite("Output is capped per call")
+struct OutputCapTests {
+    @Test func floodFailsTheCallAfterTheCap() throws {
+        let state = try LuaState(profile: .sandbox)
+        var bytes = 0
+        state.logHandler = { _, line in bytes += line.count + 1 }
+        state.options.limits = LuaLimits(output: 1000)
+        let chunk = try state.load("for i = 1, 1e6 do pcall(log.info, string.rep('L', 99)) end", name: "flood.lua")
+        let error = luaError { try state.call(chunk) }
+        #expect(error?.status == "error")
+        #expect(error?.message == "output limit exceeded: the call printed or logged more than 1000 bytes")
+        #expect(bytes == 1000)
+        #expect(try state.run("print('next call'); return 1") == [1])
+    }
+
+    @Test func levelsReachTheHandler() throws {
+        let harness = try Harness(profile: .sandbox)
+        try harness.run("print('a', 1, nil); log.debug('d'); log.warn('w', 2); log.error('e'); warn('x', 'y'); warn('@on')")
+        #expect(harness.printed == ["a\t1\tnil", "[debug] d", "[warn] w\t2", "[error] e", "[warn] xy"])
+    }
+}
+
+@Suite("Scripts cannot reach outside the sandbox or change what others share")
+struct EscapeTests {
+    @Test func removedFunctionsAreAbsent() throws {
+        let (_, result) = try sandboxed("""
+            return io, debug, package, collectgarbage, dofile, loadfile, string.dump, ('').dump,
+                   os.execute, os.getenv, os.exit, os.remove, os.difftime
+            """)
+        #expect(try result.get().allSatisfy { $0 == .nil })
+    }
+
+    @Test func binaryChunksNeverLoad() throws {
+        let (_, result) = try sandboxed("""
+            local bytecode = "\\27Lua\\84\\0\\25\\147\\13\\10\\26\\10\\4\\8\\8\\120\\86"
+            local a, b = load(bytecode)
+            local c, d = load(bytecode, "x", "b")
+            local e, f = load(bytecode, "x", "bt")
+            return a, b, c, d, e, f
+            """)
+        let values = try result.get()
+        #expect(values == [.nil, "attempt to load a binary chunk (mode is 't')", .nil, "attempt to load a binary chunk (mode is 't')",
+                           .nil, "attempt to load a binary chunk (mode is 't')"])
+    }
+
+    @Test func loadedChunksSeeTheSandboxGlobals() throws {
+        let (_, result) = try sandboxed("secret = 1; return load('return secret, io, debug')()")
+        #expect(try result.get() == [1, .nil, .nil])
+    }
+
+    @Test(arguments: [
+        ("string.upper = nil", "attempt to modify read-only table 'string'"),
+        ("rawset(string, 'upper', nil)", "attempt to modify a read-only table"),
+        ("table.insert = print", "attempt to modify read-only table 'table'"),
+        ("math.pi = 3", "attempt to modify read-only table 'math'"),
+        ("os.time = nil", "attempt to modify read-only table 'os'"),
+        ("log.info = nil", "attempt to modify read-only table 'log'"),
+        ("setmetatable(string, {})", "cannot change a protected metatable"),
+        ("getmetatable('').__index = {}", "attempt to modify read-only table 'string metatable'"),
+        ("getmetatable('').__index.upper = nil", "attempt to modify read-only table 'string'"),
+        ("setmetatable(_G, { __index = function() return 1 end })", "cannot change a protected metatable"),
+        ("setmetatable({}, { __gc = function() end })", "metatables with __gc are not allowed in the sandbox"),
+        ("require('io')", "module 'io' not found (only bundle and host modules can be required)"),
+    ])
+    func tamperingFails(_ source: String, _ message: String) throws {
+        let error = try failure(source)
+        #expect(error?.message.contains(message) == true, "\(String(describing: error))")
+    }
+
+    @Test func librariesStillReadAndIterate() throws {
+        let (_, result) = try sandboxed("""
+            local n = 0
+            for k, v in pairs(string) do n = n + 1 end
+            return n > 10, ('abc'):upper(), require('string') == string, getmetatable('').__index.upper('x'), #math.pi == nil
+            """.replacingOccurrences(of: ", #math.pi == nil", with: ""))
+        #expect(try result.get() == [true, "ABC", true, "X"])
+    }
+
+    @Test func argumentErrorsNameTheLibraryFunction() throws {
+        let (_, result) = try sandboxed("return select(2, pcall(string.rep)), select(2, pcall(table.concat, {}, {}))")
+        #expect(try result.get() == ["bad argument #1 to 'string.rep' (string expected, got no value)",
+                                     "bad argument #2 to 'table.concat' (string expected, got table)"])
+    }
+
+    @Test func deepRecursionIsAnErrorNotACrash() throws {
+        let (_, result) = try sandboxed("""
+            local t = setmetatable({}, { __index = function(t, k) return t[k] end })
+            local a = select(2, pcall(function() return t.x end))
+            local b = select(2, load('return ' .. string.rep('(', 1e5) .. '1' .. string.rep(')', 1e5)))
+            local chain = coroutine.create(function() end)
+            for i = 1, 20000 do
+              local inner = chain
+              chain = coroutine.create(function()
+                local x <close> = setmetatable({}, { __close = function()
+                  local ok, err = coroutine.close(inner)
+                  if not ok then error(err, 0) end
+                end })
+                coroutine.yield()
+              end)
+              coroutine.resume(chain)
+            end
+            local d = select(2, coroutine.close(chain))
+            return a, b, d
+            """, limits: LuaLimits(memory: 64 << 20, timeout: .seconds(5)))
+        let values = try result.get()
+        #expect(values[0].stringValue?.hasSuffix("C stack overflow") == true, "\(values)")
+        #expect(values[1].stringValue?.contains("C stack overflow") == true, "\(values)")
+        #expect(values[2].stringValue?.hasSuffix("too many nested coroutine.close calls") == true, "\(values)")
+        // A million Lua stack slots: "stack overflow", or the cap first.
+        let error = try failure("local function f() return 1 + f() end; error(select(2, pcall(f)))",
+                                limits: LuaLimits(memory: 32 << 20, timeout: .seconds(5)))
+        switch error {
+        case .memory(let m): #expect(m.limit == 32 << 20)
+        case .runtime(let r): #expect(r.message.hasSuffix("stack overflow"), "\(r)")
+        default: Issue.record("unexpected \(String(describing: error))")
+        }
+    }
+
+    @Test func hostileErrorObjectsAreDescribedWithoutRunningThem() throws {
+        let looping = try failure("error(setmetatable({}, { __tostring = function() while true do end end }))")
+        #expect(looping?.message == "(error object is a table value)")
+        let huge = try failure("error(string.rep('E', 8 * 1024 * 1024))")
+        #expect((huge?.message.utf8.count ?? 0) < 20_000)
+        let none = try failure("error(nil)")
+        #expect(none?.message == "(error object is a nil value)")
+    }
+}
+
+@Suite("Calls replay exactly")
+struct DeterminismTests {
+    @Test func randomIsSeededPerCall() throws {
+        let draw = "local t = {}; for i = 1, 5 do t[i] = math.random(1000) end; return t"
+        let (_, a) = try sandboxed(draw, seed: 7)
+        let (_, b) = try sandboxed(draw, seed: 7)
+        let (_, c) = try sandboxed(draw, seed: 8)
+        #expect(try a.get() == b.get())
+        #expect(try a.get() != c.get())
+        // Two calls on one state start from the same seed, too.
+        let state = try LuaState(profile: .sandbox)
+        state.options.randomSeed = 7
+        let chunk = try state.load(draw, name: "draw.lua")
+        #expect(try state.call(chunk) == a.get())
+        #expect(try state.call(chunk) == a.get())
+    }
+
+    @Test func osTimeAndDateReadTheCallsClock() throws {
+        let (_, result) = try sandboxed("return os.time(), os.date('!%Y-%m-%dT%H:%M:%S'), os.date('!*t').year, os.clock() < 1",
+                                        now: 1_795_254_600.75)
+        #expect(try result.get() == [1_795_254_600, "2026-11-21T09:50:00", 2026, true])
+    }
+}
