@@ -30,6 +30,14 @@ func runBaseline() throws -> [String: Double] {
     return figures
 }
 
+func reportAgainst(_ title: String, _ unit: String, baselineName: String, baseline: Double, name: String, value: Double, goal: Double) {
+    let ratio = value / baseline
+    var line = "\(title.padding(toLength: 44, withPad: " ", startingAt: 0))"
+    line += " \(baselineName) \(figure(baseline)) \(unit)   \(name) \(figure(value)) \(unit)   ratio \(figure(ratio, decimals: 2))"
+    line += ratio <= goal ? "   (goal ≤ \(figure(goal, decimals: 2)): met)" : "   (goal ≤ \(figure(goal, decimals: 2)): MISSED)"
+    print(line)
+}
+
 func report(_ title: String, _ unit: String, baseline: Double, lunette: Double, goal: Double?) {
     let ratio = lunette / baseline
     var line = "\(title.padding(toLength: 44, withPad: " ", startingAt: 0))"
@@ -59,6 +67,18 @@ do {
     print("Lua boundary (median of \(rounds) round(s); lower is better)")
     report("call returning a 10-field entry (per call)", "ns", baseline: median(cCall), lunette: median(lCall), goal: 1.5)
     report("fresh state + libraries (+ 20-fn module)", "µs", baseline: median(cFresh), lunette: median(lFresh), goal: nil)
+
+    print("\nSandbox cost (sandbox with every limit on vs trusted with none; median of 3 rounds)")
+    let fib = try SandboxBenchmark.compare(SandboxBenchmark.fib, rounds: quick ? 3 : 7)
+    reportAgainst("fib(27)", "ms", baselineName: "trusted", baseline: fib.trusted, name: "sandbox", value: fib.sandbox, goal: 1.10)
+    let strings = try SandboxBenchmark.compare(SandboxBenchmark.strings, rounds: quick ? 3 : 7)
+    reportAgainst("string loop (find, gsub, format)", "ms", baselineName: "trusted", baseline: strings.trusted,
+                  name: "sandbox", value: strings.sandbox, goal: 1.25)
+    let deadline = quick ? 200 : 1000
+    let overshoot = try SandboxBenchmark.worstOvershoot(deadline: .milliseconds(deadline))
+    let met = overshoot.ms <= 100 ? "met" : "MISSED"
+    print("worst overshoot past a \(deadline) ms deadline over \(overshoot.count) hostile scripts: "
+          + "\(figure(overshoot.ms)) ms (\(overshoot.script))   (goal ≤ 100 ms: \(met))")
 } catch {
     FileHandle.standardError.write(Data("lunette-bench: \(error)\n".utf8))
     exit(1)
