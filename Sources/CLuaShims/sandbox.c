@@ -32,6 +32,7 @@ static uint64_t lunette_thread_cpu_ns(void) {
 
 int lunette_raise_kill(lua_State *L) {
     lunette_host *h = lunette_host_of(L);
+    if (h->sandboxed) lunette_arm_hook(L, 1);
     // Pushing a string made at setup allocates nothing, so this works at the cap.
     lua_rawgetp(L, LUA_REGISTRYINDEX, &lunette_kill_messages_key);
     lua_rawgeti(L, -1, h->killed);
@@ -45,17 +46,34 @@ static int lunette_kill(lua_State *L, int reason) {
     return lunette_raise_kill(L);
 }
 
-// The count hook: installed before any script code runs, copied into every
-// coroutine by lua_newthread. Keeps raising once the call is killed.
+// The count hook. It is on while a call is being ended (every instruction,
+// so no __close handler or metamethod can prolong it), or every
+// LUNETTE_HOOK_INTERVAL instructions for an instruction budget. Found on a
+// thread with nothing to do (armed in an earlier call), it switches itself off.
 static void lunette_hook(lua_State *L, lua_Debug *ar) {
     (void)ar;
     lunette_host *h = lunette_host_of(L);
     if (h->killed != LUNETTE_KILL_NONE) lunette_raise_kill(L);
+    if (h->fired) lunette_kill(L, LUNETTE_KILL_TIMEOUT);
+    if (h->hook_always && h->deadline_ns != 0 && lunette_now_ns() >= h->deadline_ns) lunette_kill(L, LUNETTE_KILL_TIMEOUT);
     if (h->instructions_left >= 0) {
         h->instructions_left -= LUNETTE_HOOK_INTERVAL;
         if (h->instructions_left < 0) lunette_kill(L, LUNETTE_KILL_INSTRUCTIONS);
     }
-    if (h->deadline_ns != 0 && lunette_now_ns() >= h->deadline_ns) lunette_kill(L, LUNETTE_KILL_TIMEOUT);
+    if (!h->hook_always) lua_sethook(L, NULL, 0, 0);
+}
+
+void lunette_arm_hook(lua_State *L, int count) {
+    lua_sethook(L, lunette_hook, LUA_MASKCOUNT, count);
+}
+
+// Before running Lua thread `L` (a coroutine being resumed, or the resumer
+// again): make it the call's running thread and give it the hook it needs.
+static void lunette_enter_thread(lunette_host *h, lua_State *L) {
+    h->running = L;
+    if (!h->sandboxed) return;
+    if (h->fired || h->killed != LUNETTE_KILL_NONE) lunette_arm_hook(L, 1);
+    else if (h->hook_always && lua_gethook(L) != lunette_hook) lunette_arm_hook(L, LUNETTE_HOOK_INTERVAL);
 }
 
 void lunette_guard_steps(lua_State *L, uint32_t steps) {
@@ -64,7 +82,7 @@ void lunette_guard_steps(lua_State *L, uint32_t steps) {
     if (h->guard_steps < 4096) return;
     h->guard_steps = 0;
     if (h->killed != LUNETTE_KILL_NONE) lunette_raise_kill(L);
-    if (h->deadline_ns != 0 && lunette_now_ns() >= h->deadline_ns) lunette_kill(L, LUNETTE_KILL_TIMEOUT);
+    if (h->fired || (h->deadline_ns != 0 && lunette_now_ns() >= h->deadline_ns)) lunette_kill(L, LUNETTE_KILL_TIMEOUT);
 }
 
 int lunette_is_memory_failure(lua_State *L, int status) {
@@ -86,41 +104,89 @@ static void lunette_check_kill(lua_State *L, int status) {
 
 // MARK: - Calls
 
+// Seeds math.random with the call's seed (Lua's own randomseed, kept in the
+// registry; it allocates nothing).
+static void lunette_seed_random(lua_State *L, lunette_host *h) {
+    h->seed_pending = 0;
+    if (!lua_checkstack(L, 3)) return;
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &lunette_randomseed_key);
+    if (lua_type(L, -1) != LUA_TFUNCTION) {
+        lua_pop(L, 1);
+        return;
+    }
+    lua_pushinteger(L, h->seed);
+    if (lua_pcall(L, 1, 0, 0) != LUA_OK) lua_pop(L, 1);   // cannot fail for an integer
+}
+
 void lunette_call_begin(lua_State *L, const lunette_limits *limits) {
     lunette_host *h = lunette_host_of(L);
     h->killed = LUNETTE_KILL_NONE;
+    h->fired = 0;
     h->hit_limit = 0;
     h->last_refused = 0;
     h->peak = h->used;
     h->limit = limits->memory;
     h->output_used = 0;
     h->output_limit = limits->output;
-    h->instructions_left = limits->instructions;
+    h->instructions_left = h->sandboxed ? limits->instructions : -1;
     h->guard_steps = 0;
     h->close_depth = 0;
     h->clock_now = limits->clock_now;
     h->has_clock_now = limits->has_clock_now;
-    h->cpu_start_ns = lunette_thread_cpu_ns();
-    // Seed math.random (host mode: this allocates nothing and cannot fail).
-    lua_rawgetp(L, LUA_REGISTRYINDEX, &lunette_randomseed_key);
-    if (lua_type(L, -1) == LUA_TFUNCTION) {
-        lua_pushinteger(L, limits->random_seed);
-        if (lua_pcall(L, 1, 0, 0) != LUA_OK) lua_pop(L, 1);
-    } else {
-        lua_pop(L, 1);
-    }
+    h->cpu_start_ns = 0;   // read on first use (lunette_os_clock)
+    h->running = L;
+    h->seed = limits->random_seed;
+    // The sandbox seeds on the call's first use of math.random; a trusted
+    // state's math is Lua's own, so seed it now.
+    if (h->sandboxed) h->seed_pending = 1;
+    else lunette_seed_random(L, h);
     h->start_ns = lunette_now_ns();
-    h->deadline_ns = limits->timeout_ns != 0 ? h->start_ns + limits->timeout_ns : 0;
+    h->deadline_ns = (h->sandboxed && limits->timeout_ns != 0) ? h->start_ns + limits->timeout_ns : 0;
+    // The watchdog ends the call at its deadline; the hook stays off until
+    // then unless an instruction budget needs it (or the watchdog is full).
+    int watched = lunette_watch_begin(h, h->deadline_ns);
+    h->hook_always = h->sandboxed && (h->instructions_left >= 0 || (h->deadline_ns != 0 && !watched));
+    if (h->hook_always) lunette_arm_hook(L, LUNETTE_HOOK_INTERVAL);
+    else lua_sethook(L, NULL, 0, 0);
 }
 
 uint64_t lunette_call_end(lua_State *L) {
     lunette_host *h = lunette_host_of(L);
     uint64_t elapsed = lunette_now_ns() - h->start_ns;
+    lunette_watch_end(h);
+    lua_sethook(L, NULL, 0, 0);
     h->deadline_ns = 0;
     h->instructions_left = -1;
+    h->hook_always = 0;
     h->output_limit = 0;
     h->limit = 0;
+    h->running = NULL;
     return elapsed;
+}
+
+// math.random / math.randomseed in the sandbox (upvalue 1: Lua's generator
+// state, as Lua's own functions expect; upvalue 2: Lua's function).
+static int lunette_sandbox_random(lua_State *L) {
+    lunette_host *h = lunette_host_of(L);
+    if (h->seed_pending) lunette_seed_random(L, h);
+    lua_CFunction stock = lua_tocfunction(L, lua_upvalueindex(2));
+    return stock(L);
+}
+
+static int lunette_sandbox_randomseed(lua_State *L) {
+    lunette_host_of(L)->seed_pending = 0;
+    lua_CFunction stock = lua_tocfunction(L, lua_upvalueindex(2));
+    return stock(L);
+}
+
+// Replaces math[name] by `fn` over the same generator state.
+static void lunette_wrap_random(lua_State *L, int math, const char *name, lua_CFunction fn) {
+    math = lua_absindex(L, math);
+    lua_getfield(L, math, name);
+    lua_getupvalue(L, -1, 1);
+    lua_insert(L, -2);
+    lua_pushcclosure(L, fn, 2);
+    lua_setfield(L, math, name);
 }
 
 // MARK: - pcall, xpcall
@@ -189,7 +255,10 @@ static int lunette_resume(lua_State *L, lua_State *co, int nargs, int *status) {
     }
     lua_xmove(L, co, nargs);
     int nresults = 0;
+    lunette_host *h = lunette_host_of(L);
+    lunette_enter_thread(h, co);
     *status = lua_resume(co, L, nargs, &nresults);
+    lunette_enter_thread(h, L);
     if (*status == LUA_OK || *status == LUA_YIELD) {
         if (!lua_checkstack(L, nresults + 1)) {
             lua_pop(co, nresults);
@@ -229,7 +298,10 @@ static int lunette_wrapped(lua_State *L) {
     lunette_check_kill(L, status);
     int co_status = lua_status(co);
     if (co_status != LUA_OK && co_status != LUA_YIELD) {   // the coroutine died: close it
+        lunette_host *h = lunette_host_of(L);
+        lunette_enter_thread(h, co);
         co_status = lua_resetthread(co);
+        lunette_enter_thread(h, L);
         lua_xmove(co, L, 1);
         lunette_check_kill(L, co_status);
     }
@@ -277,7 +349,9 @@ static int lunette_sandbox_close(lua_State *L) {
     if (state != NULL) return luaL_error(L, "cannot close a %s coroutine", state);
     if (h->close_depth >= LUNETTE_MAX_CLOSE_DEPTH) return luaL_error(L, "too many nested coroutine.close calls");
     h->close_depth++;
+    lunette_enter_thread(h, co);
     int status = lua_resetthread(co);
+    lunette_enter_thread(h, L);
     h->close_depth--;
     if (status == LUA_OK) {
         lua_pushboolean(L, 1);
@@ -374,10 +448,18 @@ static int lunette_os_date(lua_State *L) {
     return lunette_call_stock(L);
 }
 
-// os.clock(): CPU seconds used by the current call.
+// os.clock(): CPU seconds used by the current call. Reading a thread's CPU
+// time is a system call (about 0.7 µs here), so it is read on the call's
+// first os.clock, and the time before that counts as the wall time since the
+// call began (a script runs on its thread without pause until then, unless
+// the machine is busy or a host function blocks).
 static int lunette_os_clock(lua_State *L) {
     lunette_host *h = lunette_host_of(L);
     uint64_t now = lunette_thread_cpu_ns();
+    if (h->cpu_start_ns == 0) {
+        uint64_t wall = lunette_now_ns() - h->start_ns;
+        h->cpu_start_ns = now > wall ? now - wall : 1;
+    }
     lua_pushnumber(L, (lua_Number)(now - h->cpu_start_ns) / 1e9);
     return 1;
 }
@@ -631,10 +713,12 @@ static int lunette_open_sandbox_protected(lua_State *L) {
     lua_setfield(L, G, "os");
     lua_pop(L, 1);
 
-    // math.randomseed, for seeding each call.
+    // math.random is seeded with the call's seed when first used in the call.
     lua_getfield(L, G, LUA_MATHLIBNAME);
     lua_getfield(L, -1, "randomseed");
     lua_rawsetp(L, LUA_REGISTRYINDEX, &lunette_randomseed_key);
+    lunette_wrap_random(L, -1, "random", lunette_sandbox_random);
+    lunette_wrap_random(L, -1, "randomseed", lunette_sandbox_randomseed);
     lua_pop(L, 1);
 
     // Read-only views of the library tables, and of the string metatable:
@@ -657,7 +741,7 @@ static int lunette_open_sandbox_protected(lua_State *L) {
     lua_setfield(L, -2, "__metatable");
     lua_setmetatable(L, G);
 
-    lua_sethook(L, lunette_hook, LUA_MASKCOUNT, LUNETTE_HOOK_INTERVAL);
+    lunette_host_of(L)->sandboxed = 1;
     return 0;
 }
 

@@ -52,6 +52,7 @@ static int lunette_panic(lua_State *L) {
 lua_State *lunette_newstate(lunette_host *host) {
     host->in_host = 1;
     host->instructions_left = -1;
+    host->watch_slot = -1;
     lua_State *L = lua_newstate(lunette_alloc, host);
     if (L != NULL) lua_atpanic(L, lunette_panic);
     return L;
@@ -118,8 +119,11 @@ int lunette_pcall(lua_State *L, int nargs, int nresults) {
     lua_pushcfunction(L, lunette_msgh);
     lua_insert(L, base);
     int saved = h->in_host;
+    lua_State *running = h->running;
     h->in_host = 0;
+    h->running = L;
     int status = lua_pcall(L, nargs, nresults, base);
+    h->running = running;
     h->in_host = saved;
     if (status != LUA_OK && lunette_is_memory_failure(L, status)) h->killed = LUNETTE_KILL_MEMORY;
     lua_remove(L, base);

@@ -111,7 +111,7 @@ struct MemoryCapTests {
         "local f = coroutine.wrap(function() local t = {}; for i = 1, math.maxinteger do t[i] = {} end end); while true do pcall(f) end",
     ])
     func bombEndsWithTheCap(_ source: String) throws {
-        let error = try failure(source)
+        let error = try failure(source, limits: LuaLimits(memory: 4 << 20, timeout: .seconds(5)))
         guard case .memory(let m) = error else {
             Issue.record("expected a memory error, got \(String(describing: error))")
             return

@@ -37,9 +37,10 @@ enum SandboxBenchmark {
         return (median(samples), result)
     }
 
-    /// Sandbox (all limits on) against trusted (none), alternating rounds.
-    static func compare(_ source: String, rounds: Int) throws -> (sandbox: Double, trusted: Double) {
-        let limits = LuaLimits(memory: 30 << 20, timeout: .seconds(60), instructions: 1 << 40, output: 64 << 10)
+    /// Sandbox (deadline, memory cap, output cap; plus an instruction budget
+    /// when `budget`) against trusted (no limits), alternating rounds.
+    static func compare(_ source: String, rounds: Int, budget: Bool = false) throws -> (sandbox: Double, trusted: Double) {
+        let limits = LuaLimits(memory: 30 << 20, timeout: .seconds(60), instructions: budget ? 1 << 40 : nil, output: 64 << 10)
         var sandbox: [Double] = [], trusted: [Double] = []
         for _ in 0..<3 {
             let (s, a) = try milliseconds(source, profile: .sandbox, limits: limits, rounds: rounds)

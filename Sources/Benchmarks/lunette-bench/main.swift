@@ -68,12 +68,15 @@ do {
     report("call returning a 10-field entry (per call)", "ns", baseline: median(cCall), lunette: median(lCall), goal: 1.5)
     report("fresh state + libraries (+ 20-fn module)", "µs", baseline: median(cFresh), lunette: median(lFresh), goal: nil)
 
-    print("\nSandbox cost (sandbox with every limit on vs trusted with none; median of 3 rounds)")
+    print("\nSandbox cost (sandbox with deadline, memory and output caps vs trusted with none; median of 3 rounds)")
     let fib = try SandboxBenchmark.compare(SandboxBenchmark.fib, rounds: quick ? 3 : 7)
     reportAgainst("fib(27)", "ms", baselineName: "trusted", baseline: fib.trusted, name: "sandbox", value: fib.sandbox, goal: 1.10)
     let strings = try SandboxBenchmark.compare(SandboxBenchmark.strings, rounds: quick ? 3 : 7)
     reportAgainst("string loop (find, gsub, format)", "ms", baselineName: "trusted", baseline: strings.trusted,
                   name: "sandbox", value: strings.sandbox, goal: 1.25)
+    let budgeted = try SandboxBenchmark.compare(SandboxBenchmark.fib, rounds: quick ? 3 : 7, budget: true)
+    print("fib(27) + instruction budget (hook on; info)".padding(toLength: 45, withPad: " ", startingAt: 0)
+          + "trusted \(figure(budgeted.trusted)) ms   sandbox \(figure(budgeted.sandbox)) ms   ratio \(figure(budgeted.sandbox / budgeted.trusted, decimals: 2))")
     let deadline = quick ? 200 : 1000
     let overshoot = try SandboxBenchmark.worstOvershoot(deadline: .milliseconds(deadline))
     let met = overshoot.ms <= 100 ? "met" : "MISSED"

@@ -9,6 +9,7 @@
 #ifndef LUNETTE_CLUASHIMS_H
 #define LUNETTE_CLUASHIMS_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <lua.h>
@@ -39,6 +40,14 @@ typedef struct lunette_host {
     uint32_t guard_steps;       ///< work of guarded C functions since the last clock check
     int close_depth;            ///< nesting of coroutine.close (see lunette_open_sandbox)
     int last_refused;           ///< the last allocation was refused by the cap
+    int sandboxed;              ///< set by lunette_open_sandbox: deadlines and budgets apply
+    int hook_always;            ///< this call keeps the count hook on (instruction budget)
+    volatile sig_atomic_t fired;        ///< the watchdog saw the deadline pass
+    lua_State *volatile running;        ///< the Lua thread running the call now
+    int watch_slot;                     ///< slot in the watchdog's table, or -1
+    lua_Integer seed;                   ///< math.random seed of the call
+    int seed_pending;                   ///< the sandbox seeds on first use
+    struct lunette_host *previous_thread_host; ///< the thread's host before this call
 } lunette_host;
 
 /// Why a call was ended by the host. A kill cannot be caught by the script.
@@ -48,7 +57,8 @@ typedef struct lunette_host {
 #define LUNETTE_KILL_INSTRUCTIONS 3
 #define LUNETTE_KILL_OUTPUT       4
 
-/// Instructions between two runs of the count hook (deadline and budget checks).
+/// Instructions between two runs of the count hook when it stays on (an
+/// instruction budget, or no watchdog); once a call is being ended, 1.
 #define LUNETTE_HOOK_INTERVAL 1000
 
 /// The limits of one top-level call.
@@ -109,6 +119,18 @@ void lunette_guard_steps(lua_State *L, uint32_t steps);
 /// error right after the cap refused an allocation (string buffers raise a
 /// plain error instead of LUA_ERRMEM).
 int lunette_is_memory_failure(lua_State *L, int status);
+
+/// Sets the count hook on `L` (every `count` instructions).
+void lunette_arm_hook(lua_State *L, int count);
+
+/// Makes `h` the calling thread's current call and registers its deadline
+/// (0: none) with the process's watchdog thread. Returns 0 when nothing was
+/// registered (no deadline, or the watchdog could not take it: the call then
+/// keeps the count hook on instead).
+int lunette_watch_begin(lunette_host *h, uint64_t deadline);
+
+/// Unregisters the call from the watchdog.
+void lunette_watch_end(lunette_host *h);
 
 /// Raises the error of the call's kill (h->killed must be set). Never returns.
 int lunette_raise_kill(lua_State *L);
