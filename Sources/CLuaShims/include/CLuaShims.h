@@ -34,7 +34,7 @@ typedef struct lunette_host {
     int64_t instructions_left;  ///< instruction budget left; < 0: none
     size_t output_used;         ///< bytes printed or logged by the call
     size_t output_limit;        ///< 0: none
-    uint64_t cpu_start_ns;      ///< thread CPU time when the call began (os.clock)
+    uint64_t cpu_start_ns;      ///< os.clock's zero: set on the call's first os.clock (0 until then)
     double clock_now;           ///< "now" for os.time / os.date when `has_clock_now`
     int has_clock_now;          ///< 0: os.time / os.date read the system clock
     uint32_t guard_steps;       ///< work of guarded C functions since the last clock check
