@@ -65,6 +65,7 @@ static int lunette_in_class(int c, int cl) {
     case 'u': in = isupper(c); break;
     case 'w': in = isalnum(c); break;
     case 'x': in = isxdigit(c); break;
+    case 'z': in = c == 0; break;   // deprecated in the manual, still accepted by Lua 5.4
     default: return cl == c;     // an escaped literal, like %. or %%
     }
     if (isupper(cl)) in = !in;
