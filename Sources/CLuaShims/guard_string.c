@@ -30,10 +30,7 @@ typedef struct lunette_matcher {
 
 // One unit of matching work; every 4096 the deadline is checked.
 static inline void lunette_match_step(lunette_matcher *m) {
-    if (++m->host->guard_steps >= 4096) {
-        m->host->guard_steps = 4095;
-        lunette_guard_steps(m->L, 1);
-    }
+    lunette_guard_count(m->L, m->host, 1);
 }
 
 static void lunette_matcher_init(lunette_matcher *m, lua_State *L, const char *s, size_t ls, const char *p, size_t lp) {

@@ -77,10 +77,11 @@ static void lunette_enter_thread(lunette_host *h, lua_State *L) {
 }
 
 void lunette_guard_steps(lua_State *L, uint32_t steps) {
+    lunette_guard_count(L, lunette_host_of(L), steps);
+}
+
+void lunette_guard_check(lua_State *L) {
     lunette_host *h = lunette_host_of(L);
-    h->guard_steps += steps;
-    if (h->guard_steps < 4096) return;
-    h->guard_steps = 0;
     if (h->killed != LUNETTE_KILL_NONE) lunette_raise_kill(L);
     if (h->fired || (h->deadline_ns != 0 && lunette_now_ns() >= h->deadline_ns)) lunette_kill(L, LUNETTE_KILL_TIMEOUT);
 }
@@ -529,22 +530,6 @@ int lunette_protect_global(lua_State *L, const char *name) {
     lua_pushcfunction(L, lunette_protect_global_protected);
     lua_pushstring(L, name);
     return lunette_pcall(L, 1, 0);
-}
-
-static int lunette_add_module_protected(lua_State *L) {
-    lua_rawgetp(L, LUA_REGISTRYINDEX, &lunette_modules_key);
-    if (lua_type(L, -1) != LUA_TTABLE) return 0;     // trusted states use Lua's own require
-    lua_pushvalue(L, 2);
-    lua_setfield(L, -2, lua_tostring(L, 1));
-    return 0;
-}
-
-int lunette_add_module(lua_State *L, const char *name) {
-    lua_pushcfunction(L, lunette_add_module_protected);
-    lua_insert(L, -2);
-    lua_pushstring(L, name);
-    lua_insert(L, -2);
-    return lunette_pcall(L, 2, 0);
 }
 
 // MARK: - Output

@@ -64,15 +64,10 @@ extension LuaState {
         lua_rawset(L, -3)
         lunette_pop(L, 1)
         guard profile.isSandbox else { return }
-        // In the sandbox: require(name) returns it, and scripts cannot change it.
-        lunette_pushglobaltable(L)
-        _ = lua_pushstring(L, module.name)
-        lua_rawget(L, -2)
-        lua_rotate(L, -2, 1)
-        lunette_pop(L, 1)
-        let added = lunette_add_module(L, module.name)
+        // In the sandbox the global becomes a read-only view, which is also
+        // what require(name) returns.
         let protected = lunette_protect_global(L, module.name)
-        precondition(added == LUA_OK && protected == LUA_OK, "out of memory registering \(module.name)")
+        precondition(protected == LUA_OK, "out of memory registering \(module.name)")
     }
 
     /// Sets the global function `name`.

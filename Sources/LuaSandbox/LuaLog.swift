@@ -12,5 +12,9 @@ public enum LuaLogLevel: Int, Sendable, Comparable, CaseIterable {
         }
     }
 
+    /// What goes before a line of this level in combined output: nothing
+    /// for info (print), "[debug] ", "[warn] ", "[error] " otherwise.
+    public var linePrefix: String { self == .info ? "" : "[\(name)] " }
+
     public static func < (a: LuaLogLevel, b: LuaLogLevel) -> Bool { a.rawValue < b.rawValue }
 }

@@ -400,7 +400,7 @@ public final class LuaState {
     /// The default log handler: the line on standard output, with
     /// "[level] " before lines other than info.
     public static func writeToStandardOutput(_ level: LuaLogLevel, _ line: LuaString) {
-        var bytes = level == .info ? [] : Array("[\(level.name)] ".utf8)
+        var bytes = Array(level.linePrefix.utf8)
         bytes.append(contentsOf: line.bytes)
         bytes.withUnsafeBufferPointer { lunette_write_line($0.baseAddress, $0.count) }
     }

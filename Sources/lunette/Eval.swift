@@ -76,8 +76,7 @@ struct Eval: ParsableCommand {
             var evaluator = ScriptEvaluator(profile: profile.profile, options: LuaCallOptions(limits: limits, randomSeed: seed))
             if !json {
                 evaluator.onLog = { level, line in
-                    let prefix = level == .info ? [] : Array("[\(level.name)] ".utf8)
-                    out.write(bytes: prefix + line.bytes + [0x0A])
+                    out.write(bytes: Array(level.linePrefix.utf8) + line.bytes + [0x0A])
                 }
             }
             let result = evaluator.evaluate(file: file)

@@ -24,7 +24,7 @@ final class Harness {
     init(profile: SandboxProfile = .trusted) throws {
         state = try LuaState(profile: profile)
         state.logHandler = { [unowned self] level, line in
-            self.printed.append((level == .info ? "" : "[\(level.name)] ") + line.displayText)
+            self.printed.append(level.linePrefix + line.displayText)
         }
     }
 

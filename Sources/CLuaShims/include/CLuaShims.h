@@ -92,13 +92,9 @@ uint64_t lunette_now_ns(void);
 int lunette_open_sandbox(lua_State *L);
 
 /// Replaces the global table `name` by a read-only view of it (writes and
-/// rawset fail; reads and pairs see the real table). Runs in a protected
-/// call; returns its status.
+/// rawset fail; reads and pairs see the real table); require(name) then
+/// returns the view. Runs in a protected call; returns its status.
 int lunette_protect_global(lua_State *L, const char *name);
-
-/// Adds the table on top of the stack (popped) as a module `require(name)`
-/// returns. Protected; returns the status.
-int lunette_add_module(lua_State *L, const char *name);
 
 /// Installs print, warn and the `log` table (debug, info, warn, error).
 /// Every line is counted against the call's output cap and passed to the
@@ -110,9 +106,22 @@ int lunette_install_log(lua_State *L);
 /// reference). Protected; returns the status.
 int lunette_remember_randomseed(lua_State *L);
 
-/// For guarded C functions: counts `steps` units of work and, every few
-/// thousand, checks the call's deadline; raises the kill when it has passed.
+/// For guarded C functions: counts `steps` units of work and, every 4096,
+/// checks the call's deadline; raises the kill when it has passed.
 void lunette_guard_steps(lua_State *L, uint32_t steps);
+
+/// The check behind lunette_guard_steps: raises the call's kill if it is
+/// being ended or its deadline has passed.
+void lunette_guard_check(lua_State *L);
+
+/// lunette_guard_steps for callers that already hold the host (hot loops).
+static inline void lunette_guard_count(lua_State *L, lunette_host *h, uint32_t steps) {
+    h->guard_steps += steps;
+    if (h->guard_steps >= 4096) {
+        h->guard_steps = 0;
+        lunette_guard_check(L);
+    }
+}
 
 /// True when a failure with `status` (error object on top) was running out
 /// of memory: LUA_ERRMEM, or the auxiliary library's "not enough memory"

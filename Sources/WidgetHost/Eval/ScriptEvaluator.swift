@@ -37,7 +37,7 @@ public struct ScriptEvaluator {
             state.options = options
             let onLog = self.onLog
             state.logHandler = { level, line in
-                if level != .info { output.append(contentsOf: Array("[\(level.name)] ".utf8)) }
+                output.append(contentsOf: Array(level.linePrefix.utf8))
                 output.append(contentsOf: line.bytes)
                 output.append(0x0A)
                 onLog?(level, line)
