@@ -1,7 +1,7 @@
 // swift-tools-version: 6.0
 // Lunette: widget logic as Lua 5.4 scripts, run by a host that emulates the
 // iOS widget system. Layers (arrows point down only):
-//   lunette → WidgetHost → LuaSandbox → CLuaShims → CLua
+//   lunette → WidgetHost → (LuaSandbox → CLuaShims → CLua, SharedStore → CSQLite)
 import PackageDescription
 
 let package = Package(
@@ -9,6 +9,7 @@ let package = Package(
     platforms: [.macOS(.v13)],
     products: [
         .library(name: "LuaSandbox", targets: ["LuaSandbox"]),
+        .library(name: "SharedStore", targets: ["SharedStore"]),
         .library(name: "WidgetHost", targets: ["WidgetHost"]),
         .executable(name: "lunette", targets: ["lunette"]),
     ],
@@ -25,7 +26,15 @@ let package = Package(
         // The only C code of the project: the boundary pieces that may raise Lua errors.
         .target(name: "CLuaShims", dependencies: ["CLua"]),
         .target(name: "LuaSandbox", dependencies: ["CLua", "CLuaShims"]),
-        .target(name: "WidgetHost", dependencies: ["LuaSandbox"]),
+        // The system's SQLite 3, found through pkg-config.
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
+        ),
+        // The app-group store: no Lua inside, so an app can link it alone.
+        .target(name: "SharedStore", dependencies: ["CSQLite"]),
+        .target(name: "WidgetHost", dependencies: ["LuaSandbox", "SharedStore"]),
         .executableTarget(
             name: "lunette",
             dependencies: [
@@ -35,10 +44,14 @@ let package = Package(
         ),
         // Benchmarks (scripts/bench): Lunette's figures and a bare C baseline
         // against the same liblua5.4, measured in the same run.
-        .executableTarget(name: "lunette-bench", dependencies: ["LuaSandbox", "CLua"], path: "Sources/Benchmarks/lunette-bench"),
+        .executableTarget(name: "lunette-bench", dependencies: ["LuaSandbox", "WidgetHost", "SharedStore", "CLua", "CSQLite"], path: "Sources/Benchmarks/lunette-bench"),
+        // A store writer for the reliability tests: prints an acknowledgement
+        // after each commit returns, so a test can kill it at any moment.
+        .executableTarget(name: "store-stress", dependencies: ["SharedStore"], path: "Sources/Tools/store-stress"),
         .executableTarget(name: "lua-baseline-bench", dependencies: ["CLua"], path: "Sources/Benchmarks/lua-baseline-bench"),
         .testTarget(name: "LuaSandboxTests", dependencies: ["LuaSandbox", "CLua", "CLuaShims"]),
-        .testTarget(name: "WidgetHostTests", dependencies: ["WidgetHost"]),
+        .testTarget(name: "SharedStoreTests", dependencies: ["SharedStore", "CSQLite"]),
+        .testTarget(name: "WidgetHostTests", dependencies: ["WidgetHost", "SharedStore"]),
     ],
     swiftLanguageModes: [.v6]
 )

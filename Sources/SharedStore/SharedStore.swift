@@ -1,0 +1,83 @@
+import Foundation
+
+/// The root of the app-group stores: one directory with a folder per group.
+///
+/// ```
+/// <root>/<group id>/store.sqlite        the group's keys, values and files
+///                   store.sqlite-wal    SQLite's write-ahead log
+///                   store.sqlite-shm    SQLite's shared index of the log
+/// ```
+///
+/// The root is, in order: the `root` given, `$LUNETTE_STORE`, or
+/// `~/.lunette/store`. Opening a group twice from one `SharedStore` gives the
+/// same object; several processes (or several `SharedStore`s) may open the
+/// same group at once.
+public final class SharedStore: @unchecked Sendable {
+    /// The directory holding one folder per group.
+    public let root: String
+    public let limits: StoreLimits
+    public let durability: StoreDurability
+
+    private let lock = NSLock()
+    private var groups: [String: StoreGroup] = [:]
+
+    /// The database file of each group, under its folder.
+    public static let databaseName = "store.sqlite"
+
+    public init(root: String? = nil, limits: StoreLimits = .default, durability: StoreDurability = .processCrash,
+                environment: [String: String] = ProcessInfo.processInfo.environment) {
+        self.root = SharedStore.resolveRoot(root, environment: environment)
+        self.limits = limits
+        self.durability = durability
+    }
+
+    /// `explicit`, else `$LUNETTE_STORE`, else `~/.lunette/store`.
+    public static func resolveRoot(_ explicit: String?, environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if let explicit, !explicit.isEmpty { return explicit }
+        if let fromEnvironment = environment["LUNETTE_STORE"], !fromEnvironment.isEmpty { return fromEnvironment }
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        return home + "/.lunette/store"
+    }
+
+    /// The database path of group `id` (whether or not it exists).
+    public func databasePath(of id: String) -> String {
+        root + "/" + id + "/" + SharedStore.databaseName
+    }
+
+    /// True when group `id` has a database.
+    public func exists(_ id: String) -> Bool {
+        FileManager.default.fileExists(atPath: databasePath(of: id))
+    }
+
+    /// Opens group `id`, creating its folder and database when `create`
+    /// (otherwise a missing group is a `.noSuchGroup` error).
+    public func group(_ id: String, create: Bool = true) throws(StoreError) -> StoreGroup {
+        if let problem = StoreText.groupProblem(id) {
+            throw StoreError(.invalidName, "invalid app-group id \(StoreText.quoted(id)): \(problem)")
+        }
+        lock.lock()
+        defer { lock.unlock() }
+        if let open = groups[id] { return open }
+        let path = databasePath(of: id)
+        if !FileManager.default.fileExists(atPath: path) {
+            guard create else {
+                throw StoreError(.noSuchGroup, "app group \(id) has no store yet (\(path) does not exist)")
+            }
+            do {
+                try FileManager.default.createDirectory(atPath: root + "/" + id, withIntermediateDirectories: true,
+                                                        attributes: [.posixPermissions: 0o700])
+            } catch {
+                throw StoreError(.database, "cannot create the store folder \(root)/\(id): \(error.localizedDescription)")
+            }
+        }
+        let group = try StoreGroup(id: id, path: path, create: create, limits: limits, durability: durability)
+        groups[id] = group
+        return group
+    }
+
+    /// Ids of the groups under the root, sorted.
+    public func groupIDs() -> [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []
+        return names.filter { StoreText.groupProblem($0) == nil && exists($0) }.sorted()
+    }
+}

@@ -1,0 +1,314 @@
+import CSQLite
+
+/// One group's database: its schema, and reads and writes in SQL. Not
+/// thread-safe; `StoreGroup` serializes access.
+final class StoreDatabase {
+    let connection: SQLiteConnection
+    var path: String { connection.path }
+
+    /// Identifies a Lunette store among SQLite files ("LNTT").
+    static let applicationID: Int64 = 0x4C4E_5454
+    /// The schema this build writes; `migrations[n - 1]` brings version n - 1 to n.
+    static let schemaVersion: Int64 = 1
+    static let migrations: [String] = [
+        """
+        CREATE TABLE entries (key TEXT PRIMARY KEY NOT NULL, type INTEGER NOT NULL, value,
+                              size INTEGER NOT NULL, version INTEGER NOT NULL);
+        CREATE TABLE files (name TEXT PRIMARY KEY NOT NULL, data BLOB NOT NULL,
+                            size INTEGER NOT NULL, version INTEGER NOT NULL);
+        CREATE TABLE changes (seq INTEGER NOT NULL, name TEXT NOT NULL, is_file INTEGER NOT NULL);
+        CREATE INDEX changes_by_seq ON changes (seq);
+        CREATE TABLE meta (name TEXT PRIMARY KEY NOT NULL, value INTEGER NOT NULL);
+        INSERT INTO meta VALUES ('seq', 0), ('usage', 0);
+        """,
+    ]
+    /// How many commits of change log to keep for observers that poll.
+    static let changeLogRetention: Int64 = 1024
+
+    /// Opens the database at `path`, creating it and its schema when `create`.
+    init(path: String, create: Bool, durability: StoreDurability, busyTimeoutMs: Int32 = 5000) throws(StoreError) {
+        connection = try SQLiteConnection(path: path, create: create)
+        sqlite3_busy_timeout(connection.handle, busyTimeoutMs)
+        // Reads the header: a file that is not SQLite fails here, untouched.
+        let mode = try queryText("PRAGMA journal_mode")
+        if mode.lowercased() != "wal" {
+            _ = try queryText("PRAGMA journal_mode=WAL")
+        }
+        try connection.exec(durability == .powerLoss ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL")
+        try prepareSchema()
+    }
+
+    private func queryText(_ sql: String) throws(StoreError) -> String {
+        let s = try connection.statement(sql)
+        defer { s.reset() }
+        return try s.step() ? s.text(0) : ""
+    }
+
+    /// Checks that the file is a Lunette store and brings its schema up to date.
+    private func prepareSchema() throws(StoreError) {
+        let appID = try connection.integer("PRAGMA application_id")
+        let version = try connection.integer("PRAGMA user_version")
+        if appID == Self.applicationID && version == Self.schemaVersion { return }
+        try check(applicationID: appID, version: version, tables: try connection.integer("SELECT count(*) FROM sqlite_schema"))
+        // Another process may be creating the same store: decide again under the write lock.
+        try connection.exec("BEGIN IMMEDIATE")
+        do {
+            let appID = try connection.integer("PRAGMA application_id")
+            var version = try connection.integer("PRAGMA user_version")
+            try check(applicationID: appID, version: version, tables: try connection.integer("SELECT count(*) FROM sqlite_schema"))
+            while version < Self.schemaVersion {
+                try connection.exec(Self.migrations[Int(version)])
+                version += 1
+            }
+            try connection.exec("PRAGMA application_id=\(Self.applicationID); PRAGMA user_version=\(version)")
+            try connection.exec("COMMIT")
+        } catch {
+            try? connection.exec("ROLLBACK")
+            throw error
+        }
+    }
+
+    private func check(applicationID: Int64, version: Int64, tables: Int64) throws(StoreError) {
+        if applicationID == Self.applicationID {
+            if version > Self.schemaVersion {
+                throw StoreError(.notAStore, "store database \(path): written by a newer Lunette (schema \(version); this build knows up to \(Self.schemaVersion)); it was left as it is")
+            }
+        } else if applicationID != 0 || tables != 0 {
+            throw StoreError(.notAStore, "store database \(path): an SQLite database, but not a Lunette store (application_id \(applicationID), \(tables) schema objects); it was left as it is")
+        }
+    }
+
+    // MARK: Reads
+
+    /// The value and version of `key` (version 0 and nil when absent).
+    func entry(_ key: String) throws(StoreError) -> (value: StoreValue?, version: Int64) {
+        let s = try connection.statement("SELECT type, value, version FROM entries WHERE key = ?1")
+        defer { s.reset() }
+        s.bind(1, text: key)
+        guard try s.step() else { return (nil, 0) }
+        return (try value(s, typeColumn: 0, valueColumn: 1, key: key), s.integer(2))
+    }
+
+    private func value(_ s: SQLiteStatement, typeColumn: Int32, valueColumn: Int32, key: String) throws(StoreError) -> StoreValue {
+        let type = StoredType(rawValue: s.integer(typeColumn))
+        switch type {
+        case .integer: return .integer(s.integer(valueColumn))
+        case .double: return .double(s.double(valueColumn))
+        case .boolean: return .boolean(s.integer(valueColumn) != 0)
+        case .string:
+            return try s.withBytes(valueColumn) { bytes throws(StoreError) in
+                guard let text = StoreText.string(validating: bytes) else { throw corrupt(key, "a string that is not UTF-8") }
+                return .string(text)
+            }
+        case .bytes: return .bytes(s.bytes(valueColumn))
+        case .array, .map:
+            return try s.withBytes(valueColumn) { bytes throws(StoreError) in
+                guard let value = StoreValue.decode(bytes) else { throw corrupt(key, "a table that does not decode") }
+                return value
+            }
+        case nil:
+            throw corrupt(key, "unknown type \(s.integer(typeColumn))")
+        }
+    }
+
+    private func corrupt(_ key: String, _ what: String) -> StoreError {
+        StoreError(.corruptValue, "store database \(path): key \(StoreText.quoted(key)) holds \(what)")
+    }
+
+    /// Keys starting with `prefix`, in byte order.
+    func keys(prefix: String) throws(StoreError) -> [String] {
+        var keys: [String] = []
+        if prefix.isEmpty {
+            let s = try connection.statement("SELECT key FROM entries ORDER BY key")
+            defer { s.reset() }
+            while try s.step() { keys.append(s.text(0)) }
+            return keys
+        }
+        let s = try connection.statement("SELECT key FROM entries WHERE key >= ?1 AND key < ?2 ORDER BY key")
+        defer { s.reset() }
+        s.bind(1, text: prefix)
+        s.bind(2, textBytes: Self.upperBound(of: prefix))
+        while try s.step() { keys.append(s.text(0)) }
+        return keys
+    }
+
+    /// The smallest byte string above every string that starts with `prefix`.
+    /// Valid UTF-8 never holds 0xFF, so bumping the last byte is enough.
+    static func upperBound(of prefix: String) -> [UInt8] {
+        var bytes = Array(prefix.utf8)
+        bytes[bytes.count - 1] += 1
+        return bytes
+    }
+
+    func readFile(_ name: String) throws(StoreError) -> [UInt8]? {
+        let s = try connection.statement("SELECT data FROM files WHERE name = ?1")
+        defer { s.reset() }
+        s.bind(1, text: name)
+        return try s.step() ? s.bytes(0) : nil
+    }
+
+    func fileNames() throws(StoreError) -> [String] {
+        let s = try connection.statement("SELECT name FROM files ORDER BY name")
+        defer { s.reset() }
+        var names: [String] = []
+        while try s.step() { names.append(s.text(0)) }
+        return names
+    }
+
+    /// Bytes in use: keys, values, file names and contents.
+    func usage() throws(StoreError) -> Int64 {
+        try connection.integer("SELECT value FROM meta WHERE name = 'usage'")
+    }
+
+    func sequence() throws(StoreError) -> Int64 {
+        try connection.integer("SELECT value FROM meta WHERE name = 'seq'")
+    }
+
+    /// Changes committed after `sequence`, and the oldest sequence still logged.
+    func changes(after sequence: Int64) throws(StoreError) -> (entries: [(seq: Int64, name: String, isFile: Bool)], oldest: Int64) {
+        let s = try connection.statement("SELECT seq, name, is_file FROM changes WHERE seq > ?1 ORDER BY seq")
+        defer { s.reset() }
+        s.bind(1, sequence)
+        var out: [(Int64, String, Bool)] = []
+        while try s.step() { out.append((s.integer(0), s.text(1), s.integer(2) != 0)) }
+        let oldest = try connection.integer("SELECT coalesce(min(seq), 0) FROM changes")
+        return (out, oldest)
+    }
+
+    /// SQLite's counter that moves when another connection commits.
+    func dataVersion() throws(StoreError) -> Int64 {
+        try connection.integer("PRAGMA data_version")
+    }
+
+    // MARK: Writes
+
+    /// Runs `body` in a write transaction (BEGIN IMMEDIATE): commits when it
+    /// returns, rolls back when it throws. The writer bumps the sequence.
+    func write<R>(limits: StoreLimits, group: String, _ body: (inout StoreWriter) throws(StoreError) -> R) throws(StoreError) -> (result: R, writer: StoreWriter) {
+        try connection.exec("BEGIN IMMEDIATE")
+        do {
+            var writer = StoreWriter(database: self, sequence: try sequence() + 1, usage: try usage(), limits: limits, group: group)
+            let result = try body(&writer)
+            try writer.finish()
+            try connection.exec("COMMIT")
+            return (result, writer)
+        } catch {
+            try? connection.exec("ROLLBACK")
+            throw error
+        }
+    }
+}
+
+/// The writes of one transaction: keeps the group's usage and change log.
+struct StoreWriter {
+    let database: StoreDatabase
+    /// The commit's sequence number; every row it writes gets it as version.
+    let sequence: Int64
+    private(set) var usage: Int64
+    let limits: StoreLimits
+    let group: String
+    private(set) var changedKeys: [String] = []
+    private(set) var changedFiles: [String] = []
+
+    init(database: StoreDatabase, sequence: Int64, usage: Int64, limits: StoreLimits, group: String) {
+        self.database = database
+        self.sequence = sequence
+        self.usage = usage
+        self.limits = limits
+        self.group = group
+    }
+
+    private var connection: SQLiteConnection { database.connection }
+
+    /// True when the transaction wrote something.
+    var hasChanges: Bool { !changedKeys.isEmpty || !changedFiles.isEmpty }
+
+    /// The group's sequence number once the transaction commits.
+    var committedSequence: Int64 { hasChanges ? sequence : sequence - 1 }
+
+    /// Sets (or, for nil, removes) `key`.
+    mutating func put(_ key: String, _ value: StoreValue?) throws(StoreError) {
+        let old = try oldSize("SELECT size FROM entries WHERE key = ?1", key)
+        if let value {
+            let size = value.storageSize
+            try StoreGroup.checkValueSize(size, of: "value for key \(StoreText.quoted(key))", limits: limits)
+            let s = try connection.statement("INSERT OR REPLACE INTO entries (key, type, value, size, version) VALUES (?1, ?2, ?3, ?4, ?5)")
+            s.bind(1, text: key)
+            s.bind(2, value.storedType.rawValue)
+            switch value {
+            case .integer(let v): s.bind(3, v)
+            case .double(let v): s.bind(3, v)
+            case .boolean(let v): s.bind(3, Int64(v ? 1 : 0))
+            case .string(let v): s.bind(3, text: v)
+            case .bytes(let v): s.bind(3, blob: v)
+            case .array, .map: s.bind(3, blob: value.encoded())
+            }
+            s.bind(4, Int64(size))
+            s.bind(5, sequence)
+            try s.run()
+            usage += Int64(size + key.utf8.count) - (old.map { $0 + Int64(key.utf8.count) } ?? 0)
+        } else {
+            guard let old else { return }
+            let s = try connection.statement("DELETE FROM entries WHERE key = ?1")
+            s.bind(1, text: key)
+            try s.run()
+            usage -= old + Int64(key.utf8.count)
+        }
+        changedKeys.append(key)
+    }
+
+    /// Writes (or, for nil, removes) the file `name`.
+    mutating func putFile(_ name: String, _ data: [UInt8]?) throws(StoreError) {
+        let old = try oldSize("SELECT size FROM files WHERE name = ?1", name)
+        if let data {
+            try StoreGroup.checkValueSize(data.count, of: "file \(StoreText.quoted(name))", limits: limits)
+            let s = try connection.statement("INSERT OR REPLACE INTO files (name, data, size, version) VALUES (?1, ?2, ?3, ?4)")
+            s.bind(1, text: name)
+            s.bind(2, blob: data)
+            s.bind(3, Int64(data.count))
+            s.bind(4, sequence)
+            try s.run()
+            usage += Int64(data.count + name.utf8.count) - (old.map { $0 + Int64(name.utf8.count) } ?? 0)
+        } else {
+            guard let old else { return }
+            let s = try connection.statement("DELETE FROM files WHERE name = ?1")
+            s.bind(1, text: name)
+            try s.run()
+            usage -= old + Int64(name.utf8.count)
+        }
+        changedFiles.append(name)
+    }
+
+    private func oldSize(_ sql: String, _ name: String) throws(StoreError) -> Int64? {
+        let s = try connection.statement(sql)
+        defer { s.reset() }
+        s.bind(1, text: name)
+        return try s.step() ? s.integer(0) : nil
+    }
+
+    /// Checks the quota, logs the changes and stores the new sequence and usage.
+    func finish() throws(StoreError) {
+        if usage > Int64(limits.groupBytes) {
+            throw StoreError(.quotaExceeded, "store group \(group): this write would bring the group to \(usage) bytes, over its quota of \(limits.groupBytes) bytes; nothing was written")
+        }
+        guard !changedKeys.isEmpty || !changedFiles.isEmpty else { return }
+        let log = try connection.statement("INSERT INTO changes (seq, name, is_file) VALUES (?1, ?2, ?3)")
+        for (names, isFile) in [(changedKeys, Int64(0)), (changedFiles, Int64(1))] {
+            var seen = Set<[UInt8]>()
+            for name in names where seen.insert(Array(name.utf8)).inserted {
+                log.bind(1, sequence)
+                log.bind(2, text: name)
+                log.bind(3, isFile)
+                try log.run()
+            }
+        }
+        let meta = try connection.statement("UPDATE meta SET value = ?2 WHERE name = ?1")
+        meta.bind(1, text: "seq"); meta.bind(2, sequence); try meta.run()
+        meta.bind(1, text: "usage"); meta.bind(2, usage); try meta.run()
+        if sequence % 64 == 0 {
+            let prune = try connection.statement("DELETE FROM changes WHERE seq <= ?1")
+            prune.bind(1, sequence - StoreDatabase.changeLogRetention)
+            try prune.run()
+        }
+    }
+}
