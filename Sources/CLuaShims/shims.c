@@ -79,8 +79,8 @@ static int lunette_trampoline(lua_State *L) {
     int n = lunette_dispatch(L, box);
     h->in_host--;
     if (n >= 0) return n;
-    if (n == LUNETTE_RAISE_WHERE) {
-        luaL_where(L, 1);
+    if (n == LUNETTE_RAISE_WHERE || n == LUNETTE_RAISE_WHERE_CALLER) {
+        luaL_where(L, n == LUNETTE_RAISE_WHERE ? 1 : 2);
         lua_insert(L, -2);
         lua_concat(L, 2);
     }

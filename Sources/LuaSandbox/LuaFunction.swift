@@ -70,6 +70,48 @@ extension LuaState {
         precondition(protected == LUA_OK, "out of memory registering \(module.name)")
     }
 
+    /// Sets the global `module.name` to a table built by host glue code in
+    /// Lua: `glue` is compiled (as chunk "[host name]") and called with one
+    /// argument, a private table of the module's Swift functions; the table it
+    /// returns becomes the global (a read-only view in the sandbox). Glue code
+    /// is the host's own: use it to give scripts objects with methods
+    /// (`store.group(id):get(key)`) on top of plain Swift functions. It runs
+    /// without the call limits, so keep it to definitions.
+    ///
+    /// The functions are meant to be called from method wrappers, as
+    /// `return f(object, ...)` inside `function(self, ...)`: their errors
+    /// take the position of the wrapper's caller, and argument numbers skip
+    /// the object, as Lua's own messages do for methods ("bad argument #1 to
+    /// 'set'" for the first argument after self).
+    public func register(_ module: LuaModule, glue: String) throws(LuaError) {
+        let L = rawState
+        let chunk = try load(glue, name: "[host \(module.name)]")
+        try reserveStack(L, 6)
+        let base = lua_gettop(L)
+        lua_rawgeti(L, lunette_registry_index(), Int64(chunk.reference))
+        lua_createtable(L, 0, Int32(clamping: module.functions.count))
+        for (name, body) in module.functions {
+            _ = lua_pushstring(L, name)
+            pushFunction(named: name, viaWrapper: true, body)
+            lua_rawset(L, -3)
+        }
+        let status = lunette_pcall(L, 1, 1)
+        defer { lua_settop(L, base) }
+        guard status == LUA_OK else {
+            throw .runtime(LuaRuntimeError(message: "glue of module '\(module.name)' failed: \(errorMessage(at: -1))", traceback: nil, value: nil))
+        }
+        guard lua_type(L, -1) == LUA_TTABLE else {
+            throw .runtime(LuaRuntimeError(message: "glue of module '\(module.name)' returned \(ValueReader.typeName(lua_type(L, -1))), not a table", traceback: nil, value: nil))
+        }
+        lunette_pushglobaltable(L)
+        _ = lua_pushstring(L, module.name)
+        lua_pushvalue(L, -3)
+        lua_rawset(L, -3)
+        guard profile.isSandbox else { return }
+        let protected = lunette_protect_global(L, module.name)
+        precondition(protected == LUA_OK, "out of memory registering \(module.name)")
+    }
+
     /// Sets the global function `name`.
     public func register(function name: String, _ body: @escaping LuaFunctionBody) {
         let L = rawState
@@ -83,8 +125,8 @@ extension LuaState {
 
     /// Pushes a Lua function that runs `body`; `name` is used in argument errors.
     /// The state keeps the body alive until it closes.
-    func pushFunction(named name: String, _ body: @escaping LuaFunctionBody) {
-        let box = LuaFunctionBox(state: self, name: name, body: body)
+    func pushFunction(named name: String, viaWrapper: Bool = false, _ body: @escaping LuaFunctionBody) {
+        let box = LuaFunctionBox(state: self, name: name, viaWrapper: viaWrapper, body: body)
         boxes.append(box)
         lunette_push_swift_function(current, Unmanaged.passUnretained(box).toOpaque())
     }
@@ -101,6 +143,14 @@ public struct LuaArguments {
     public let count: Int
     /// The qualified name used in error messages, e.g. "clock.add".
     public let functionName: String
+    /// 1 for functions called from a method wrapper: argument `n` is the
+    /// script's argument `n - 1` in messages.
+    let argumentOffset: Int
+
+    /// "bad argument #n to 'name' (detail)", numbered as the script sees its arguments.
+    public func badArgument(_ n: Int, _ detail: String) -> LuaFunctionError {
+        .badArgument(n - argumentOffset, to: functionName, detail)
+    }
 
     /// Lua's type name of argument `n` (1-based), or "no value".
     public func typeName(_ n: Int) -> String {
@@ -117,7 +167,7 @@ public struct LuaArguments {
         guard n >= 1, n <= count else { return .nil }
         var reader = state.reader(L)
         do { return try reader.read(at: Int32(n), root: "") } catch {
-            throw .badArgument(n, to: functionName, error.description)
+            throw badArgument(n, error.description)
         }
     }
 
@@ -126,7 +176,7 @@ public struct LuaArguments {
         guard n <= count, lua_type(L, Int32(n)) == LUA_TNUMBER else { throw expected("number", n) }
         if lua_isinteger(L, Int32(n)) != 0 { return lua_tointegerx(L, Int32(n), nil) }
         guard let i = Int64(exactly: lua_tonumberx(L, Int32(n), nil)) else {
-            throw .badArgument(n, to: functionName, "number has no integer representation")
+            throw badArgument(n, "number has no integer representation")
         }
         return i
     }
@@ -154,7 +204,7 @@ public struct LuaArguments {
     /// Argument `n` as text: a string of valid UTF-8.
     public func text(_ n: Int) throws(LuaFunctionError) -> String {
         guard let text = try string(n).string else {
-            throw .badArgument(n, to: functionName, "string is not valid UTF-8")
+            throw badArgument(n, "string is not valid UTF-8")
         }
         return text
     }
@@ -177,6 +227,16 @@ public struct LuaArguments {
         isNil(n) ? nil : try read(n)
     }
 
+    /// Argument `n`, which must be a function, kept for later: call it with
+    /// `state.call(_:_:options:)` after this Swift function has returned
+    /// (e.g. to run it again). The reference lives until it is released.
+    public func function(_ n: Int) throws(LuaFunctionError) -> LuaFunctionRef {
+        guard n <= count, lua_type(L, Int32(n)) == LUA_TFUNCTION else { throw expected("function", n) }
+        guard lua_checkstack(L, 1) != 0 else { throw LuaFunctionError("stack overflow") }
+        lua_pushvalue(L, Int32(n))
+        return LuaFunctionRef(state: state, popping: L)
+    }
+
     /// Calls argument `n`, which must be a function, in protected mode.
     /// Errors come back as `LuaError`; rethrow them to pass them on.
     public func call(_ n: Int, _ arguments: [LuaValue] = []) throws -> [LuaValue] {
@@ -185,7 +245,7 @@ public struct LuaArguments {
     }
 
     private func expected(_ type: String, _ n: Int) -> LuaFunctionError {
-        .badArgument(n, to: functionName, "\(type) expected, got \(typeName(n))")
+        badArgument(n, "\(type) expected, got \(typeName(n))")
     }
 }
 
@@ -194,10 +254,13 @@ final class LuaFunctionBox {
     unowned(unsafe) let state: LuaState
     let name: String
     let body: LuaFunctionBody
+    /// Called from a host glue wrapper (see `register(_:glue:)`).
+    let viaWrapper: Bool
 
-    init(state: LuaState, name: String, body: @escaping LuaFunctionBody) {
+    init(state: LuaState, name: String, viaWrapper: Bool, body: @escaping LuaFunctionBody) {
         self.state = state
         self.name = name
+        self.viaWrapper = viaWrapper
         self.body = body
     }
 
@@ -215,7 +278,7 @@ final class LuaFunctionBox {
         let saved = state.current
         state.current = L
         defer { state.current = saved }
-        let arguments = LuaArguments(state: state, L: L, count: Int(lua_gettop(L)), functionName: name)
+        let arguments = LuaArguments(state: state, L: L, count: Int(lua_gettop(L)), functionName: name, argumentOffset: viaWrapper ? 1 : 0)
         let results: [LuaValue]
         do {
             results = try body(arguments)
@@ -243,7 +306,7 @@ final class LuaFunctionBox {
 
     private func raise(_ L: OpaquePointer, _ message: String, where: Bool) -> Int32 {
         _ = lua_pushstring(L, message)
-        return `where` ? LUNETTE_RAISE_WHERE : LUNETTE_RAISE
+        return `where` ? (viaWrapper ? LUNETTE_RAISE_WHERE_CALLER : LUNETTE_RAISE_WHERE) : LUNETTE_RAISE
     }
 
     /// Passes an error from a nested call on to the script, keeping its

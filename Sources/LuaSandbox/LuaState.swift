@@ -385,7 +385,7 @@ public final class LuaState {
     /// Installs print, warn and log.*, which count output in C and hand each
     /// line to `logHandler`.
     private func installLog() -> Int32 {
-        let sink = LuaFunctionBox(state: self, name: "log") { [unowned self] args in
+        let sink = LuaFunctionBox(state: self, name: "log", viaWrapper: false) { [unowned self] args in
             let level = LuaLogLevel(rawValue: Int(try args.integer(1))) ?? .info
             self.logHandler(level, try args.string(2))
             return []

@@ -133,7 +133,7 @@ public final class StoreGroup: @unchecked Sendable {
     /// when the batch is empty).
     @discardableResult
     public func commit(_ batch: StoreBatch) throws(StoreError) -> Int64 {
-        switch try commit(batch, expecting: [:]) {
+        switch try commit(batch, expecting: []) {
         case .committed(let sequence): return sequence
         case .conflict: preconditionFailure("a batch without expectations cannot conflict")
         }
@@ -141,7 +141,7 @@ public final class StoreGroup: @unchecked Sendable {
 
     /// Applies `batch` only if every key in `expecting` still has the given
     /// version (0: absent); otherwise writes nothing and names the keys that moved.
-    public func commit(_ batch: StoreBatch, expecting: [String: Int64]) throws(StoreError) -> StoreCommitOutcome {
+    public func commit(_ batch: StoreBatch, expecting: [(key: String, version: Int64)]) throws(StoreError) -> StoreCommitOutcome {
         for (key, value) in batch.values {
             try Self.checkKey(key)
             if let value { try Self.checkValue(value, key: key, limits: limits) }

@@ -33,7 +33,7 @@ extension StoreValue {
             else if v == v.rounded(.towardZero) && abs(v) < 1e16 { out += String(format: "%.1f", v) }
             else { out += "\(v)" }
         case .boolean(let v): out += v ? "true" : "false"
-        case .string(let s): Self.writeJSONString(s, to: &out)
+        case .string(let s): Self.writeJSON(s, to: &out)
         case .bytes(let b): out += "\"" + Data(b).base64EncodedString() + "\""
         case .array(let items):
             out += "["
@@ -46,7 +46,7 @@ extension StoreValue {
             out += "{"
             for (i, entry) in map.entries.enumerated() {
                 if i > 0 { out += "," }
-                Self.writeJSONString(entry.key, to: &out)
+                Self.writeJSON(entry.key, to: &out)
                 out += ":"
                 entry.value.writeJSON(to: &out)
             }
@@ -54,7 +54,7 @@ extension StoreValue {
         }
     }
 
-    static func writeJSONString(_ s: String, to out: inout String) {
+    public static func writeJSON(_ s: String, to out: inout String) {
         out += "\""
         for scalar in s.unicodeScalars {
             switch scalar {

@@ -1,2 +1,3 @@
-// WidgetHost builds on LuaSandbox; its users get both with one import.
+// WidgetHost builds on LuaSandbox and SharedStore; its users get all three with one import.
 @_exported import LuaSandbox
+@_exported import SharedStore

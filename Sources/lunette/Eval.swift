@@ -25,6 +25,9 @@ struct Eval: ParsableCommand {
             a deadline and a 64 KB output cap; a script cannot catch being ended. \
             The trusted profile opens every standard library and enforces only \
             the memory and output caps. See docs/sandbox.md.
+            Scripts reach the store with store.group(id) for each --app-group \
+            given; a file's writes are committed when it succeeds and dropped \
+            when it fails. See docs/store.md.
             Exit status: 0 when every file succeeded, 1 when one failed, 2 for \
             usage errors (such as a file that does not exist).
             """
@@ -48,10 +51,19 @@ struct Eval: ParsableCommand {
     @Option(help: "Seed of math.random for every file, so runs repeat exactly.")
     var seed: Int64 = 0
 
+    @Option(name: .customLong("app-group"), help: ArgumentHelp("Let scripts open this app group with store.group (repeatable).", valueName: "group"))
+    var appGroups: [String] = []
+
+    @Option(name: .customLong("store-dir"), help: ArgumentHelp("Store root (default: $LUNETTE_STORE, else ~/.lunette/store).", valueName: "dir"))
+    var storeDir: String?
+
     func validate() throws {
         if files.isEmpty { throw ValidationError("give at least one Lua file") }
         if memoryMB < 1 || memoryMB > 1 << 20 { throw ValidationError("--memory-mb must be between 1 and 1048576, not \(memoryMB)") }
         if timeoutMs < 1 { throw ValidationError("--timeout-ms must be at least 1, not \(timeoutMs)") }
+        for group in appGroups {
+            if let problem = StoreText.groupProblem(group) { throw ValidationError("--app-group \(group): \(problem)") }
+        }
         for file in files {
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: file, isDirectory: &isDirectory) else {
@@ -68,12 +80,14 @@ struct Eval: ParsableCommand {
         let out = FileOutput.standardOutput
         let err = FileOutput.standardError
         var failed = false
+        let store = SharedStore(root: storeDir)
         for file in files {
             if !json && files.count > 1 { out.write("==> \(file) <==\n") }
             var limits = LuaLimits.sandbox
             limits.memory = memoryMB << 20
             limits.timeout = .milliseconds(timeoutMs)
-            var evaluator = ScriptEvaluator(profile: profile.profile, options: LuaCallOptions(limits: limits, randomSeed: seed))
+            var evaluator = ScriptEvaluator(profile: profile.profile, options: LuaCallOptions(limits: limits, randomSeed: seed),
+                                            store: store, appGroups: appGroups)
             if !json {
                 evaluator.onLog = { level, line in
                     out.write(bytes: Array(level.linePrefix.utf8) + line.bytes + [0x0A])

@@ -11,7 +11,7 @@ struct Lunette: ParsableCommand {
             2 for usage errors.
             """,
         version: LunetteVersion.current,
-        subcommands: [Eval.self]
+        subcommands: [Eval.self, Store.self]
     )
 }
 

@@ -146,10 +146,10 @@ struct StoreTests {
         #expect(version > 0)
         #expect(try g.entry("absent").version == 0)
         try temp.reopen().group("group.test").set("n", 2)
-        let outcome = try g.commit(StoreBatch(values: [("n", 10), ("other", 1)]), expecting: ["n": version, "absent": 0])
+        let outcome = try g.commit(StoreBatch(values: [("n", 10), ("other", 1)]), expecting: [("n", version), ("absent", 0)])
         #expect(outcome == .conflict(["n"]))
         #expect(try g.get("other") == nil)
-        let ok = try g.commit(StoreBatch(values: [("n", 10)]), expecting: ["n": try g.entry("n").version])
+        let ok = try g.commit(StoreBatch(values: [("n", 10)]), expecting: [("n", try g.entry("n").version)])
         guard case .committed(let sequence) = ok else { Issue.record("expected a commit"); return }
         #expect(try g.entry("n").version == sequence)
     }

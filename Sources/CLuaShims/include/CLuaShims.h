@@ -166,6 +166,9 @@ typedef int (*lunette_dispatch_fn)(lua_State *L, void *box);
 /// Raise the string on top of the stack, prefixed with the caller's
 /// "chunk:line: " like luaL_error does.
 #define LUNETTE_RAISE_WHERE (-2)
+/// Raise the error value on top, prefixed with the position of the caller's
+/// caller: for Swift functions called from a host glue wrapper.
+#define LUNETTE_RAISE_WHERE_CALLER (-3)
 
 /// Creates a state whose allocations are counted in `host` (cap off while
 /// `host->in_host` > 0). Starts in host mode. Returns NULL when out of memory.

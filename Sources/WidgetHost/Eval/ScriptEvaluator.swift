@@ -1,5 +1,6 @@
 import Foundation
 import LuaSandbox
+import SharedStore
 
 /// Runs Lua files one after another, each in a fresh state, and reports how
 /// each ended: the job behind `lunette eval`.
@@ -10,11 +11,18 @@ public struct ScriptEvaluator {
     public var options: LuaCallOptions
     /// Receives each printed or logged line as it is written, in addition to capture.
     public var onLog: ((LuaLogLevel, LuaString) -> Void)?
+    /// The store scripts see through `store.group(id)`.
+    public var store: SharedStore
+    /// The app groups scripts may open (none by default).
+    public var appGroups: [String]
 
     public init(profile: SandboxProfile = .sandbox, options: LuaCallOptions? = nil,
+                store: SharedStore = SharedStore(), appGroups: [String] = [],
                 onLog: ((LuaLogLevel, LuaString) -> Void)? = nil) {
         self.profile = profile
         self.options = options ?? LuaCallOptions(limits: profile.defaultLimits)
+        self.store = store
+        self.appGroups = appGroups
         self.onLog = onLog
     }
 
@@ -43,8 +51,12 @@ public struct ScriptEvaluator {
                 onLog?(level, line)
             }
             defer { result.memoryPeakBytes = state.memoryPeak }
+            let binding = StoreBinding(store: store, grants: appGroups, owner: "lunette eval",
+                                       grantHint: "grant one with --app-group")
+            try binding.install(in: state)
             let chunk = try state.load(bytes: source, name: name)
-            result.results = try state.call(chunk)
+            // The file's store writes are committed when it succeeds, dropped when it fails.
+            result.results = try binding.perform { () throws(LuaError) in try state.call(chunk) }
         } catch {
             result.status = Self.status(of: error)
             result.message = error.message

@@ -1,0 +1,169 @@
+import LuaSandbox
+import SharedStore
+
+/// One group's staged writes during a script call, and the log that lets
+/// them be staged again when a conflicting update must be re-run.
+///
+/// Per key the log keeps what the final value depends on: a plain write
+/// (set or remove) forgets the key's earlier operations; each update adds
+/// its transform. Every logged operation counts against the call's staging
+/// limit (its key, its value, and 64 bytes), so a loop of writes cannot
+/// grow host memory past it.
+final class GroupStage {
+    enum Operation {
+        case set(StoreValue?)
+        case update(LuaFunctionRef)
+    }
+
+    private struct KeyStage {
+        var key: String
+        var operations: [Operation] = []
+        /// The value the key will have (nil: removed).
+        var value: StoreValue?
+        /// The key's version when the call first read it for an update;
+        /// nil when the first operation was a plain write.
+        var readVersion: Int64?
+        var cost = 0
+    }
+
+    private struct FileStage {
+        var name: String
+        var data: [UInt8]?
+        var cost: Int
+    }
+
+    let group: StoreGroup
+    let callLimit: Int
+    private var keys: [[UInt8]: KeyStage] = [:]
+    private var fileStages: [[UInt8]: FileStage] = [:]
+    private var staged = 0
+    static let operationCost = 64
+
+    init(group: StoreGroup, callLimit: Int) {
+        self.group = group
+        self.callLimit = callLimit
+    }
+
+    var hasWrites: Bool { !keys.isEmpty || !fileStages.isEmpty }
+
+    /// The writes to commit.
+    var batch: StoreBatch {
+        StoreBatch(values: keys.values.map { ($0.key, $0.value) }, files: fileStages.values.map { ($0.name, $0.data) })
+    }
+
+    /// The versions the commit must still find (keys read by updates).
+    var expectations: [(key: String, version: Int64)] {
+        keys.values.compactMap { stage in stage.readVersion.map { (stage.key, $0) } }
+    }
+
+    // MARK: Reads
+
+    /// The key's value as this call sees it: staged, else stored.
+    func value(_ key: String) throws(StoreError) -> StoreValue? {
+        if let stage = keys[Array(key.utf8)] { return stage.value }
+        return try group.get(key)
+    }
+
+    /// The key's value for an update; reading the store records the version
+    /// the commit must find.
+    func valueForUpdate(_ key: String) throws(StoreError) -> StoreValue? {
+        let id = Array(key.utf8)
+        if let stage = keys[id] { return stage.value }
+        let (value, version) = try group.entry(key)
+        keys[id] = KeyStage(key: key, value: value, readVersion: version)
+        return value
+    }
+
+    /// Stored keys with the staged ones laid over them, sorted by bytes.
+    func keys(prefix: String) throws(StoreError) -> [String] {
+        var result = Set(try group.keys(prefix: prefix).map { Array($0.utf8) })
+        let prefixBytes = Array(prefix.utf8)
+        for (id, stage) in keys where id.starts(with: prefixBytes) {
+            if stage.value == nil { result.remove(id) } else { result.insert(id) }
+        }
+        return result.sorted { $0.lexicographicallyPrecedes($1) }.map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    func file(_ name: String) throws(StoreError) -> [UInt8]? {
+        if let stage = fileStages[Array(name.utf8)] { return stage.data }
+        return try group.readFile(name)
+    }
+
+    func files() throws(StoreError) -> [String] {
+        var result = Set(try group.files().map { Array($0.utf8) })
+        for (id, stage) in fileStages {
+            if stage.data == nil { result.remove(id) } else { result.insert(id) }
+        }
+        return result.sorted { $0.lexicographicallyPrecedes($1) }.map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    // MARK: Writes
+
+    /// Stages a set (nil: remove) or, with `transform`, the result of an update.
+    func stage(_ key: String, _ value: StoreValue?, transform: LuaFunctionRef? = nil) throws(StoreError) {
+        let size = value?.storageSize ?? 0
+        if size > group.limits.valueBytes {
+            throw StoreError(.valueTooLarge, "value for key \(StoreText.quoted(key)) is \(size) bytes, over the limit of \(group.limits.valueBytes) bytes per value")
+        }
+        let id = Array(key.utf8)
+        var stage = keys[id] ?? KeyStage(key: key)
+        let cost = key.utf8.count + size + Self.operationCost
+        let before = stage.cost
+        if let transform {
+            stage.operations.append(.update(transform))
+            stage.cost += cost
+        } else {
+            // A plain write makes the key's history irrelevant.
+            stage.operations = [.set(value)]
+            stage.readVersion = nil
+            stage.cost = cost
+        }
+        try charge(stage.cost - before, key: key)
+        stage.value = value
+        keys[id] = stage
+    }
+
+    func stageFile(_ name: String, _ data: [UInt8]?) throws(StoreError) {
+        let size = data?.count ?? 0
+        if size > group.limits.valueBytes {
+            throw StoreError(.valueTooLarge, "file \(StoreText.quoted(name)) is \(size) bytes, over the limit of \(group.limits.valueBytes) bytes per file")
+        }
+        let id = Array(name.utf8)
+        let cost = name.utf8.count + size + Self.operationCost
+        try charge(cost - (fileStages[id]?.cost ?? 0), key: nil)
+        fileStages[id] = FileStage(name: name, data: data, cost: cost)
+    }
+
+    private func charge(_ bytes: Int, key: String?) throws(StoreError) {
+        guard staged + bytes <= callLimit else {
+            throw StoreError(.quotaExceeded, "this call's writes to group \(group.id) would pass \(callLimit) bytes, the limit of one call (64 bytes count for each operation); nothing will be written")
+        }
+        staged += bytes
+    }
+
+    // MARK: Replay
+
+    /// Stages again every key whose log starts with an update: reads the
+    /// current value and version, and runs the key's operations on it.
+    func replay(_ run: (LuaFunctionRef, StoreValue?) throws(LuaError) -> StoreValue?) throws(LuaError) {
+        for (id, stage) in keys where stage.readVersion != nil {
+            var fresh = stage
+            do { (fresh.value, fresh.readVersion) = try group.entry(stage.key) } catch {
+                throw .runtime(LuaRuntimeError(message: "store commit failed: \(error.message)"))
+            }
+            for operation in stage.operations {
+                switch operation {
+                case .set(let value): fresh.value = value
+                case .update(let transform):
+                    let new = try run(transform, fresh.value)
+                    let size = new?.storageSize ?? 0
+                    if size > group.limits.valueBytes {
+                        throw .runtime(LuaRuntimeError(message: "store commit failed: value for key \(StoreText.quoted(stage.key)) is \(size) bytes, over the limit of \(group.limits.valueBytes) bytes per value"))
+                    }
+                    fresh.value = new
+                }
+            }
+            keys[id] = fresh
+        }
+    }
+}

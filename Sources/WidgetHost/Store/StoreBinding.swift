@@ -1,0 +1,277 @@
+import LuaSandbox
+import SharedStore
+
+/// The `store` module of scripts, over a `SharedStore`, with the rule that a
+/// call is all or nothing.
+///
+/// A script's writes are staged in memory while its call runs and applied
+/// when the call succeeds, one transaction per group, so readers never see
+/// half of them; a call that fails (error, deadline, memory) applies none.
+/// Reads see the call's own staged writes. No lock is held while script
+/// code runs: the app can write while a widget computes.
+///
+/// `g:update(key, f)` reads the key's version as well as its value. If
+/// another writer changed the key before the call commits, the commit is
+/// refused, the call's writes are staged again from its log — each `f`
+/// runs again on the new value, outside any lock — and the commit retried.
+/// So no increment is lost, and `f` must depend only on its argument.
+///
+/// One `StoreBinding` serves one `LuaState` (and, like it, one thread).
+public final class StoreBinding {
+    /// Where the groups live.
+    public let store: SharedStore
+    /// The app groups scripts may open.
+    public let grants: [String]
+    /// Who the grants belong to, for errors: "bundle com.example.tasks".
+    public let owner: String
+    /// How to grant a group, appended to the error for an ungranted one.
+    public let grantHint: String
+    /// Commit attempts before a call whose updates keep conflicting fails.
+    public var maxCommitAttempts = 32
+
+    private var stages: [String: GroupStage] = [:]
+    private var active = false
+    private weak var state: LuaState?
+
+    public init(store: SharedStore, grants: [String], owner: String, grantHint: String = "") {
+        self.store = store
+        self.grants = grants
+        self.owner = owner
+        self.grantHint = grantHint
+    }
+
+    /// Gives `state` the global `store`.
+    public func install(in state: LuaState) throws(LuaError) {
+        self.state = state
+        var module = LuaModule(name: "store")
+        module.add("group") { [unowned self] args in try self.openGroup(args) }
+        module.add("get") { [unowned self] args in
+            let (stage, key) = try self.stageAndKey(args)
+            return [try self.mapped(args) { () throws(StoreError) in try stage.value(key) }.map(\.lua) ?? .nil]
+        }
+        module.add("set") { [unowned self] args in
+            let (stage, key) = try self.stageAndKey(args)
+            let value = try self.storeValue(args, 3)
+            try self.mapped(args) { () throws(StoreError) in try stage.stage(key, value) }
+            return []
+        }
+        module.add("remove") { [unowned self] args in
+            let (stage, key) = try self.stageAndKey(args)
+            try self.mapped(args) { () throws(StoreError) in try stage.stage(key, nil) }
+            return []
+        }
+        module.add("keys") { [unowned self] args in
+            let stage = try self.stage(args)
+            let prefix = try args.isNil(2) ? "" : self.text(args, 2, what: "prefix")
+            let keys = try self.mapped(args) { () throws(StoreError) in try stage.keys(prefix: prefix) }
+            return [.table(LuaTable(array: keys.map { .string(LuaString($0)) }))]
+        }
+        module.add("update") { [unowned self] args in
+            let (stage, key) = try self.stageAndKey(args)
+            let transform = try args.function(3)
+            let old = try self.mapped(args) { () throws(StoreError) in try stage.valueForUpdate(key) }
+            let results = try args.call(3, [old?.lua ?? .nil])
+            let new = try self.storeValue(results.first ?? .nil, args, position: nil)
+            try self.mapped(args) { () throws(StoreError) in try stage.stage(key, new, transform: transform) }
+            return [new?.lua ?? .nil]
+        }
+        module.add("readFile") { [unowned self] args in
+            let stage = try self.stage(args)
+            let name = try self.fileName(args)
+            return [try self.mapped(args) { () throws(StoreError) in try stage.file(name) }.map { .string(LuaString(bytes: $0)) } ?? .nil]
+        }
+        module.add("writeFile") { [unowned self] args in
+            let stage = try self.stage(args)
+            let name = try self.fileName(args)
+            let data = try args.string(3).bytes
+            try self.mapped(args) { () throws(StoreError) in try stage.stageFile(name, data) }
+            return []
+        }
+        module.add("removeFile") { [unowned self] args in
+            let stage = try self.stage(args)
+            let name = try self.fileName(args)
+            try self.mapped(args) { () throws(StoreError) in try stage.stageFile(name, nil) }
+            return []
+        }
+        module.add("files") { [unowned self] args in
+            let stage = try self.stage(args)
+            let names = try self.mapped(args) { () throws(StoreError) in try stage.files() }
+            return [.table(LuaTable(array: names.map { .string(LuaString($0)) }))]
+        }
+        try state.register(module, glue: Self.glue)
+    }
+
+    // MARK: Calls
+
+    /// Runs `call` (a script call on the installed state) with a fresh stage:
+    /// commits the staged writes when it succeeds, drops them when it throws.
+    /// A commit that fails makes the call fail with a runtime error.
+    public func perform<R>(_ call: () throws(LuaError) -> R) throws(LuaError) -> R {
+        precondition(!active, "StoreBinding.perform does not nest")
+        stages = [:]
+        active = true
+        defer {
+            active = false
+            stages = [:]
+        }
+        let result = try call()
+        try commit()
+        return result
+    }
+
+    /// Commits every touched group; replays the log of one whose updates conflicted.
+    private func commit() throws(LuaError) {
+        for id in stages.keys.sorted() {
+            guard let stage = stages[id], stage.hasWrites else { continue }
+            var attempt = 0
+            while true {
+                attempt += 1
+                let outcome: StoreCommitOutcome
+                do { outcome = try stage.group.commit(stage.batch, expecting: stage.expectations) } catch {
+                    throw Self.commitError(error.message)
+                }
+                guard case .conflict(let keys) = outcome else { break }
+                guard attempt < maxCommitAttempts else {
+                    throw Self.commitError("store group \(id): updates of \(keys.map { StoreText.quoted($0) }.joined(separator: ", ")) kept conflicting with other writers (\(attempt) attempts); nothing was written")
+                }
+                try replay(stage)
+            }
+        }
+    }
+
+    /// Runs the conflicting updates' transforms again on the current values.
+    private func replay(_ stage: GroupStage) throws(LuaError) {
+        guard let state else { throw Self.commitError("store: the Lua state is gone") }
+        try stage.replay { (transform, old) throws(LuaError) -> StoreValue? in
+            let results = try state.call(transform, [old?.lua ?? .nil])
+            do { return try StoreValue(lua: results.first ?? .nil) } catch let error as StoreError {
+                throw Self.commitError(error.message)
+            } catch {
+                throw Self.commitError("\(error)")
+            }
+        }
+    }
+
+    private static func commitError(_ message: String) -> LuaError {
+        .runtime(LuaRuntimeError(message: "store commit failed: \(message)"))
+    }
+
+    // MARK: Arguments
+
+    private func openGroup(_ args: LuaArguments) throws -> [LuaValue] {
+        guard args.typeName(1) == "string", let id = try? args.string(1).string else {
+            return [.nil, .string("bad argument #1 to 'store.group' (app-group id expected, got \(args.typeName(1)))")]
+        }
+        guard grants.contains(id) else {
+            let listed = grants.isEmpty ? "no app groups" : "only " + grants.joined(separator: ", ")
+            return [.nil, .string("store.group: app group \(StoreText.quoted(id)) is not granted to \(owner), which has \(listed)\(grantHint.isEmpty ? "" : " (\(grantHint))")")]
+        }
+        do { _ = try openStage(id) } catch { return [.nil, .string("store.group: \(error.message)")] }
+        return [.string(id)]
+    }
+
+    /// The call's stage of group `id`, opening the group on first use.
+    private func openStage(_ id: String) throws(LuaFunctionError) -> GroupStage {
+        if let stage = stages[id] { return stage }
+        guard active else { throw LuaFunctionError("store: the store is open only during a call") }
+        do {
+            let stage = GroupStage(group: try store.group(id), callLimit: store.limits.callBytes)
+            stages[id] = stage
+            return stage
+        } catch {
+            throw LuaFunctionError(error.message)
+        }
+    }
+
+    private func stage(_ args: LuaArguments) throws(LuaFunctionError) -> GroupStage {
+        // The id comes from a group object, which only a granted store.group makes.
+        guard let id = try? args.string(1).string, grants.contains(id) else {
+            throw LuaFunctionError("store: not a granted group")
+        }
+        return try openStage(id)
+    }
+
+    /// Runs a store operation; its error is raised in the script at the caller's line.
+    private func mapped<R>(_ args: LuaArguments, _ body: () throws(StoreError) -> R) throws(LuaFunctionError) -> R {
+        do { return try body() } catch { throw LuaFunctionError(error.message) }
+    }
+
+    private func stageAndKey(_ args: LuaArguments) throws(LuaFunctionError) -> (GroupStage, String) {
+        let stage = try stage(args)
+        let key = try text(args, 2, what: "key")
+        if let problem = StoreText.keyProblem(key) {
+            throw args.badArgument(2, "invalid key \(StoreText.quoted(key)): \(problem)")
+        }
+        return (stage, key)
+    }
+
+    private func text(_ args: LuaArguments, _ n: Int, what: String) throws(LuaFunctionError) -> String {
+        guard args.typeName(n) == "string" else {
+            throw args.badArgument(n, "\(what) must be a string, got \(args.typeName(n))")
+        }
+        let bytes = try args.string(n)
+        guard let text = bytes.string else {
+            throw args.badArgument(n, "\(what) \(StoreText.quoted(bytes.bytes)) is not valid UTF-8")
+        }
+        return text
+    }
+
+    private func fileName(_ args: LuaArguments) throws(LuaFunctionError) -> String {
+        let name = try text(args, 2, what: "file name")
+        if let problem = StoreText.fileNameProblem(name) {
+            throw args.badArgument(2, "invalid file name \(StoreText.quoted(name)): \(problem)")
+        }
+        return name
+    }
+
+    private func storeValue(_ args: LuaArguments, _ n: Int) throws(LuaFunctionError) -> StoreValue? {
+        try storeValue(try args.value(n), args, position: n)
+    }
+
+    private func storeValue(_ value: LuaValue, _ args: LuaArguments, position: Int?) throws(LuaFunctionError) -> StoreValue? {
+        do { return try StoreValue(lua: value) } catch {
+            if let position { throw args.badArgument(position, error.message) }
+            throw LuaFunctionError("\(args.functionName): the transform's result: \(error.message)")
+        }
+    }
+
+    // MARK: Glue
+
+    /// Builds `store.group(id)` objects with methods over the Swift functions.
+    /// Each group object is made once per state and known by identity, so a
+    /// script cannot forge one; wrappers tail-call the Swift functions, so
+    /// errors point at the script's line.
+    static let glue = """
+        local raw = ...
+        local error, type, setmetatable, select = error, type, setmetatable, select
+        local ids, objects = {}, {}
+        local methods = {}
+        local names = { "get", "set", "remove", "keys", "update", "readFile", "writeFile", "removeFile", "files" }
+        for i = 1, #names do
+          local name, f = names[i], raw[names[i]]
+          methods[name] = function(self, ...)
+            local id = ids[self]
+            if id == nil then
+              error("bad argument #1 to '" .. name .. "' (store group expected, got " .. type(self) ..
+                    "; call it as g:" .. name .. "(...))", 2)
+            end
+            return f(id, ...)
+          end
+        end
+        local function readonly() error("store group objects are read-only", 2) end
+        local group = raw.group
+        return {
+          group = function(id)
+            local canonical, problem = group(id)
+            if canonical == nil then error(problem, 2) end
+            local object = objects[canonical]
+            if object == nil then
+              local index = setmetatable({ id = canonical }, { __index = methods, __metatable = false })
+              object = setmetatable({}, { __index = index, __newindex = readonly, __metatable = false })
+              ids[object], objects[canonical] = canonical, object
+            end
+            return object
+          end,
+        }
+        """
+}
