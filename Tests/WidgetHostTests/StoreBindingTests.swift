@@ -1,0 +1,200 @@
+import Foundation
+import Testing
+import WidgetHost
+
+/// A sandboxed state with `store` over a temporary root, and the app's own
+/// view of the same groups through another connection.
+final class StoreHarness {
+    let root: String
+    let store: SharedStore
+    let state: LuaState
+    let binding: StoreBinding
+    var printed: [String] = []
+
+    init(groups: [String] = ["group.t"], limits: StoreLimits = .default, timeoutMs: Int = 1000) throws {
+        root = FileManager.default.temporaryDirectory.appendingPathComponent("lunette-binding-\(UUID().uuidString)").path
+        store = SharedStore(root: root, limits: limits)
+        state = try LuaState(profile: .sandbox)
+        var callLimits = LuaLimits.sandbox
+        callLimits.timeout = .milliseconds(timeoutMs)
+        state.options = LuaCallOptions(limits: callLimits)
+        binding = StoreBinding(store: store, grants: groups, owner: "bundle com.example.test")
+        state.logHandler = { [unowned self] _, line in self.printed.append(line.displayText) }
+        try binding.install(in: state)
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: root) }
+
+    /// The app's side: another `SharedStore` on the same root.
+    func app(_ group: String = "group.t") throws -> StoreGroup {
+        try SharedStore(root: root).group(group)
+    }
+
+    /// Runs `source` as one call: its writes commit when it succeeds.
+    @discardableResult
+    func run(_ source: String) throws(LuaError) -> [LuaValue] {
+        let chunk = try state.load(source, name: "t.lua")
+        return try binding.perform { () throws(LuaError) in try state.call(chunk) }
+    }
+}
+
+@Suite("store in scripts: the API, and a call as all or nothing")
+struct StoreBindingTests {
+    @Test func theAPIOfLuaAPIMd() throws {
+        let h = try StoreHarness()
+        try h.app().set("fromApp", ["title": "Buy milk", "done": false])
+        let results = try h.run("""
+            local g = store.group("group.t")
+            assert(g.id == "group.t" and store.group("group.t") == g)
+            g:set("n", 1); g:set("x", 2.5); g:set("s", "text"); g:set("t", { 1, 2, { a = true } })
+            g:set("gone", 1); g:remove("gone"); g:set("alsoGone", 1); g:set("alsoGone", nil)
+            local new = g:update("n", function(old) return old + 41 end)
+            g:writeFile("a.txt", "hello\\0world"); g:writeFile("b.bin", "x"); g:removeFile("b.bin")
+            return g:get("n"), new, g:get("x"), g:get("t")[3].a, g:get("fromApp").title, g:get("missing"),
+                   table.concat(g:keys(), ","), table.concat(g:keys("f"), ","), table.concat(g:files(), ","),
+                   g:readFile("a.txt"), g:readFile("nope")
+            """)
+        #expect(results == [42, 42, 2.5, true, "Buy milk", nil, "fromApp,n,s,t,x", "fromApp", "a.txt", .string(LuaString(bytes: Array("hello\0world".utf8))), nil])
+        let app = try h.app()
+        #expect(try app.get("n") == .integer(42))
+        #expect(try app.get("x") == .double(2.5))
+        #expect(try app.get("t") == [1, 2, ["a": true]])
+        #expect(try app.get("gone") == nil)
+        #expect(try app.files() == ["a.txt"])
+    }
+
+    @Test func bytesAreKeptExactlyAndKeysMustBeText() throws {
+        let h = try StoreHarness()
+        // The values of attack 37: NUL, invalid and non-Unicode UTF-8.
+        let values: [[UInt8]] = [Array("abc\0def".utf8), [0xFF, 0xFE], [0xC0, 0xAF], [0xED, 0xA0, 0x80],
+                                 [0xF4, 0x90, 0x80, 0x80], [0xFD, 0xBF, 0xBF, 0xBF, 0xBF, 0xBF], [0x80]]
+        for (i, bytes) in values.enumerated() {
+            try h.state.setGlobal("v", .string(LuaString(bytes: bytes)))
+            try h.run("store.group('group.t'):set('val\(i)', v)")
+        }
+        for (i, bytes) in values.enumerated() {
+            let read = try h.run("return store.group('group.t'):get('val\(i)')")
+            #expect(read == [.string(LuaString(bytes: bytes))], "val\(i)")
+            let stored = try h.app().get("val\(i)")
+            #expect(stored == (i == 0 ? .string("abc\0def") : .bytes(bytes)), "val\(i)")
+        }
+        let badKey = try #require(luaFailure { try h.run("store.group('group.t'):set('\\xff', 1)") })
+        #expect(badKey.contains("t.lua:1: bad argument #1 to 'set' (key \"\\xff\" is not valid UTF-8)"), "\(badKey)")
+        let nulKey = try #require(luaFailure { try h.run("store.group('group.t'):get('a\\0b')") })
+        #expect(nulKey.contains("must not contain NUL"))
+        let badMapKey = try #require(luaFailure { try h.run("store.group('group.t'):set('k', { ['\\xff'] = 1 })") })
+        #expect(badMapKey.contains("bad argument #2 to 'set'") && badMapKey.contains("not valid UTF-8"))
+    }
+
+    @Test func anUngrantedGroupNamesTheOwnerAndTheGroup() throws {
+        let h = try StoreHarness()
+        let message = try #require(luaFailure { try h.run("local ok = 1\nstore.group('group.other')") })
+        #expect(message == "t.lua:2: store.group: app group \"group.other\" is not granted to bundle com.example.test, which has only group.t")
+        let forged = try #require(luaFailure { try h.run("local g = store.group('group.t'); g.get({}, 'k')") })
+        #expect(forged.contains("store group expected"))
+        #expect(luaFailure { try h.run("store.group('group.t').id = 'group.other'") }?.contains("read-only") == true)
+        #expect(luaFailure { try h.run("store.group = nil") } != nil)
+    }
+
+    @Test func aFailedCallWritesNothing() throws {
+        let h = try StoreHarness(timeoutMs: 100)
+        try h.app().set("keep", 1)
+        let scripts = [
+            "error": "g:set('a', 1); g:writeFile('f', 'x'); g:remove('keep'); error('boom')",
+            "timeout": "g:set('a', 1); g:update('keep', function(n) return n + 1 end); while true do end",
+            "memory": "g:set('a', 1); local t = {}; while true do t[#t + 1] = ('x'):rep(1000) .. #t end",
+            "caught by pcall": "g:set('a', 1); pcall(error, 'x'); g:writeFile('f', 'y'); error({ code = 1 })",
+        ]
+        for (what, body) in scripts {
+            let error = luaFailure { try h.run("local g = store.group('group.t')\n" + body) }
+            #expect(error != nil, "\(what)")
+            let app = try h.app()
+            #expect(try app.keys() == ["keep"], "\(what)")
+            #expect(try app.get("keep") == .integer(1), "\(what)")
+            #expect(try app.files() == [], "\(what)")
+        }
+        // The same state serves the next call, which commits.
+        try h.run("store.group('group.t'):set('after', true)")
+        #expect(try h.app().get("after") == .boolean(true))
+    }
+
+    @Test func readersDoNotSeeACallUntilItCommitsAndTheAppCanWriteMeanwhile() throws {
+        let h = try StoreHarness()
+        let app = try h.app()
+        var seenDuringCall: [StoreValue?] = []
+        h.state.register(function: "appSide") { _ in
+            seenDuringCall.append(try app.get("a"))
+            try app.set("fromApp", 7)   // the write lock is free while the script runs
+            return []
+        }
+        let results = try h.run("""
+            local g = store.group('group.t')
+            g:set('a', 1); g:set('b', 2)
+            appSide()
+            return g:get('a'), g:get('fromApp'), table.concat(g:keys(), ',')
+            """)
+        #expect(seenDuringCall == [nil])
+        #expect(results == [1, 7, "a,b,fromApp"])
+        #expect(try app.get("a") == .integer(1))
+        #expect(try app.get("b") == .integer(2))
+    }
+
+    @Test func aConflictingUpdateRunsAgainOnTheNewValue() throws {
+        let h = try StoreHarness()
+        let app = try h.app()
+        try app.set("n", 10)
+        var runs = 0
+        h.state.register(function: "counted") { _ in runs += 1; return [] }
+        h.state.register(function: "appIncrements") { _ in
+            try app.update("n") { .integer(($0?.integerValue ?? 0) + 100) }
+            return []
+        }
+        let results = try h.run("""
+            local g = store.group('group.t')
+            local seen = g:update('n', function(n) counted(); return n + 1 end)
+            g:set('other', 'kept')
+            appIncrements()   -- another writer moves 'n' before this call commits
+            return seen
+            """)
+        #expect(results == [11])          // what the script saw when it ran
+        #expect(runs == 2)                // the transform ran again at commit
+        #expect(try app.get("n") == .integer(111))   // no increment lost
+        #expect(try app.get("other") == "kept")
+    }
+
+    @Test func aPlainWriteNeedsNoReplay() throws {
+        let h = try StoreHarness()
+        let app = try h.app()
+        h.state.register(function: "appWrites") { _ in try app.set("n", 500); return [] }
+        try h.run("local g = store.group('group.t'); g:set('n', 1); g:update('n', function(n) return n + 1 end); appWrites()")
+        #expect(try app.get("n") == .integer(2))   // last writer wins; the update read the call's own value
+    }
+
+    @Test func limitsAreErrorsThatNameTheKey() throws {
+        let h = try StoreHarness(limits: StoreLimits(valueBytes: 1000, groupBytes: 4000, callBytes: 3000))
+        let big = try #require(luaFailure { try h.run("store.group('group.t'):set('big', ('x'):rep(1001))") })
+        #expect(big.hasPrefix("t.lua:1: value for key \"big\" is 1001 bytes, over the limit of 1000 bytes per value"), "\(big)")
+        let flood = try #require(luaFailure { try h.run("local g = store.group('group.t'); for i = 1, 1e6 do g:set('k' .. i, ('y'):rep(100)) end") })
+        #expect(flood.contains("the limit of one call"), "\(flood)")
+        #expect(try h.app().keys() == [])
+        // The group's quota is checked when the call commits.
+        for i in 0..<2 { try h.run("store.group('group.t'):set('a\(i)', ('z'):rep(900))") }
+        try h.run("store.group('group.t'):set('a2', ('z'):rep(900)); store.group('group.t'):set('a3', ('z'):rep(900))")
+        let quota = try #require(luaFailure { try h.run("store.group('group.t'):set('a4', ('z'):rep(900))") })
+        #expect(quota.contains("store commit failed") && quota.contains("quota of 4000 bytes"), "\(quota)")
+        #expect(try h.app().keys() == ["a0", "a1", "a2", "a3"])
+    }
+}
+
+/// The message of the LuaError `body` threw; nil (and an issue) when it did not throw.
+func luaFailure(_ body: () throws -> Void, sourceLocation: SourceLocation = #_sourceLocation) -> String? {
+    do {
+        try body()
+        Issue.record("expected a LuaError", sourceLocation: sourceLocation)
+    } catch let error as LuaError {
+        return error.message
+    } catch {
+        Issue.record("expected a LuaError, got \(error)", sourceLocation: sourceLocation)
+    }
+    return nil
+}
