@@ -13,15 +13,42 @@ final class StoreDatabase {
     static let migrations: [String] = [
         """
         CREATE TABLE entries (key TEXT PRIMARY KEY NOT NULL, type INTEGER NOT NULL, value,
-                              size INTEGER NOT NULL, version INTEGER NOT NULL);
+                              size INTEGER NOT NULL, version INTEGER NOT NULL) WITHOUT ROWID;
         CREATE TABLE files (name TEXT PRIMARY KEY NOT NULL, data BLOB NOT NULL,
                             size INTEGER NOT NULL, version INTEGER NOT NULL);
-        CREATE TABLE changes (seq INTEGER NOT NULL, name TEXT NOT NULL, is_file INTEGER NOT NULL);
-        CREATE INDEX changes_by_seq ON changes (seq);
+        CREATE TABLE changes (seq INTEGER PRIMARY KEY NOT NULL, keys BLOB NOT NULL, files BLOB NOT NULL);
         CREATE TABLE meta (name TEXT PRIMARY KEY NOT NULL, value INTEGER NOT NULL);
         INSERT INTO meta VALUES ('seq', 0), ('usage', 0);
         """,
     ]
+    /// The statements run once per key, prepared once and found without
+    /// hashing their text.
+    enum Query: Int, CaseIterable {
+        case entry, readFile, entrySizes, fileSizes, upsertEntry, deleteEntry, upsertFile, deleteFile
+
+        var sql: String {
+            switch self {
+            case .entry: return "SELECT type, value, version FROM entries WHERE key = ?1"
+            case .readFile: return "SELECT data FROM files WHERE name = ?1"
+            case .entrySizes: return "SELECT e.key, e.size FROM json_each(?1) AS j JOIN entries AS e ON e.key = j.value"
+            case .fileSizes: return "SELECT f.name, f.size FROM json_each(?1) AS j JOIN files AS f ON f.name = j.value"
+            case .upsertEntry: return "INSERT OR REPLACE INTO entries (key, type, value, size, version) VALUES (?1, ?2, ?3, ?4, ?5)"
+            case .deleteEntry: return "DELETE FROM entries WHERE key = ?1"
+            case .upsertFile: return "INSERT OR REPLACE INTO files (name, data, size, version) VALUES (?1, ?2, ?3, ?4)"
+            case .deleteFile: return "DELETE FROM files WHERE name = ?1"
+            }
+        }
+    }
+
+    private var prepared = [SQLiteStatement?](repeating: nil, count: Query.allCases.count)
+
+    func statement(_ query: Query) throws(StoreError) -> SQLiteStatement {
+        if let statement = prepared[query.rawValue] { return statement }
+        let statement = try connection.statement(query.sql)
+        prepared[query.rawValue] = statement
+        return statement
+    }
+
     /// How many commits of change log to keep for observers that poll.
     static let changeLogRetention: Int64 = 1024
 
@@ -82,7 +109,7 @@ final class StoreDatabase {
 
     /// The value and version of `key` (version 0 and nil when absent).
     func entry(_ key: String) throws(StoreError) -> (value: StoreValue?, version: Int64) {
-        let s = try connection.statement("SELECT type, value, version FROM entries WHERE key = ?1")
+        let s = try statement(.entry)
         defer { s.reset() }
         s.bind(1, text: key)
         guard try s.step() else { return (nil, 0) }
@@ -141,7 +168,7 @@ final class StoreDatabase {
     }
 
     func readFile(_ name: String) throws(StoreError) -> [UInt8]? {
-        let s = try connection.statement("SELECT data FROM files WHERE name = ?1")
+        let s = try statement(.readFile)
         defer { s.reset() }
         s.bind(1, text: name)
         return try s.step() ? s.bytes(0) : nil
@@ -164,15 +191,27 @@ final class StoreDatabase {
         try connection.integer("SELECT value FROM meta WHERE name = 'seq'")
     }
 
-    /// Changes committed after `sequence`, and the oldest sequence still logged.
-    func changes(after sequence: Int64) throws(StoreError) -> (entries: [(seq: Int64, name: String, isFile: Bool)], oldest: Int64) {
-        let s = try connection.statement("SELECT seq, name, is_file FROM changes WHERE seq > ?1 ORDER BY seq")
+    /// Changes committed after `sequence`: each commit's sequence, keys and files.
+    func changes(after sequence: Int64) throws(StoreError) -> [(seq: Int64, keys: [String], files: [String])] {
+        let s = try connection.statement("SELECT seq, keys, files FROM changes WHERE seq > ?1 ORDER BY seq")
         defer { s.reset() }
         s.bind(1, sequence)
-        var out: [(Int64, String, Bool)] = []
-        while try s.step() { out.append((s.integer(0), s.text(1), s.integer(2) != 0)) }
-        let oldest = try connection.integer("SELECT coalesce(min(seq), 0) FROM changes")
-        return (out, oldest)
+        var out: [(Int64, [String], [String])] = []
+        while try s.step() {
+            let seq = s.integer(0)
+            let keys = try s.withBytes(1) { bytes throws(StoreError) in try Self.names(bytes) }
+            let files = try s.withBytes(2) { bytes throws(StoreError) in try Self.names(bytes) }
+            out.append((seq, keys, files))
+        }
+        return out
+    }
+
+    /// A change-log list of names: an encoded array of strings.
+    private static func names(_ bytes: UnsafeRawBufferPointer) throws(StoreError) -> [String] {
+        guard case .array(let items)? = StoreValue.decode(bytes) else {
+            throw StoreError(.corruptValue, "store change log holds a list that does not decode")
+        }
+        return items.compactMap(\.stringValue)
     }
 
     /// SQLite's counter that moves when another connection commits.
@@ -226,13 +265,54 @@ struct StoreWriter {
     /// The group's sequence number once the transaction commits.
     var committedSequence: Int64 { hasChanges ? sequence : sequence - 1 }
 
-    /// Sets (or, for nil, removes) `key`.
-    mutating func put(_ key: String, _ value: StoreValue?) throws(StoreError) {
-        let old = try oldSize("SELECT size FROM entries WHERE key = ?1", key)
+    /// Applies values (nil removes) and files (nil removes), in order.
+    ///
+    /// The sizes they replace, which the group's usage needs, come from one
+    /// query per table (the batch's names as a JSON array joined with the
+    /// table), so each key then costs a single plain statement.
+    mutating func apply(values: [(key: String, value: StoreValue?)], files: [(name: String, data: [UInt8]?)]) throws(StoreError) {
+        if !values.isEmpty {
+            var sizes = try existingSizes(values.map(\.key), query: .entrySizes)
+            for (key, value) in values { try put(key, value, sizes: &sizes) }
+        }
+        if !files.isEmpty {
+            var sizes = try existingSizes(files.map(\.name), query: .fileSizes)
+            for (name, data) in files { try putFile(name, data, sizes: &sizes) }
+        }
+    }
+
+    /// The stored size of each of `names` that exists.
+    private func existingSizes(_ names: [String], query: StoreDatabase.Query) throws(StoreError) -> [ByteString: Int64] {
+        var json = "["
+        for (i, name) in names.enumerated() {
+            if i > 0 { json += "," }
+            StoreValue.writeJSON(name, to: &json)
+        }
+        json += "]"
+        let s = try database.statement(query)
+        defer { s.reset() }
+        s.bind(1, text: json)
+        var sizes: [ByteString: Int64] = [:]
+        while try s.step() { sizes[ByteString(s.text(0))] = s.integer(1) }
+        return sizes
+    }
+
+    private mutating func put(_ key: String, _ value: StoreValue?, sizes: inout [ByteString: Int64]) throws(StoreError) {
+        let id = ByteString(key)
+        let old = sizes[id]
+        let keyBytes = Int64(key.utf8.count)
         if let value {
-            let size = value.storageSize
+            let encoded: [UInt8]?
+            let size: Int
+            switch value {
+            case .array, .map:
+                let bytes = value.encoded()
+                (encoded, size) = (bytes, bytes.count)
+            default:
+                (encoded, size) = (nil, value.storageSize)
+            }
             try StoreGroup.checkValueSize(size, of: "value for key \(StoreText.quoted(key))", limits: limits)
-            let s = try connection.statement("INSERT OR REPLACE INTO entries (key, type, value, size, version) VALUES (?1, ?2, ?3, ?4, ?5)")
+            let s = try database.statement(.upsertEntry)
             s.bind(1, text: key)
             s.bind(2, value.storedType.rawValue)
             switch value {
@@ -241,49 +321,47 @@ struct StoreWriter {
             case .boolean(let v): s.bind(3, Int64(v ? 1 : 0))
             case .string(let v): s.bind(3, text: v)
             case .bytes(let v): s.bind(3, blob: v)
-            case .array, .map: s.bind(3, blob: value.encoded())
+            case .array, .map: s.bind(3, blob: encoded ?? [])
             }
             s.bind(4, Int64(size))
             s.bind(5, sequence)
             try s.run()
-            usage += Int64(size + key.utf8.count) - (old.map { $0 + Int64(key.utf8.count) } ?? 0)
+            usage += Int64(size) - (old ?? -keyBytes)
+            sizes[id] = Int64(size)
         } else {
-            guard let old else { return }
-            let s = try connection.statement("DELETE FROM entries WHERE key = ?1")
+            guard let old else { return }   // absent: nothing changes
+            let s = try database.statement(.deleteEntry)
             s.bind(1, text: key)
             try s.run()
-            usage -= old + Int64(key.utf8.count)
+            usage -= old + keyBytes
+            sizes[id] = nil
         }
         changedKeys.append(key)
     }
 
-    /// Writes (or, for nil, removes) the file `name`.
-    mutating func putFile(_ name: String, _ data: [UInt8]?) throws(StoreError) {
-        let old = try oldSize("SELECT size FROM files WHERE name = ?1", name)
+    private mutating func putFile(_ name: String, _ data: [UInt8]?, sizes: inout [ByteString: Int64]) throws(StoreError) {
+        let id = ByteString(name)
+        let old = sizes[id]
+        let nameBytes = Int64(name.utf8.count)
         if let data {
             try StoreGroup.checkValueSize(data.count, of: "file \(StoreText.quoted(name))", limits: limits)
-            let s = try connection.statement("INSERT OR REPLACE INTO files (name, data, size, version) VALUES (?1, ?2, ?3, ?4)")
+            let s = try database.statement(.upsertFile)
             s.bind(1, text: name)
             s.bind(2, blob: data)
             s.bind(3, Int64(data.count))
             s.bind(4, sequence)
             try s.run()
-            usage += Int64(data.count + name.utf8.count) - (old.map { $0 + Int64(name.utf8.count) } ?? 0)
+            usage += Int64(data.count) - (old ?? -nameBytes)
+            sizes[id] = Int64(data.count)
         } else {
             guard let old else { return }
-            let s = try connection.statement("DELETE FROM files WHERE name = ?1")
+            let s = try database.statement(.deleteFile)
             s.bind(1, text: name)
             try s.run()
-            usage -= old + Int64(name.utf8.count)
+            usage -= old + nameBytes
+            sizes[id] = nil
         }
         changedFiles.append(name)
-    }
-
-    private func oldSize(_ sql: String, _ name: String) throws(StoreError) -> Int64? {
-        let s = try connection.statement(sql)
-        defer { s.reset() }
-        s.bind(1, text: name)
-        return try s.step() ? s.integer(0) : nil
     }
 
     /// Checks the quota, logs the changes and stores the new sequence and usage.
@@ -291,17 +369,13 @@ struct StoreWriter {
         if usage > Int64(limits.groupBytes) {
             throw StoreError(.quotaExceeded, "store group \(group): this write would bring the group to \(usage) bytes, over its quota of \(limits.groupBytes) bytes; nothing was written")
         }
-        guard !changedKeys.isEmpty || !changedFiles.isEmpty else { return }
-        let log = try connection.statement("INSERT INTO changes (seq, name, is_file) VALUES (?1, ?2, ?3)")
-        for (names, isFile) in [(changedKeys, Int64(0)), (changedFiles, Int64(1))] {
-            var seen = Set<[UInt8]>()
-            for name in names where seen.insert(Array(name.utf8)).inserted {
-                log.bind(1, sequence)
-                log.bind(2, text: name)
-                log.bind(3, isFile)
-                try log.run()
-            }
-        }
+        guard hasChanges else { return }
+        // One log row per commit, for observers in other processes.
+        let log = try connection.statement("INSERT INTO changes (seq, keys, files) VALUES (?1, ?2, ?3)")
+        log.bind(1, sequence)
+        log.bind(2, blob: StoreValue.array(changedKeys.map { .string($0) }).encoded())
+        log.bind(3, blob: StoreValue.array(changedFiles.map { .string($0) }).encoded())
+        try log.run()
         let meta = try connection.statement("UPDATE meta SET value = ?2 WHERE name = ?1")
         meta.bind(1, text: "seq"); meta.bind(2, sequence); try meta.run()
         meta.bind(1, text: "usage"); meta.bind(2, usage); try meta.run()

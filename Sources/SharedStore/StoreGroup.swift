@@ -81,7 +81,7 @@ public final class StoreGroup: @unchecked Sendable {
                         throw StoreError(.invalidValue, "update of \(StoreText.quoted(key)) was abandoned")
                     }
                     if let new { try Self.checkValue(new, key: key, limits: limits) }
-                    try writer.put(key, new)
+                    try writer.apply(values: [(key, new)], files: [])
                     return new
                 }
             }
@@ -160,8 +160,7 @@ public final class StoreGroup: @unchecked Sendable {
                         moved.append(key)
                     }
                     if !moved.isEmpty { throw StoreError(.conflict, "conflict") }   // rolls back
-                    for (key, value) in batch.values { try writer.put(key, value) }
-                    for (name, data) in batch.files { try writer.putFile(name, data) }
+                    try writer.apply(values: batch.values, files: batch.files)
                 }
             }
         } catch where !moved.isEmpty {
@@ -199,9 +198,9 @@ public final class StoreGroup: @unchecked Sendable {
         try checkValueSize(value.storageSize, of: "value for key \(StoreText.quoted(key))", limits: limits)
     }
 
-    static func checkValueSize(_ size: Int, of what: String, limits: StoreLimits) throws(StoreError) {
+    static func checkValueSize(_ size: Int, of what: @autoclosure () -> String, limits: StoreLimits) throws(StoreError) {
         if size > limits.valueBytes {
-            throw StoreError(.valueTooLarge, "\(what) is \(size) bytes, over the limit of \(limits.valueBytes) bytes per value; nothing was written")
+            throw StoreError(.valueTooLarge, "\(what()) is \(size) bytes, over the limit of \(limits.valueBytes) bytes per value; nothing was written")
         }
     }
 }

@@ -130,17 +130,18 @@ final class StoreObservers: @unchecked Sendable {
         guard let log = try? database.changes(after: since), let current = try? database.sequence() else { return }
         lock.lock()
         let local = localSequences
-        let sequences = Set(log.entries.map(\.seq))
-        let foreign = log.entries.filter { !local.contains($0.seq) }
-        let missed = (since + 1..<max(current + 1, since + 1)).contains { !sequences.contains($0) && !local.contains($0) }
+        let logged = Set(log.map(\.seq))
+        let foreign = log.filter { !local.contains($0.seq) }
+        // Sequences neither logged nor ours were pruned from the log before we read it.
+        let missed = current > since && (since + 1...current).contains { !logged.contains($0) && !local.contains($0) }
         lastSeen = max(since, current)
         localSequences = localSequences.filter { $0 > lastSeen }
         let handlers = observers.values.map(\.handler)
         lock.unlock()
         guard !foreign.isEmpty || missed else { return }
         let change = StoreChange(group: group, sequence: current,
-                                 keys: Self.sortedUnique(foreign.filter { !$0.isFile }.map(\.name)),
-                                 files: Self.sortedUnique(foreign.filter(\.isFile).map(\.name)),
+                                 keys: Self.sortedUnique(foreign.flatMap(\.keys)),
+                                 files: Self.sortedUnique(foreign.flatMap(\.files)),
                                  isComplete: !missed, isLocal: false)
         for handler in handlers { handler(change) }
     }

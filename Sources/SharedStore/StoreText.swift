@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Checks on the text the store is given: keys, file names, group ids.
 ///
 /// The rules are those of LUA_API.md: a key is 1...256 bytes of valid UTF-8
@@ -88,5 +94,28 @@ public enum StoreText {
 extension String {
     fileprivate func leftPadded(_ width: Int) -> String {
         count >= width ? self : String(repeating: "0", count: width - count) + self
+    }
+}
+
+/// A string compared and hashed by its UTF-8 bytes, as Lua and SQLite
+/// compare keys (Swift's `String ==` treats canonically equivalent texts,
+/// such as "é" precomposed and decomposed, as equal; keys must not).
+public struct ByteString: Hashable, Comparable, Sendable {
+    public let text: String
+
+    public init(_ text: String) { self.text = text }
+
+    public static func == (a: ByteString, b: ByteString) -> Bool {
+        var (x, y) = (a.text, b.text)
+        return x.withUTF8 { p in
+            y.withUTF8 { q in p.count == q.count && (p.count == 0 || memcmp(p.baseAddress!, q.baseAddress!, p.count) == 0) }
+        }
+    }
+
+    public static func < (a: ByteString, b: ByteString) -> Bool { a.text.utf8.lexicographicallyPrecedes(b.text.utf8) }
+
+    public func hash(into hasher: inout Hasher) {
+        var text = text
+        text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
     }
 }

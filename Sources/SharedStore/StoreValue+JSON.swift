@@ -56,6 +56,11 @@ extension StoreValue {
 
     public static func writeJSON(_ s: String, to out: inout String) {
         out += "\""
+        if !s.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) {
+            out += s
+            out += "\""
+            return
+        }
         for scalar in s.unicodeScalars {
             switch scalar {
             case "\"": out += "\\\""

@@ -46,6 +46,36 @@ func report(_ title: String, _ unit: String, baseline: Double, lunette: Double, 
     print(line)
 }
 
+/// The store: Lua against the raw sqlite3 C API, and the app's write latency.
+func storeFigures() throws {
+    let rounds = quick ? 3 : 5
+    let raw = try StoreBenchmark.raw(rounds: rounds)
+    let lua = try StoreBenchmark.lua(rounds: rounds)
+    print("\nStore (10,000 operations, median of \(rounds) rounds; ops/s, higher is better; ratio = raw / Lunette)")
+    for (title, c, l) in [("sets from Lua (one call, one commit)", raw.sets, lua.sets), ("gets from Lua", raw.gets, lua.gets)] {
+        let ratio = c / l
+        print(title.padding(toLength: 45, withPad: " ", startingAt: 0)
+              + "raw sqlite3 \(figure(c, decimals: 0)) ops/s   Lunette \(figure(l, decimals: 0)) ops/s   ratio \(figure(ratio, decimals: 2))"
+              + (ratio <= 2 ? "   (goal ≤ 2.00: met)" : "   (goal ≤ 2.00: MISSED)"))
+    }
+    let latency = try StoreBenchmark.appLatency(seconds: quick ? 0.5 : 1)
+    let p99 = percentile(latency.busy, 99)
+    print("app set() while a \(quick ? 0.5 : 1) s script call runs (\(latency.busy.count) writes; call \(latency.callStatus)): "
+          + "p50 \(figure(percentile(latency.busy, 50), decimals: 3)) ms  p99 \(figure(p99, decimals: 3)) ms  max \(figure(latency.busy.max() ?? .nan, decimals: 3)) ms"
+          + (p99 <= 50 ? "   (goal p99 ≤ 50 ms: met)" : "   (goal p99 ≤ 50 ms: MISSED)"))
+    print("app set() with no script running (baseline, \(latency.idle.count) writes): "
+          + "p50 \(figure(percentile(latency.idle, 50), decimals: 3)) ms  p99 \(figure(percentile(latency.idle, 99), decimals: 3)) ms")
+}
+
+// --only-store: just the store figures.
+if CommandLine.arguments.contains("--only-store") {
+    do { try storeFigures() } catch {
+        FileHandle.standardError.write(Data("lunette-bench: \(error)\n".utf8))
+        exit(1)
+    }
+    exit(0)
+}
+
 // --only-calls: just the Lunette call loop, for profilers (valgrind --tool=callgrind).
 if CommandLine.arguments.contains("--only-calls") {
     let ns = try BoundaryBenchmark.callNanoseconds(batches: 20)
@@ -82,6 +112,7 @@ do {
     let met = overshoot.ms <= 100 ? "met" : "MISSED"
     print("worst overshoot past a \(deadline) ms deadline over \(overshoot.count) hostile scripts: "
           + "\(figure(overshoot.ms)) ms (\(overshoot.script))   (goal ≤ 100 ms: \(met))")
+    try storeFigures()
 } catch {
     FileHandle.standardError.write(Data("lunette-bench: \(error)\n".utf8))
     exit(1)

@@ -4,20 +4,18 @@ import SharedStore
 /// One group's staged writes during a script call, and the log that lets
 /// them be staged again when a conflicting update must be re-run.
 ///
-/// Per key the log keeps what the final value depends on: a plain write
-/// (set or remove) forgets the key's earlier operations; each update adds
-/// its transform. Every logged operation counts against the call's staging
+/// Per key the log keeps what the final value depends on: the transforms
+/// of the updates run since the call read the key from the store. A plain
+/// write (set or remove) makes the value independent of the store and
+/// forgets them. Every logged operation counts against the call's staging
 /// limit (its key, its value, and 64 bytes), so a loop of writes cannot
 /// grow host memory past it.
 final class GroupStage {
-    enum Operation {
-        case set(StoreValue?)
-        case update(LuaFunctionRef)
-    }
-
     private struct KeyStage {
         var key: String
-        var operations: [Operation] = []
+        /// The updates run since the call read the key from the store, in
+        /// order; empty when a plain write made the value independent of it.
+        var transforms: [LuaFunctionRef] = []
         /// The value the key will have (nil: removed).
         var value: StoreValue?
         /// The key's version when the call first read it for an update;
@@ -34,8 +32,8 @@ final class GroupStage {
 
     let group: StoreGroup
     let callLimit: Int
-    private var keys: [[UInt8]: KeyStage] = [:]
-    private var fileStages: [[UInt8]: FileStage] = [:]
+    private var keys: [ByteString: KeyStage] = [:]
+    private var fileStages: [ByteString: FileStage] = [:]
     private var staged = 0
     static let operationCost = 64
 
@@ -60,14 +58,14 @@ final class GroupStage {
 
     /// The key's value as this call sees it: staged, else stored.
     func value(_ key: String) throws(StoreError) -> StoreValue? {
-        if let stage = keys[Array(key.utf8)] { return stage.value }
+        if let stage = keys[ByteString(key)] { return stage.value }
         return try group.get(key)
     }
 
     /// The key's value for an update; reading the store records the version
     /// the commit must find.
     func valueForUpdate(_ key: String) throws(StoreError) -> StoreValue? {
-        let id = Array(key.utf8)
+        let id = ByteString(key)
         if let stage = keys[id] { return stage.value }
         let (value, version) = try group.entry(key)
         keys[id] = KeyStage(key: key, value: value, readVersion: version)
@@ -76,25 +74,24 @@ final class GroupStage {
 
     /// Stored keys with the staged ones laid over them, sorted by bytes.
     func keys(prefix: String) throws(StoreError) -> [String] {
-        var result = Set(try group.keys(prefix: prefix).map { Array($0.utf8) })
-        let prefixBytes = Array(prefix.utf8)
-        for (id, stage) in keys where id.starts(with: prefixBytes) {
+        var result = Set(try group.keys(prefix: prefix).map(ByteString.init))
+        for (id, stage) in keys where id.text.utf8.starts(with: prefix.utf8) {
             if stage.value == nil { result.remove(id) } else { result.insert(id) }
         }
-        return result.sorted { $0.lexicographicallyPrecedes($1) }.map { String(decoding: $0, as: UTF8.self) }
+        return result.sorted().map(\.text)
     }
 
     func file(_ name: String) throws(StoreError) -> [UInt8]? {
-        if let stage = fileStages[Array(name.utf8)] { return stage.data }
+        if let stage = fileStages[ByteString(name)] { return stage.data }
         return try group.readFile(name)
     }
 
     func files() throws(StoreError) -> [String] {
-        var result = Set(try group.files().map { Array($0.utf8) })
+        var result = Set(try group.files().map(ByteString.init))
         for (id, stage) in fileStages {
             if stage.data == nil { result.remove(id) } else { result.insert(id) }
         }
-        return result.sorted { $0.lexicographicallyPrecedes($1) }.map { String(decoding: $0, as: UTF8.self) }
+        return result.sorted().map(\.text)
     }
 
     // MARK: Writes
@@ -105,22 +102,33 @@ final class GroupStage {
         if size > group.limits.valueBytes {
             throw StoreError(.valueTooLarge, "value for key \(StoreText.quoted(key)) is \(size) bytes, over the limit of \(group.limits.valueBytes) bytes per value")
         }
-        let id = Array(key.utf8)
-        var stage = keys[id] ?? KeyStage(key: key)
+        let id = ByteString(key)
         let cost = key.utf8.count + size + Self.operationCost
-        let before = stage.cost
-        if let transform {
-            stage.operations.append(.update(transform))
-            stage.cost += cost
-        } else {
-            // A plain write makes the key's history irrelevant.
-            stage.operations = [.set(value)]
-            stage.readVersion = nil
+        // One hash lookup: an existing key's stage is changed in place.
+        guard let index = keys.index(forKey: id) else {
+            try charge(cost, key: key)
+            var stage = KeyStage(key: key, value: value)
             stage.cost = cost
+            keys[id] = stage
+            return
         }
-        try charge(stage.cost - before, key: key)
+        let before = keys.values[index].cost
+        let after = transform == nil ? cost : before + cost
+        try charge(after - before, key: key)
+        Self.record(&keys.values[index], value: value, transform: transform, cost: after)
+    }
+
+    private static func record(_ stage: inout KeyStage, value: StoreValue?, transform: LuaFunctionRef?, cost: Int) {
+        if let transform {
+            if stage.readVersion != nil { stage.transforms.append(transform) }
+        } else {
+            // A plain write makes the key's history irrelevant: its value no
+            // longer depends on what the store held.
+            stage.transforms = []
+            stage.readVersion = nil
+        }
+        stage.cost = cost
         stage.value = value
-        keys[id] = stage
     }
 
     func stageFile(_ name: String, _ data: [UInt8]?) throws(StoreError) {
@@ -128,7 +136,7 @@ final class GroupStage {
         if size > group.limits.valueBytes {
             throw StoreError(.valueTooLarge, "file \(StoreText.quoted(name)) is \(size) bytes, over the limit of \(group.limits.valueBytes) bytes per file")
         }
-        let id = Array(name.utf8)
+        let id = ByteString(name)
         let cost = name.utf8.count + size + Self.operationCost
         try charge(cost - (fileStages[id]?.cost ?? 0), key: nil)
         fileStages[id] = FileStage(name: name, data: data, cost: cost)
@@ -151,17 +159,13 @@ final class GroupStage {
             do { (fresh.value, fresh.readVersion) = try group.entry(stage.key) } catch {
                 throw .runtime(LuaRuntimeError(message: "store commit failed: \(error.message)"))
             }
-            for operation in stage.operations {
-                switch operation {
-                case .set(let value): fresh.value = value
-                case .update(let transform):
-                    let new = try run(transform, fresh.value)
-                    let size = new?.storageSize ?? 0
-                    if size > group.limits.valueBytes {
-                        throw .runtime(LuaRuntimeError(message: "store commit failed: value for key \(StoreText.quoted(stage.key)) is \(size) bytes, over the limit of \(group.limits.valueBytes) bytes per value"))
-                    }
-                    fresh.value = new
+            for transform in stage.transforms {
+                let new = try run(transform, fresh.value)
+                let size = new?.storageSize ?? 0
+                if size > group.limits.valueBytes {
+                    throw .runtime(LuaRuntimeError(message: "store commit failed: value for key \(StoreText.quoted(stage.key)) is \(size) bytes, over the limit of \(group.limits.valueBytes) bytes per value"))
                 }
+                fresh.value = new
             }
             keys[id] = fresh
         }
