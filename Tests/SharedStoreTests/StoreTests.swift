@@ -59,6 +59,24 @@ struct StoreTests {
         #expect(try other.get("map")?.mapValue?.count == 4)
     }
 
+    @Test func aValueOfExactlyTheLimitIsKept() throws {
+        let g = try temp.store.group("group.test")
+        let big = [UInt8]((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+        try g.set("big", .bytes(big))
+        try g.writeFile("big.bin", big)
+        #expect(try temp.reopen().group("group.test").get("big") == .bytes(big))
+        #expect(try g.readFile("big.bin") == big)
+        #expect(storeError { try g.set("big", .bytes(big + [0])) }?.code == .valueTooLarge)
+        #expect(try g.usage() == 2 * (1 << 20) + 3 + 7)
+    }
+
+    @Test func theRootComesFromTheArgumentTheEnvironmentOrHome() {
+        #expect(SharedStore.resolveRoot("/x", environment: ["LUNETTE_STORE": "/y", "HOME": "/h"]) == "/x")
+        #expect(SharedStore.resolveRoot(nil, environment: ["LUNETTE_STORE": "/y", "HOME": "/h"]) == "/y")
+        #expect(SharedStore.resolveRoot(nil, environment: ["HOME": "/h"]) == "/h/.lunette/store")
+        #expect(SharedStore(root: "/r").databasePath(of: "group.a") == "/r/group.a/store.sqlite")
+    }
+
     @Test func keysAreSortedByBytesAndFilteredByPrefix() throws {
         let g = try temp.store.group("group.test")
         for key in ["b", "a/2", "a/1", "a", "a0", "é", "Z", "a/10"] { try g.set(key, 1) }
