@@ -165,6 +165,16 @@ public struct LuaArguments {
     /// Argument `n` as plain data (`.nil` when absent).
     public func value(_ n: Int) throws(LuaFunctionError) -> LuaValue {
         guard n >= 1, n <= count else { return .nil }
+        // Scalars directly; tables go through the reader.
+        switch lua_type(L, Int32(n)) {
+        case LUA_TNIL: return .nil
+        case LUA_TBOOLEAN: return .boolean(lua_toboolean(L, Int32(n)) != 0)
+        case LUA_TNUMBER:
+            if lua_isinteger(L, Int32(n)) != 0 { return .integer(lua_tointegerx(L, Int32(n), nil)) }
+            return .number(lua_tonumberx(L, Int32(n), nil))
+        case LUA_TSTRING: return .string(ValueReader.string(L, at: Int32(n)))
+        default: break
+        }
         var reader = state.reader(L)
         do { return try reader.read(at: Int32(n), root: "") } catch {
             throw badArgument(n, error.description)

@@ -30,6 +30,11 @@ public final class StoreBinding {
     public var maxCommitAttempts = 32
 
     private var stages: [String: GroupStage] = [:]
+    /// Group ids by handle: group objects carry a small integer, so each
+    /// method call finds its stage without string work.
+    private var handles: [String] = []
+    /// This call's stages by handle.
+    private var slots: [GroupStage?] = []
     private var active = false
     private weak var state: LuaState?
 
@@ -109,10 +114,12 @@ public final class StoreBinding {
     public func perform<R>(_ call: () throws(LuaError) -> R) throws(LuaError) -> R {
         precondition(!active, "StoreBinding.perform does not nest")
         stages = [:]
+        slots = Array(repeating: nil, count: handles.count)
         active = true
         defer {
             active = false
             stages = [:]
+            slots = []
         }
         let result = try call()
         try commit()
@@ -166,17 +173,24 @@ public final class StoreBinding {
             let listed = grants.isEmpty ? "no app groups" : "only " + grants.joined(separator: ", ")
             return [.nil, .string("store.group: app group \(StoreText.quoted(id)) is not granted to \(owner), which has \(listed)\(grantHint.isEmpty ? "" : " (\(grantHint))")")]
         }
-        do { _ = try openStage(id) } catch { return [.nil, .string("store.group: \(error.message)")] }
-        return [.string(id)]
+        let handle = handles.firstIndex(of: id) ?? {
+            handles.append(id)
+            slots.append(nil)
+            return handles.count - 1
+        }()
+        do { _ = try openStage(handle) } catch { return [.nil, .string("store.group: \(error.message)")] }
+        return [.integer(Int64(handle)), .string(id)]
     }
 
-    /// The call's stage of group `id`, opening the group on first use.
-    private func openStage(_ id: String) throws(LuaFunctionError) -> GroupStage {
-        if let stage = stages[id] { return stage }
+    /// The call's stage of the group with `handle`, opening the group on first use.
+    private func openStage(_ handle: Int) throws(LuaFunctionError) -> GroupStage {
+        if let stage = slots[handle] { return stage }
         guard active else { throw LuaFunctionError("store: the store is open only during a call") }
+        let id = handles[handle]
         do {
             let stage = GroupStage(group: try store.group(id), callLimit: store.limits.callBytes)
             stages[id] = stage
+            slots[handle] = stage
             return stage
         } catch {
             throw LuaFunctionError(error.message)
@@ -184,11 +198,11 @@ public final class StoreBinding {
     }
 
     private func stage(_ args: LuaArguments) throws(LuaFunctionError) -> GroupStage {
-        // The id comes from a group object, which only a granted store.group makes.
-        guard let id = try? args.string(1).string, grants.contains(id) else {
-            throw LuaFunctionError("store: not a granted group")
+        // The handle comes from a group object, which only a granted store.group makes.
+        guard let handle = try? args.integer(1), handle >= 0, handle < handles.count else {
+            throw LuaFunctionError("store: not a group handle")
         }
-        return try openStage(id)
+        return try openStage(Int(handle))
     }
 
     /// Runs a store operation; its error is raised in the script at the caller's line.
@@ -239,8 +253,8 @@ public final class StoreBinding {
 
     /// Builds `store.group(id)` objects with methods over the Swift functions.
     /// Each group object is made once per state and known by identity, so a
-    /// script cannot forge one; wrappers tail-call the Swift functions, so
-    /// errors point at the script's line.
+    /// script cannot forge one; it carries the group's handle to the Swift
+    /// functions, whose errors point at the script's line.
     static let glue = """
         local raw = ...
         local error, type, setmetatable, select = error, type, setmetatable, select
@@ -250,25 +264,25 @@ public final class StoreBinding {
         for i = 1, #names do
           local name, f = names[i], raw[names[i]]
           methods[name] = function(self, ...)
-            local id = ids[self]
-            if id == nil then
+            local handle = ids[self]
+            if handle == nil then
               error("bad argument #1 to '" .. name .. "' (store group expected, got " .. type(self) ..
                     "; call it as g:" .. name .. "(...))", 2)
             end
-            return f(id, ...)
+            return f(handle, ...)
           end
         end
         local function readonly() error("store group objects are read-only", 2) end
         local group = raw.group
         return {
           group = function(id)
-            local canonical, problem = group(id)
-            if canonical == nil then error(problem, 2) end
-            local object = objects[canonical]
+            local handle, canonical = group(id)
+            if handle == nil then error(canonical, 2) end
+            local object = objects[handle]
             if object == nil then
               local index = setmetatable({ id = canonical }, { __index = methods, __metatable = false })
               object = setmetatable({}, { __index = index, __newindex = readonly, __metatable = false })
-              ids[object], objects[canonical] = canonical, object
+              ids[object], objects[handle] = handle, object
             end
             return object
           end,
