@@ -55,12 +55,7 @@ extension LuaState {
         precondition(lua_checkstack(L, 4) != 0)
         lunette_pushglobaltable(L)
         _ = lua_pushstring(L, module.name)
-        lua_createtable(L, 0, Int32(clamping: module.functions.count))
-        for (name, body) in module.functions {
-            _ = lua_pushstring(L, name)
-            pushFunction(named: "\(module.name).\(name)", body)
-            lua_rawset(L, -3)
-        }
+        pushFunctions(of: module, viaWrapper: false)
         lua_rawset(L, -3)
         lunette_pop(L, 1)
         guard profile.isSandbox else { return }
@@ -89,12 +84,7 @@ extension LuaState {
         try reserveStack(L, 6)
         let base = lua_gettop(L)
         lua_rawgeti(L, lunette_registry_index(), Int64(chunk.reference))
-        lua_createtable(L, 0, Int32(clamping: module.functions.count))
-        for (name, body) in module.functions {
-            _ = lua_pushstring(L, name)
-            pushFunction(named: name, viaWrapper: true, body)
-            lua_rawset(L, -3)
-        }
+        pushFunctions(of: module, viaWrapper: true)
         let status = lunette_pcall(L, 1, 1)
         defer { lua_settop(L, base) }
         guard status == LUA_OK else {
@@ -121,6 +111,18 @@ extension LuaState {
         pushFunction(named: name, body)
         lua_rawset(L, -3)
         lunette_pop(L, 1)
+    }
+
+    /// Pushes a table of the module's functions, named "module.name" in
+    /// errors, or just "name" when they are called from glue wrappers.
+    private func pushFunctions(of module: LuaModule, viaWrapper: Bool) {
+        let L = rawState
+        lua_createtable(L, 0, Int32(clamping: module.functions.count))
+        for (name, body) in module.functions {
+            _ = lua_pushstring(L, name)
+            pushFunction(named: viaWrapper ? name : "\(module.name).\(name)", viaWrapper: viaWrapper, body)
+            lua_rawset(L, -3)
+        }
     }
 
     /// Pushes a Lua function that runs `body`; `name` is used in argument errors.
@@ -165,16 +167,6 @@ public struct LuaArguments {
     /// Argument `n` as plain data (`.nil` when absent).
     public func value(_ n: Int) throws(LuaFunctionError) -> LuaValue {
         guard n >= 1, n <= count else { return .nil }
-        // Scalars directly; tables go through the reader.
-        switch lua_type(L, Int32(n)) {
-        case LUA_TNIL: return .nil
-        case LUA_TBOOLEAN: return .boolean(lua_toboolean(L, Int32(n)) != 0)
-        case LUA_TNUMBER:
-            if lua_isinteger(L, Int32(n)) != 0 { return .integer(lua_tointegerx(L, Int32(n), nil)) }
-            return .number(lua_tonumberx(L, Int32(n), nil))
-        case LUA_TSTRING: return .string(ValueReader.string(L, at: Int32(n)))
-        default: break
-        }
         var reader = state.reader(L)
         do { return try reader.read(at: Int32(n), root: "") } catch {
             throw badArgument(n, error.description)

@@ -33,7 +33,9 @@ struct ValueReader {
 
     /// Converts the value at `index`; errors name their path from `root`.
     mutating func read(at index: Int32, root: String) throws(LuaValueError) -> LuaValue {
-        if lunette_tape_read(L, index, tape, Int32(clamping: limits.maxDepth), budget) != 0 {
+        // Only tables need the C walk; a scalar is one step of the Swift walk.
+        if lua_type(L, index) == LUA_TTABLE,
+           lunette_tape_read(L, index, tape, Int32(clamping: limits.maxDepth), budget) != 0 {
             budget = Int(tape.pointee.budget)
             return TapeDecoder(tape: tape).value(at: 0)
         }

@@ -5,7 +5,6 @@ import CSQLite
 final class SQLiteConnection {
     let handle: OpaquePointer
     let path: String
-    private var statements: [String: SQLiteStatement] = [:]
 
     /// Opens (and, when `create`, creates) the database at `path`.
     init(path: String, create: Bool, readOnly: Bool = false) throws(StoreError) {
@@ -25,7 +24,7 @@ final class SQLiteConnection {
     }
 
     deinit {
-        statements.removeAll()
+        // close_v2 waits for statements still held elsewhere to be finalized.
         sqlite3_close_v2(handle)
     }
 
@@ -35,22 +34,23 @@ final class SQLiteConnection {
         if status != SQLITE_OK { throw failure(status) }
     }
 
-    /// A prepared statement for `sql`, cached for the connection's life.
-    func statement(_ sql: String) throws(StoreError) -> SQLiteStatement {
-        if let cached = statements[sql] { return cached }
+    /// Prepares `sql`; `persistent` for statements kept for the connection's life.
+    func prepare(_ sql: String, persistent: Bool = false) throws(StoreError) -> SQLiteStatement {
         var stmt: OpaquePointer?
-        let status = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &stmt, nil)
+        let status = sqlite3_prepare_v3(handle, sql, -1, persistent ? UInt32(SQLITE_PREPARE_PERSISTENT) : 0, &stmt, nil)
         guard status == SQLITE_OK, let stmt else { throw failure(status) }
-        let statement = SQLiteStatement(stmt, connection: self)
-        statements[sql] = statement
-        return statement
+        return SQLiteStatement(stmt, connection: self)
     }
 
-    /// The first column of the first row of `sql`, as an integer (0 when no row).
+    /// The first column of the first row of a one-off `sql`, as an integer (0 when no row).
     func integer(_ sql: String) throws(StoreError) -> Int64 {
-        let s = try statement(sql)
-        defer { s.reset() }
-        return try s.step() ? s.integer(0) : 0
+        try prepare(sql).firstInteger()
+    }
+
+    /// The first column of the first row of a one-off `sql`, as text ("" when no row).
+    func text(_ sql: String) throws(StoreError) -> String {
+        let s = try prepare(sql)
+        return try s.step() ? s.text(0) : ""
     }
 
     func failure(_ status: Int32) -> StoreError {
@@ -138,6 +138,12 @@ final class SQLiteStatement {
             sqlite3_reset(stmt)
             throw connection.failure(status)
         }
+    }
+
+    /// The first column of the first row as an integer (0 when no row), then resets.
+    func firstInteger() throws(StoreError) -> Int64 {
+        defer { reset() }
+        return try step() ? integer(0) : 0
     }
 
     /// Runs a statement that returns no rows, then resets it.

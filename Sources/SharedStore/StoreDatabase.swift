@@ -21,10 +21,11 @@ final class StoreDatabase {
         INSERT INTO meta VALUES ('seq', 0), ('usage', 0);
         """,
     ]
-    /// The statements run once per key, prepared once and found without
-    /// hashing their text.
+    /// The statements run more than once, each prepared on first use and
+    /// kept for the connection's life (found by index, not by hashing SQL).
     enum Query: Int, CaseIterable {
         case entry, readFile, entrySizes, fileSizes, upsertEntry, deleteEntry, upsertFile, deleteFile
+        case allKeys, keysWithPrefix, fileNames, changes, logChange, setMeta, pruneChanges, usage, sequence, dataVersion
 
         var sql: String {
             switch self {
@@ -36,6 +37,16 @@ final class StoreDatabase {
             case .deleteEntry: return "DELETE FROM entries WHERE key = ?1"
             case .upsertFile: return "INSERT OR REPLACE INTO files (name, data, size, version) VALUES (?1, ?2, ?3, ?4)"
             case .deleteFile: return "DELETE FROM files WHERE name = ?1"
+            case .allKeys: return "SELECT key FROM entries ORDER BY key"
+            case .keysWithPrefix: return "SELECT key FROM entries WHERE key >= ?1 AND key < ?2 ORDER BY key"
+            case .fileNames: return "SELECT name FROM files ORDER BY name"
+            case .changes: return "SELECT seq, keys, files FROM changes WHERE seq > ?1 ORDER BY seq"
+            case .logChange: return "INSERT INTO changes (seq, keys, files) VALUES (?1, ?2, ?3)"
+            case .setMeta: return "UPDATE meta SET value = ?2 WHERE name = ?1"
+            case .pruneChanges: return "DELETE FROM changes WHERE seq <= ?1"
+            case .usage: return "SELECT value FROM meta WHERE name = 'usage'"
+            case .sequence: return "SELECT value FROM meta WHERE name = 'seq'"
+            case .dataVersion: return "PRAGMA data_version"
             }
         }
     }
@@ -44,7 +55,7 @@ final class StoreDatabase {
 
     func statement(_ query: Query) throws(StoreError) -> SQLiteStatement {
         if let statement = prepared[query.rawValue] { return statement }
-        let statement = try connection.statement(query.sql)
+        let statement = try connection.prepare(query.sql, persistent: true)
         prepared[query.rawValue] = statement
         return statement
     }
@@ -57,18 +68,12 @@ final class StoreDatabase {
         connection = try SQLiteConnection(path: path, create: create)
         sqlite3_busy_timeout(connection.handle, busyTimeoutMs)
         // Reads the header: a file that is not SQLite fails here, untouched.
-        let mode = try queryText("PRAGMA journal_mode")
+        let mode = try connection.text("PRAGMA journal_mode")
         if mode.lowercased() != "wal" {
-            _ = try queryText("PRAGMA journal_mode=WAL")
+            _ = try connection.text("PRAGMA journal_mode=WAL")
         }
         try connection.exec(durability == .powerLoss ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL")
         try prepareSchema()
-    }
-
-    private func queryText(_ sql: String) throws(StoreError) -> String {
-        let s = try connection.statement(sql)
-        defer { s.reset() }
-        return try s.step() ? s.text(0) : ""
     }
 
     /// Checks that the file is a Lunette store and brings its schema up to date.
@@ -146,12 +151,12 @@ final class StoreDatabase {
     func keys(prefix: String) throws(StoreError) -> [String] {
         var keys: [String] = []
         if prefix.isEmpty {
-            let s = try connection.statement("SELECT key FROM entries ORDER BY key")
+            let s = try statement(.allKeys)
             defer { s.reset() }
             while try s.step() { keys.append(s.text(0)) }
             return keys
         }
-        let s = try connection.statement("SELECT key FROM entries WHERE key >= ?1 AND key < ?2 ORDER BY key")
+        let s = try statement(.keysWithPrefix)
         defer { s.reset() }
         s.bind(1, text: prefix)
         s.bind(2, textBytes: Self.upperBound(of: prefix))
@@ -175,7 +180,7 @@ final class StoreDatabase {
     }
 
     func fileNames() throws(StoreError) -> [String] {
-        let s = try connection.statement("SELECT name FROM files ORDER BY name")
+        let s = try statement(.fileNames)
         defer { s.reset() }
         var names: [String] = []
         while try s.step() { names.append(s.text(0)) }
@@ -184,16 +189,16 @@ final class StoreDatabase {
 
     /// Bytes in use: keys, values, file names and contents.
     func usage() throws(StoreError) -> Int64 {
-        try connection.integer("SELECT value FROM meta WHERE name = 'usage'")
+        try statement(.usage).firstInteger()
     }
 
     func sequence() throws(StoreError) -> Int64 {
-        try connection.integer("SELECT value FROM meta WHERE name = 'seq'")
+        try statement(.sequence).firstInteger()
     }
 
     /// Changes committed after `sequence`: each commit's sequence, keys and files.
     func changes(after sequence: Int64) throws(StoreError) -> [(seq: Int64, keys: [String], files: [String])] {
-        let s = try connection.statement("SELECT seq, keys, files FROM changes WHERE seq > ?1 ORDER BY seq")
+        let s = try statement(.changes)
         defer { s.reset() }
         s.bind(1, sequence)
         var out: [(Int64, [String], [String])] = []
@@ -216,7 +221,7 @@ final class StoreDatabase {
 
     /// SQLite's counter that moves when another connection commits.
     func dataVersion() throws(StoreError) -> Int64 {
-        try connection.integer("PRAGMA data_version")
+        try statement(.dataVersion).firstInteger()
     }
 
     // MARK: Writes
@@ -297,71 +302,65 @@ struct StoreWriter {
         return sizes
     }
 
+    /// Its callers (`StoreGroup`) have checked names and sizes.
     private mutating func put(_ key: String, _ value: StoreValue?, sizes: inout [ByteString: Int64]) throws(StoreError) {
-        let id = ByteString(key)
-        let old = sizes[id]
-        let keyBytes = Int64(key.utf8.count)
         if let value {
-            let encoded: [UInt8]?
-            let size: Int
-            switch value {
-            case .array, .map:
-                let bytes = value.encoded()
-                (encoded, size) = (bytes, bytes.count)
-            default:
-                (encoded, size) = (nil, value.storageSize)
-            }
-            try StoreGroup.checkValueSize(size, of: "value for key \(StoreText.quoted(key))", limits: limits)
             let s = try database.statement(.upsertEntry)
             s.bind(1, text: key)
             s.bind(2, value.storedType.rawValue)
+            let size: Int
             switch value {
-            case .integer(let v): s.bind(3, v)
-            case .double(let v): s.bind(3, v)
-            case .boolean(let v): s.bind(3, Int64(v ? 1 : 0))
-            case .string(let v): s.bind(3, text: v)
-            case .bytes(let v): s.bind(3, blob: v)
-            case .array, .map: s.bind(3, blob: encoded ?? [])
+            case .integer(let v): s.bind(3, v); size = 8
+            case .double(let v): s.bind(3, v); size = 8
+            case .boolean(let v): s.bind(3, Int64(v ? 1 : 0)); size = 8
+            case .string(let v): s.bind(3, text: v); size = v.utf8.count
+            case .bytes(let v): s.bind(3, blob: v); size = v.count
+            case .array, .map:
+                let encoded = value.encoded()
+                s.bind(3, blob: encoded)
+                size = encoded.count
             }
             s.bind(4, Int64(size))
             s.bind(5, sequence)
             try s.run()
-            usage += Int64(size) - (old ?? -keyBytes)
-            sizes[id] = Int64(size)
+            account(key, size: size, in: &sizes)
         } else {
-            guard let old else { return }   // absent: nothing changes
+            guard sizes[ByteString(key)] != nil else { return }   // absent: nothing changes
             let s = try database.statement(.deleteEntry)
             s.bind(1, text: key)
             try s.run()
-            usage -= old + keyBytes
-            sizes[id] = nil
+            account(key, size: nil, in: &sizes)
         }
         changedKeys.append(key)
     }
 
     private mutating func putFile(_ name: String, _ data: [UInt8]?, sizes: inout [ByteString: Int64]) throws(StoreError) {
-        let id = ByteString(name)
-        let old = sizes[id]
-        let nameBytes = Int64(name.utf8.count)
         if let data {
-            try StoreGroup.checkValueSize(data.count, of: "file \(StoreText.quoted(name))", limits: limits)
             let s = try database.statement(.upsertFile)
             s.bind(1, text: name)
             s.bind(2, blob: data)
             s.bind(3, Int64(data.count))
             s.bind(4, sequence)
             try s.run()
-            usage += Int64(data.count) - (old ?? -nameBytes)
-            sizes[id] = Int64(data.count)
+            account(name, size: data.count, in: &sizes)
         } else {
-            guard let old else { return }
+            guard sizes[ByteString(name)] != nil else { return }
             let s = try database.statement(.deleteFile)
             s.bind(1, text: name)
             try s.run()
-            usage -= old + nameBytes
-            sizes[id] = nil
+            account(name, size: nil, in: &sizes)
         }
         changedFiles.append(name)
+    }
+
+    /// Moves the group's usage from the name's old size to its new one
+    /// (nil: gone); a name counts its own bytes while it exists.
+    private mutating func account(_ name: String, size: Int?, in sizes: inout [ByteString: Int64]) {
+        let id = ByteString(name)
+        let nameBytes = Int64(name.utf8.count)
+        if let old = sizes[id] { usage -= old + nameBytes }
+        if let size { usage += Int64(size) + nameBytes }
+        sizes[id] = size.map(Int64.init)
     }
 
     /// Checks the quota, logs the changes and stores the new sequence and usage.
@@ -371,16 +370,16 @@ struct StoreWriter {
         }
         guard hasChanges else { return }
         // One log row per commit, for observers in other processes.
-        let log = try connection.statement("INSERT INTO changes (seq, keys, files) VALUES (?1, ?2, ?3)")
+        let log = try database.statement(.logChange)
         log.bind(1, sequence)
         log.bind(2, blob: StoreValue.array(changedKeys.map { .string($0) }).encoded())
         log.bind(3, blob: StoreValue.array(changedFiles.map { .string($0) }).encoded())
         try log.run()
-        let meta = try connection.statement("UPDATE meta SET value = ?2 WHERE name = ?1")
+        let meta = try database.statement(.setMeta)
         meta.bind(1, text: "seq"); meta.bind(2, sequence); try meta.run()
         meta.bind(1, text: "usage"); meta.bind(2, usage); try meta.run()
         if sequence % 64 == 0 {
-            let prune = try connection.statement("DELETE FROM changes WHERE seq <= ?1")
+            let prune = try database.statement(.pruneChanges)
             prune.bind(1, sequence - StoreDatabase.changeLogRetention)
             try prune.run()
         }

@@ -51,6 +51,14 @@ public struct StoreLimits: Sendable, Equatable {
 
     /// 1 MB per value or file, 64 MB per group, 16 MB staged per call.
     public static let `default` = StoreLimits()
+
+    /// Throws `.valueTooLarge` when `size` is over `valueBytes`; `what`
+    /// names the value or file in the message ("value for key \"k\"").
+    public func checkValueSize(_ size: Int, of what: @autoclosure () -> String) throws(StoreError) {
+        if size > valueBytes {
+            throw StoreError(.valueTooLarge, "\(what()) is \(size) bytes, over the limit of \(valueBytes) bytes per value or file; nothing was written")
+        }
+    }
 }
 
 /// How hard each commit works to survive a crash.

@@ -80,7 +80,7 @@ public final class StoreGroup: @unchecked Sendable {
                         thrown = error
                         throw StoreError(.invalidValue, "update of \(StoreText.quoted(key)) was abandoned")
                     }
-                    if let new { try Self.checkValue(new, key: key, limits: limits) }
+                    if let new { try limits.checkValueSize(new.storageSize, of: "value for key \(StoreText.quoted(key))") }
                     try writer.apply(values: [(key, new)], files: [])
                     return new
                 }
@@ -144,11 +144,11 @@ public final class StoreGroup: @unchecked Sendable {
     public func commit(_ batch: StoreBatch, expecting: [(key: String, version: Int64)]) throws(StoreError) -> StoreCommitOutcome {
         for (key, value) in batch.values {
             try Self.checkKey(key)
-            if let value { try Self.checkValue(value, key: key, limits: limits) }
+            if let value { try limits.checkValueSize(value.storageSize, of: "value for key \(StoreText.quoted(key))") }
         }
         for (name, data) in batch.files {
             try Self.checkFileName(name)
-            if let data { try Self.checkValueSize(data.count, of: "file \(StoreText.quoted(name))", limits: limits) }
+            if let data { try limits.checkValueSize(data.count, of: "file \(StoreText.quoted(name))") }
         }
         if batch.isEmpty && expecting.isEmpty { return .committed(try sequence()) }
         var moved: [String] = []
@@ -164,7 +164,7 @@ public final class StoreGroup: @unchecked Sendable {
                 }
             }
         } catch where !moved.isEmpty {
-            return .conflict(moved.sorted { StoreMap.compare($0, $1) < 0 })
+            return .conflict(moved.sorted { ByteString($0) < ByteString($1) })
         }
         observers.deliverLocal(done.writer)
         return .committed(done.writer.committedSequence)
@@ -191,16 +191,6 @@ public final class StoreGroup: @unchecked Sendable {
     static func checkFileName(_ name: String) throws(StoreError) {
         if let problem = StoreText.fileNameProblem(name) {
             throw StoreError(.invalidName, "invalid file name \(StoreText.quoted(name)): \(problem)")
-        }
-    }
-
-    static func checkValue(_ value: StoreValue, key: String, limits: StoreLimits) throws(StoreError) {
-        try checkValueSize(value.storageSize, of: "value for key \(StoreText.quoted(key))", limits: limits)
-    }
-
-    static func checkValueSize(_ size: Int, of what: @autoclosure () -> String, limits: StoreLimits) throws(StoreError) {
-        if size > limits.valueBytes {
-            throw StoreError(.valueTooLarge, "\(what()) is \(size) bytes, over the limit of \(limits.valueBytes) bytes per value; nothing was written")
         }
     }
 }

@@ -147,7 +147,6 @@ final class StoreObservers: @unchecked Sendable {
     }
 
     static func sortedUnique(_ names: [String]) -> [String] {
-        var seen = Set<[UInt8]>()
-        return names.filter { seen.insert(Array($0.utf8)).inserted }.sorted { StoreMap.compare($0, $1) < 0 }
+        Set(names.map(ByteString.init)).sorted().map(\.text)
     }
 }

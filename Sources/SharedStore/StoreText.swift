@@ -1,9 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Checks on the text the store is given: keys, file names, group ids.
 ///
 /// The rules are those of LUA_API.md: a key is 1...256 bytes of valid UTF-8
@@ -84,7 +78,7 @@ public enum StoreText {
     }
 
     public static func quoted(_ text: String, limit: Int = 60) -> String {
-        if string(validating: Array(text.utf8)) != nil, !text.unicodeScalars.contains(where: { $0.value < 0x20 || $0 == "\"" || $0 == "\\" }) {
+        if !text.unicodeScalars.contains(where: { $0.value < 0x20 || $0 == "\"" || $0 == "\\" }) {
             return text.count <= limit ? "\"\(text)\"" : "\"\(text.prefix(limit))…\""
         }
         return quoted(Array(text.utf8), limit: limit)
@@ -105,14 +99,9 @@ public struct ByteString: Hashable, Comparable, Sendable {
 
     public init(_ text: String) { self.text = text }
 
-    public static func == (a: ByteString, b: ByteString) -> Bool {
-        var (x, y) = (a.text, b.text)
-        return x.withUTF8 { p in
-            y.withUTF8 { q in p.count == q.count && (p.count == 0 || memcmp(p.baseAddress!, q.baseAddress!, p.count) == 0) }
-        }
-    }
+    public static func == (a: ByteString, b: ByteString) -> Bool { StoreMap.compare(a.text, b.text) == 0 }
 
-    public static func < (a: ByteString, b: ByteString) -> Bool { a.text.utf8.lexicographicallyPrecedes(b.text.utf8) }
+    public static func < (a: ByteString, b: ByteString) -> Bool { StoreMap.compare(a.text, b.text) < 0 }
 
     public func hash(into hasher: inout Hasher) {
         var text = text

@@ -66,7 +66,22 @@ extension StoreValue {
         case .integer, .double, .boolean: return 8
         case .string(let s): return s.utf8.count
         case .bytes(let b): return b.count
-        case .array, .map: return encoded().count
+        case .array, .map: return encodedSize
+        }
+    }
+
+    /// The length of `encoded()`, counted without building it.
+    private var encodedSize: Int {
+        switch self {
+        case .integer, .double: return 9
+        case .boolean: return 1
+        case .string(let s): return 1 + varintSize(s.utf8.count) + s.utf8.count
+        case .bytes(let b): return 1 + varintSize(b.count) + b.count
+        case .array(let items): return items.reduce(1 + varintSize(items.count)) { $0 + $1.encodedSize }
+        case .map(let map):
+            return map.entries.reduce(1 + varintSize(map.count)) { total, entry in
+                total + varintSize(entry.key.utf8.count) + entry.key.utf8.count + entry.value.encodedSize
+            }
         }
     }
 
@@ -120,6 +135,12 @@ extension StoreValue {
 
 private func appendFixed(_ v: UInt64, to out: inout [UInt8]) {
     for i in 0..<8 { out.append(UInt8(truncatingIfNeeded: v >> (8 * UInt64(i)))) }
+}
+
+private func varintSize(_ n: Int) -> Int {
+    var n = UInt64(n), size = 1
+    while n >= 0x80 { n >>= 7; size += 1 }
+    return size
 }
 
 private func appendVarint(_ v: UInt64, to out: inout [UInt8]) {

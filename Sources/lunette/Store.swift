@@ -59,6 +59,12 @@ struct Store: ParsableCommand {
         return out
     }
 
+    /// Prints `{"group": G, <fields>}` on one line; field values are JSON already.
+    static func printJSON(group: String, _ fields: KeyValuePairs<String, String>) {
+        let rest = fields.map { ",\(jsonString($0.key)):\($0.value)" }.joined()
+        FileOutput.standardOutput.write("{\"group\":\(jsonString(group))\(rest)}\n")
+    }
+
     struct Get: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Print the value under a key.")
         @OptionGroup var options: Options
@@ -71,7 +77,7 @@ struct Store: ParsableCommand {
                 let value = try options.open(create: false)?.get(key)
                 if options.json {
                     let type = value.map { Store.jsonString($0.kindName) } ?? "null"
-                    FileOutput.standardOutput.write("{\"group\":\(Store.jsonString(options.group)),\"key\":\(Store.jsonString(key)),\"type\":\(type),\"value\":\(value?.json ?? "null")}\n")
+                    Store.printJSON(group: options.group, ["key": Store.jsonString(key), "type": type, "value": value?.json ?? "null"])
                 } else if let value {
                     FileOutput.standardOutput.write(value.json + "\n")
                 }
@@ -113,7 +119,7 @@ struct Store: ParsableCommand {
                 let group = try options.open(create: true)!
                 let sequence = try group.commit(StoreBatch(values: [(key, parsed)]))
                 if options.json {
-                    FileOutput.standardOutput.write("{\"group\":\(Store.jsonString(options.group)),\"key\":\(Store.jsonString(key)),\"sequence\":\(sequence)}\n")
+                    Store.printJSON(group: options.group, ["key": Store.jsonString(key), "sequence": String(sequence)])
                 }
             }
         }
@@ -143,7 +149,7 @@ struct Store: ParsableCommand {
             try Store.reporting {
                 let keys = try options.open(create: false)?.keys(prefix: prefix) ?? []
                 if options.json {
-                    FileOutput.standardOutput.write("{\"group\":\(Store.jsonString(options.group)),\"keys\":[\(keys.map(Store.jsonString).joined(separator: ","))]}\n")
+                    Store.printJSON(group: options.group, ["keys": "[" + keys.map(Store.jsonString).joined(separator: ",") + "]"])
                 } else {
                     FileOutput.standardOutput.write(keys.map { $0 + "\n" }.joined())
                 }
@@ -159,7 +165,7 @@ struct Store: ParsableCommand {
             try Store.reporting {
                 let names = try options.open(create: false)?.files() ?? []
                 if options.json {
-                    FileOutput.standardOutput.write("{\"group\":\(Store.jsonString(options.group)),\"files\":[\(names.map(Store.jsonString).joined(separator: ","))]}\n")
+                    Store.printJSON(group: options.group, ["files": "[" + names.map(Store.jsonString).joined(separator: ",") + "]"])
                 } else {
                     FileOutput.standardOutput.write(names.map { $0 + "\n" }.joined())
                 }

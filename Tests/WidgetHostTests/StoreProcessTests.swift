@@ -27,21 +27,28 @@ struct StoreProcessTests {
         let script = try file("count.lua", """
             local g = store.group("group.count")
             for i = 1, 10 do
-              g:update("n", function(n) return (n or 0) + 1 end)
+              g:update("n", function(n) print("run") return (n or 0) + 1 end)
               for _ = 1, 2000 do end
             end
             """)
-        let processes = (0..<4).map { _ in
+        // Each transform run prints a line: about 10 KB a process, well under a pipe's buffer.
+        let pipes = (0..<4).map { _ in Pipe() }
+        let processes = pipes.map { pipe in
             let process = Process()
             process.executableURL = CLI.binary
             process.arguments = ["eval", "--app-group", "group.count", "--store-dir", root] + Array(repeating: script, count: 250)
-            process.standardOutput = FileHandle.nullDevice
+            process.standardOutput = pipe
             process.standardError = FileHandle.nullDevice
             return process
         }
         for process in processes { try process.run() }
         for process in processes { process.waitUntilExit() }
         #expect(processes.map(\.terminationStatus) == [0, 0, 0, 0])
+        // More runs than increments: commits conflicted and transforms ran
+        // again, so the test went through the replay it is meant to check.
+        let runs = pipes.map { String(decoding: $0.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) }
+            .reduce(0) { $0 + $1.split(separator: "\n").count }
+        #expect(runs > 10_000, "\(runs) transform runs: no commit conflicted")
         let read = try CLI.run(["store", "get", "--group", "group.count", "--store-dir", root, "n"])
         #expect(read.stdout == "10000\n")
     }

@@ -99,9 +99,7 @@ final class GroupStage {
     /// Stages a set (nil: remove) or, with `transform`, the result of an update.
     func stage(_ key: String, _ value: StoreValue?, transform: LuaFunctionRef? = nil) throws(StoreError) {
         let size = value?.storageSize ?? 0
-        if size > group.limits.valueBytes {
-            throw StoreError(.valueTooLarge, "value for key \(StoreText.quoted(key)) is \(size) bytes, over the limit of \(group.limits.valueBytes) bytes per value")
-        }
+        try group.limits.checkValueSize(size, of: "value for key \(StoreText.quoted(key))")
         let id = ByteString(key)
         let cost = key.utf8.count + size + Self.operationCost
         // One hash lookup: an existing key's stage is changed in place.
@@ -133,9 +131,7 @@ final class GroupStage {
 
     func stageFile(_ name: String, _ data: [UInt8]?) throws(StoreError) {
         let size = data?.count ?? 0
-        if size > group.limits.valueBytes {
-            throw StoreError(.valueTooLarge, "file \(StoreText.quoted(name)) is \(size) bytes, over the limit of \(group.limits.valueBytes) bytes per file")
-        }
+        try group.limits.checkValueSize(size, of: "file \(StoreText.quoted(name))")
         let id = ByteString(name)
         let cost = name.utf8.count + size + Self.operationCost
         try charge(cost - (fileStages[id]?.cost ?? 0), key: nil)
@@ -159,14 +155,8 @@ final class GroupStage {
             do { (fresh.value, fresh.readVersion) = try group.entry(stage.key) } catch {
                 throw .runtime(LuaRuntimeError(message: "store commit failed: \(error.message)"))
             }
-            for transform in stage.transforms {
-                let new = try run(transform, fresh.value)
-                let size = new?.storageSize ?? 0
-                if size > group.limits.valueBytes {
-                    throw .runtime(LuaRuntimeError(message: "store commit failed: value for key \(StoreText.quoted(stage.key)) is \(size) bytes, over the limit of \(group.limits.valueBytes) bytes per value"))
-                }
-                fresh.value = new
-            }
+            // The commit checks the new values' sizes.
+            for transform in stage.transforms { fresh.value = try run(transform, fresh.value) }
             keys[id] = fresh
         }
     }

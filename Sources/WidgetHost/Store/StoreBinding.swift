@@ -29,7 +29,6 @@ public final class StoreBinding {
     /// Commit attempts before a call whose updates keep conflicting fails.
     public var maxCommitAttempts = 32
 
-    private var stages: [String: GroupStage] = [:]
     /// Group ids by handle: group objects carry a small integer, so each
     /// method call finds its stage without string work.
     private var handles: [String] = []
@@ -113,12 +112,10 @@ public final class StoreBinding {
     /// A commit that fails makes the call fail with a runtime error.
     public func perform<R>(_ call: () throws(LuaError) -> R) throws(LuaError) -> R {
         precondition(!active, "StoreBinding.perform does not nest")
-        stages = [:]
         slots = Array(repeating: nil, count: handles.count)
         active = true
         defer {
             active = false
-            stages = [:]
             slots = []
         }
         let result = try call()
@@ -128,8 +125,9 @@ public final class StoreBinding {
 
     /// Commits every touched group; replays the log of one whose updates conflicted.
     private func commit() throws(LuaError) {
-        for id in stages.keys.sorted() {
-            guard let stage = stages[id], stage.hasWrites else { continue }
+        // One group after another, in order of their ids (docs/store.md).
+        for stage in slots.compactMap({ $0 }).sorted(by: { $0.group.id < $1.group.id }) where stage.hasWrites {
+            let id = stage.group.id
             var attempt = 0
             while true {
                 attempt += 1
@@ -189,7 +187,6 @@ public final class StoreBinding {
         let id = handles[handle]
         do {
             let stage = GroupStage(group: try store.group(id), callLimit: store.limits.callBytes)
-            stages[id] = stage
             slots[handle] = stage
             return stage
         } catch {
@@ -257,7 +254,7 @@ public final class StoreBinding {
     /// functions, whose errors point at the script's line.
     static let glue = """
         local raw = ...
-        local error, type, setmetatable, select = error, type, setmetatable, select
+        local error, type, setmetatable = error, type, setmetatable
         local ids, objects = {}, {}
         local methods = {}
         local names = { "get", "set", "remove", "keys", "update", "readFile", "writeFile", "removeFile", "files" }
