@@ -80,16 +80,9 @@ extension LuaState {
     /// 'set'" for the first argument after self).
     public func register(_ module: LuaModule, glue: String) throws(LuaError) {
         let L = rawState
-        let chunk = try load(glue, name: "[host \(module.name)]")
-        try reserveStack(L, 6)
         let base = lua_gettop(L)
-        lua_rawgeti(L, lunette_registry_index(), Int64(chunk.reference))
-        pushFunctions(of: module, viaWrapper: true)
-        let status = lunette_pcall(L, 1, 1)
         defer { lua_settop(L, base) }
-        guard status == LUA_OK else {
-            throw .runtime(LuaRuntimeError(message: "glue of module '\(module.name)' failed: \(errorMessage(at: -1))", traceback: nil, value: nil))
-        }
+        try runGlue(glue, name: module.name, functions: module, results: 1)
         guard lua_type(L, -1) == LUA_TTABLE else {
             throw .runtime(LuaRuntimeError(message: "glue of module '\(module.name)' returned \(ValueReader.typeName(lua_type(L, -1))), not a table", traceback: nil, value: nil))
         }
@@ -100,6 +93,44 @@ extension LuaState {
         guard profile.isSandbox else { return }
         let protected = lunette_protect_global(L, module.name)
         precondition(protected == LUA_OK, "out of memory registering \(module.name)")
+    }
+
+    /// Runs host glue code that sets globals itself (declaration functions,
+    /// a `require` that knows the bundle's modules): `source` is compiled as
+    /// "[host name]" and called with a private table of `functions`, which
+    /// follow the conventions of `register(_:glue:)`. The glue runs with the
+    /// state's own globals as its environment and without call limits.
+    ///
+    /// Returns the functions the glue returns, for the host to call later
+    /// (a per-call entry point, say); other results are ignored.
+    @discardableResult
+    public func runGlue(_ source: String, name: String, functions: LuaModule) throws(LuaError) -> [LuaFunctionRef] {
+        let L = rawState
+        let base = lua_gettop(L)
+        defer { lua_settop(L, base) }
+        try runGlue(source, name: name, functions: functions, results: LUA_MULTRET)
+        var refs: [LuaFunctionRef] = []
+        let top = lua_gettop(L)
+        guard top > base else { return refs }
+        try reserveStack(L, 1)
+        for index in (base + 1)...top where lua_type(L, index) == LUA_TFUNCTION {
+            lua_pushvalue(L, index)
+            refs.append(LuaFunctionRef(state: self, popping: L))
+        }
+        return refs
+    }
+
+    /// Compiles and calls a glue chunk with the function table; leaves
+    /// `results` results on the stack.
+    private func runGlue(_ source: String, name: String, functions: LuaModule, results: Int32) throws(LuaError) {
+        let L = rawState
+        let chunk = try load(source, name: "[host \(name)]")
+        try reserveStack(L, 6)
+        lua_rawgeti(L, lunette_registry_index(), Int64(chunk.reference))
+        pushFunctions(of: functions, viaWrapper: true)
+        guard lunette_pcall(L, 1, results) == LUA_OK else {
+            throw .runtime(LuaRuntimeError(message: "glue of module '\(name)' failed: \(errorMessage(at: -1))", traceback: nil, value: nil))
+        }
     }
 
     /// Sets the global function `name`.
@@ -224,6 +255,28 @@ public struct LuaArguments {
         return t
     }
 
+    /// The fields of table argument `n` when it holds only numbers under
+    /// string keys (at most `limit` of them), read in place without
+    /// converting the table: a fast path for option tables such as
+    /// `{ minutes = 15 }`. nil when the table holds anything else (read it
+    /// with `table(n)` then, for the error).
+    public func numberFields(_ n: Int, limit: Int = 8) throws(LuaFunctionError) -> [(key: String, value: Double)]? {
+        guard n <= count, lua_type(L, Int32(n)) == LUA_TTABLE else { throw expected("table", n) }
+        guard lua_checkstack(L, 2) != 0 else { throw LuaFunctionError("stack overflow") }
+        var fields: [(key: String, value: Double)] = []
+        lua_pushnil(L)
+        while lua_next(L, Int32(n)) != 0 {
+            guard fields.count < limit, lua_type(L, -2) == LUA_TSTRING, lua_type(L, -1) == LUA_TNUMBER,
+                  let key = ValueReader.string(L, at: -2).string else {
+                lunette_pop(L, 2)
+                return nil
+            }
+            fields.append((key, lua_tonumberx(L, -1, nil)))
+            lunette_pop(L, 1)
+        }
+        return fields
+    }
+
     /// Argument `n` when present and not nil, read by `read`; nil otherwise.
     public func optional<T>(_ n: Int, _ read: (Int) throws(LuaFunctionError) -> T) throws(LuaFunctionError) -> T? {
         isNil(n) ? nil : try read(n)
@@ -237,6 +290,35 @@ public struct LuaArguments {
         guard lua_checkstack(L, 1) != 0 else { throw LuaFunctionError("stack overflow") }
         lua_pushvalue(L, Int32(n))
         return LuaFunctionRef(state: state, popping: L)
+    }
+
+    /// The chunk and line of the function `level` calls up the stack (0 is
+    /// this Swift function, 1 its caller…), or nil when there is no such
+    /// Lua function. Chunk names are as loaded, without Lua's "@".
+    public func location(level: Int) -> (chunk: String, line: Int)? {
+        var ar = lua_Debug()
+        guard lua_getstack(L, Int32(level), &ar) != 0, lua_getinfo(L, "Sl", &ar) != 0,
+              ar.currentline > 0, let source = ar.source else { return nil }
+        var chunk = String(cString: source)
+        if chunk.hasPrefix("@") || chunk.hasPrefix("=") { chunk.removeFirst() }
+        return (chunk, Int(ar.currentline))
+    }
+
+    /// Makes table argument `m` the globals of Lua function argument `n`:
+    /// sets its first upvalue, which must be its `_ENV` (as in any chunk
+    /// compiled from text). For host glue that runs one compiled chunk with
+    /// fresh globals on each call; never give it to scripts.
+    public func setEnvironment(ofFunction n: Int, to m: Int) throws(LuaFunctionError) {
+        guard n <= count, lua_type(L, Int32(n)) == LUA_TFUNCTION, lua_iscfunction(L, Int32(n)) == 0 else {
+            throw badArgument(n, "Lua function expected, got \(typeName(n))")
+        }
+        guard m <= count, lua_type(L, Int32(m)) == LUA_TTABLE else { throw expected("table", m) }
+        guard lua_checkstack(L, 1) != 0 else { throw LuaFunctionError("stack overflow") }
+        guard let name = lua_getupvalue(L, Int32(n), 1) else { throw badArgument(n, "the function has no _ENV") }
+        lunette_pop(L, 1)
+        guard String(cString: name) == "_ENV" else { throw badArgument(n, "the function's first upvalue is not _ENV") }
+        lua_pushvalue(L, Int32(m))
+        _ = lua_setupvalue(L, Int32(n), 1)
     }
 
     /// Calls argument `n`, which must be a function, in protected mode.

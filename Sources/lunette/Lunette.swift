@@ -11,7 +11,7 @@ struct Lunette: ParsableCommand {
             2 for usage errors.
             """,
         version: LunetteVersion.current,
-        subcommands: [Eval.self, Store.self]
+        subcommands: [Eval.self, Store.self, TimelineCommand.self, Simulate.self, Check.self]
     )
 }
 
@@ -29,6 +29,9 @@ enum Main {
             try command.run()
         } catch let exit as ExitCode {
             Lunette.exit(withError: exit)
+        } catch let failure as CLIFailure {
+            FileOutput.standardError.write(failure.description + "\n")
+            Lunette.exit(withError: ExitCode(1))
         } catch {
             let code = Lunette.exitCode(for: error)
             if code == .success {

@@ -70,6 +70,44 @@ func storeFigures() throws {
           + "p50 \(figure(percentile(notice, 50))) ms  max \(figure(worst)) ms" + (worst <= 50 ? "   (goal ≤ 50 ms: met)" : "   (goal ≤ 50 ms: MISSED)"))
 }
 
+/// The widget runtime: a simulated day of 1,000 widgets, and `lunette timeline`.
+func widgetFigures() throws {
+    let instances = quick ? 200 : 1000
+    let bundle = try WidgetBenchmark.makeBundle()
+    defer { try? FileManager.default.removeItem(atPath: bundle) }
+    let rounds = quick ? 1 : 3
+    var walls: [Double] = [], rates: [Double] = [], bare: [Double] = []
+    var calls = 0
+    for _ in 0..<rounds {
+        bare.append(try WidgetBenchmark.bareCallsPerSecond(calls: 20_000))
+        let day = try WidgetBenchmark.simulateDay(bundlePath: bundle, instances: instances)
+        walls.append(day.wallSeconds)
+        rates.append(day.callsPerSecond)
+        calls = day.providerCalls
+    }
+    let wall = median(walls)
+    let goal = quick ? 0.4 : 2.0
+    print("\nWidgets (median of \(rounds) round(s))")
+    print("\(instances) widgets × 24 h (store read, 4 entries, after 15 min): \(calls) provider calls in \(figure(wall, decimals: 2)) s wall, "
+          + "\(figure(median(rates), decimals: 0)) calls/s   (goal ≤ \(figure(goal, decimals: 1)) s: \(wall <= goal ? "met" : "MISSED"))")
+    print("baseline: the same provider in one reused trusted state, no sandbox, engine or store: \(figure(median(bare), decimals: 0)) calls/s "
+          + "(ratio \(figure(median(bare) / median(rates), decimals: 1)))")
+    let example = FileManager.default.currentDirectoryPath + "/examples/tasks"
+    let version = try WidgetBenchmark.processMilliseconds(["--version"], runs: quick ? 5 : 15)
+    let timeline = try WidgetBenchmark.processMilliseconds(["timeline", example, "--kind", "TaskCount", "--store-dir", NSTemporaryDirectory() + "lunette-bench-empty-store"], runs: quick ? 5 : 15)
+    print("lunette timeline examples/tasks --kind TaskCount (whole process): \(figure(timeline)) ms   baseline lunette --version: \(figure(version)) ms"
+          + "   (goal ≤ 150 ms: \(timeline <= 150 ? "met" : "MISSED"))")
+}
+
+// --only-widgets: just the widget figures.
+if CommandLine.arguments.contains("--only-widgets") {
+    do { try widgetFigures() } catch {
+        FileHandle.standardError.write(Data("lunette-bench: \(error)\n".utf8))
+        exit(1)
+    }
+    exit(0)
+}
+
 // --only-store: just the store figures.
 if CommandLine.arguments.contains("--only-store") {
     do { try storeFigures() } catch {
@@ -116,6 +154,7 @@ do {
     print("worst overshoot past a \(deadline) ms deadline over \(overshoot.count) hostile scripts: "
           + "\(figure(overshoot.ms)) ms (\(overshoot.script))   (goal ≤ 100 ms: \(met))")
     try storeFigures()
+    try widgetFigures()
 } catch {
     FileHandle.standardError.write(Data("lunette-bench: \(error)\n".utf8))
     exit(1)

@@ -35,6 +35,8 @@ public final class StoreBinding {
     /// This call's stages by handle.
     private var slots: [GroupStage?] = []
     private var active = false
+    /// Bumped by `resetObjects()`: group objects are made again after it.
+    private var objectEpoch = 0
     private weak var state: LuaState?
 
     public init(store: SharedStore, grants: [String], owner: String, grantHint: String = "") {
@@ -102,8 +104,14 @@ public final class StoreBinding {
             let names = try self.mapped(args) { () throws(StoreError) in try stage.files() }
             return [.table(LuaTable(array: names.map { .string(LuaString($0)) }))]
         }
+        module.add("epoch") { [unowned self] _ in [.integer(Int64(self.objectEpoch))] }
         try state.register(module, glue: Self.glue)
     }
+
+    /// Makes `store.group(id)` return new group objects from now on (the
+    /// old ones stop working), so that a state reused for another call
+    /// shares no objects with the call before.
+    public func resetObjects() { objectEpoch += 1 }
 
     // MARK: Calls
 
@@ -249,7 +257,7 @@ public final class StoreBinding {
     // MARK: Glue
 
     /// Builds `store.group(id)` objects with methods over the Swift functions.
-    /// Each group object is made once per state and known by identity, so a
+    /// Each group object is made once per state (or per `resetObjects()`) and known by identity, so a
     /// script cannot forge one; it carries the group's handle to the Swift
     /// functions, whose errors point at the script's line.
     static let glue = """
@@ -270,9 +278,11 @@ public final class StoreBinding {
           end
         end
         local function readonly() error("store group objects are read-only", 2) end
-        local group = raw.group
+        local group, epoch, seen = raw.group, raw.epoch, 0
         return {
           group = function(id)
+            local now = epoch()
+            if now ~= seen then ids, objects, seen = {}, {}, now end
             local handle, canonical = group(id)
             if handle == nil then error(canonical, 2) end
             local object = objects[handle]

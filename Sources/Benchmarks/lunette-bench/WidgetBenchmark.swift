@@ -1,0 +1,105 @@
+import Foundation
+import LuaSandbox
+import WidgetHost
+
+/// The widget runtime: a simulated day of many widgets, and one
+/// `lunette timeline` process.
+enum WidgetBenchmark {
+    /// The benchmark bundle: the provider reads the store and returns four
+    /// entries, policy after 15 minutes.
+    static let mainLua = """
+        widget {
+          kind = "Bench", families = { "systemSmall" },
+          placeholder = function(ctx) return { n = 0 } end,
+          timeline = function(ctx)
+            local now = clock.now()
+            local n = store.group("group.bench"):get("count") or 0
+            local entries = {}
+            for i = 0, 3 do
+              entries[#entries + 1] = { date = clock.add(now, { minutes = 15 * i }), n = n + i, label = "entry " .. i }
+            end
+            return { entries = entries, policy = { after = clock.add(now, { minutes = 15 }) } }
+          end,
+        }
+        """
+
+    static func makeBundle() throws -> String {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("lunette-bench-bundle-\(getpid())").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        try #"{ "id": "com.example.bench", "appGroups": ["group.bench"] }"#.write(toFile: dir + "/bundle.json", atomically: true, encoding: .utf8)
+        try mainLua.write(toFile: dir + "/main.lua", atomically: true, encoding: .utf8)
+        return dir
+    }
+
+    struct DayFigures {
+        var wallSeconds: Double
+        var providerCalls: Int
+        var callsPerSecond: Double { Double(providerCalls) / wallSeconds }
+    }
+
+    /// `instances` widgets over 24 h, on a fresh store holding "count".
+    static func simulateDay(bundlePath: String, instances: Int) throws -> DayFigures {
+        let storeRoot = FileManager.default.temporaryDirectory.appendingPathComponent("lunette-bench-store-\(getpid())-\(UInt32.random(in: 0 ... .max))").path
+        defer { try? FileManager.default.removeItem(atPath: storeRoot) }
+        let store = SharedStore(root: storeRoot)
+        try store.group("group.bench").set("count", .integer(7))
+        let bundle = try ScriptBundle.load(bundlePath, calendar: .utc)
+        let start = 1_795_219_200.0   // 2026-11-21T00:00:00Z
+        let runtime = WidgetRuntime(bundle: bundle, services: HostServices(calendar: .utc))
+        let widget = try runtime.configuration(kind: "Bench")
+        let scenario = Scenario(start: start, duration: 86_400, widgets: Array(repeating: widget, count: instances))
+        let report = Simulator(bundle: bundle, scenario: scenario, store: store).run()
+        let failures = report.instances.reduce(0) { $0 + $1.failures.count }
+        if failures > 0 {
+            throw NSError(domain: "lunette-bench", code: 1, userInfo: [NSLocalizedDescriptionKey: "\(failures) provider calls failed: \(report.instances[0].failures.first!.message)"])
+        }
+        return DayFigures(wallSeconds: report.wallSeconds, providerCalls: report.providerCalls)
+    }
+
+    /// Baseline: the same provider, called `calls` times in one reused
+    /// trusted state (no fresh sandbox, no engine, no checks), with the
+    /// store read replaced by a constant.
+    static func bareCallsPerSecond(calls: Int) throws -> Double {
+        let state = try LuaState(profile: .trusted)
+        try state.run("""
+            clock = { now = function() return 1795219200 end, add = function(t, d) return t + (d.minutes or 0) * 60 end }
+            """)
+        let provider = try state.load("""
+            local now = clock.now()
+            local n = 7
+            local entries = {}
+            for i = 0, 3 do
+              entries[#entries + 1] = { date = clock.add(now, { minutes = 15 * i }), n = n + i, label = "entry " .. i }
+            end
+            return { entries = entries, policy = { after = clock.add(now, { minutes = 15 }) } }
+            """, name: "bare.lua")
+        let start = ContinuousClock.now
+        for _ in 0..<calls { _ = try state.call(provider) }
+        let elapsed = ContinuousClock.now - start
+        return Double(calls) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+    }
+
+    /// Median wall milliseconds of running `arguments` with the lunette
+    /// executable next to this one, `runs` times.
+    static func processMilliseconds(_ arguments: [String], runs: Int) throws -> Double {
+        let me = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        let lunette = me.deletingLastPathComponent().appendingPathComponent("lunette")
+        var samples: [Double] = []
+        for _ in 0..<runs {
+            let process = Process()
+            process.executableURL = lunette
+            process.arguments = arguments
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            let start = ContinuousClock.now
+            try process.run()
+            process.waitUntilExit()
+            let elapsed = ContinuousClock.now - start
+            guard process.terminationStatus == 0 else {
+                throw NSError(domain: "lunette-bench", code: 1, userInfo: [NSLocalizedDescriptionKey: "lunette \(arguments.joined(separator: " ")) exited \(process.terminationStatus)"])
+            }
+            samples.append(Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15)
+        }
+        return median(samples)
+    }
+}

@@ -1,0 +1,43 @@
+/// Refresh budgets (rules B1, B3): counted reloads per key (an instance, a
+/// kind or the whole app, by the policy's scope) over a rolling window.
+public struct RefreshBudget: Sendable {
+    public let limit: Int
+    public let window: Double
+    /// Times of counted reloads by key, oldest first.
+    private var stamps: [String: [Double]] = [:]
+
+    public init(limit: Int, window: Double) {
+        self.limit = limit
+        self.window = window
+    }
+
+    /// Counted reloads of `key` in the window that ends at `t`.
+    public func used(_ key: String, at t: Double) -> Int {
+        guard let times = stamps[key] else { return 0 }
+        // Times are sorted: count those after t - window.
+        var low = 0, high = times.count
+        while low < high {
+            let mid = (low + high) / 2
+            if times[mid] <= t - window { low = mid + 1 } else { high = mid }
+        }
+        return times.count - low
+    }
+
+    /// The first time at or after `t` when `key` has a free slot.
+    public func nextFree(_ key: String, at t: Double) -> Double {
+        guard limit > 0 else { return .infinity }
+        let used = used(key, at: t)
+        guard used >= limit, let times = stamps[key] else { return t }
+        // The slot frees when the oldest of the last `limit` reloads leaves the window.
+        return times[times.count - limit] + window
+    }
+
+    /// Records a counted reload of `key` at `t` (times must not go back).
+    public mutating func record(_ key: String, at t: Double) {
+        stamps[key, default: []].append(t)
+        // Forget what can no longer matter.
+        if let times = stamps[key], times.count > 2 * max(limit, 1), let first = times.first, first <= t - window {
+            stamps[key] = Array(times.drop { $0 <= t - window })
+        }
+    }
+}

@@ -1,0 +1,52 @@
+import SharedStore
+
+/// What bundle.json says: the bundle's id, the app groups its scripts may
+/// open, and limits it asks for.
+///
+/// ```json
+/// { "id": "com.example.tasks",
+///   "appGroups": ["group.com.example.tasks"],
+///   "limits": { "memoryMB": 30 } }
+/// ```
+public struct BundleManifest: Sendable, Equatable {
+    /// Reverse-DNS id, unique per bundle.
+    public var id: String
+    /// App groups `store.group(id)` may open.
+    public var appGroups: [String]
+    /// Memory cap the bundle asks for, in MB. The host's policy caps it:
+    /// a call gets the smaller of the two.
+    public var memoryMB: Int?
+
+    public init(id: String, appGroups: [String] = [], memoryMB: Int? = nil) {
+        self.id = id
+        self.appGroups = appGroups
+        self.memoryMB = memoryMB
+    }
+
+    /// Reads bundle.json at `path`; every error names the file and line.
+    public static func load(_ path: String) throws(LocatedError) -> BundleManifest {
+        try parse(JSONFile.load(path))
+    }
+
+    static func parse(_ file: JSONFile) throws(LocatedError) -> BundleManifest {
+        var reader = try JSONObjectReader(file, file.root)
+        guard let id = try reader.string("id") else { throw file.error("missing \"id\" (the bundle's id, e.g. \"com.example.tasks\")") }
+        if id.isEmpty || id.contains(where: { $0.isWhitespace || $0 == "/" }) {
+            throw file.error("'id' must be a non-empty reverse-DNS name without spaces or '/', got \"\(id)\"", key: "id")
+        }
+        let groups = try reader.strings("appGroups") ?? []
+        for group in groups {
+            if let problem = StoreText.groupProblem(group) {
+                throw file.error("'appGroups' has an invalid group id \"\(group)\": \(problem)", key: "appGroups")
+            }
+        }
+        var memory: Int? = nil
+        if var limits = try reader.object("limits") {
+            memory = try limits.integer("memoryMB")
+            if let m = memory, m < 1 { throw limits.fail("memoryMB", "must be at least 1, got \(m)") }
+            try limits.finish()
+        }
+        try reader.finish()
+        return BundleManifest(id: id, appGroups: groups, memoryMB: memory)
+    }
+}

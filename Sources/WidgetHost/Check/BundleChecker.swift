@@ -1,0 +1,129 @@
+import LuaSandbox
+
+/// What `lunette check` found.
+public struct Finding: Sendable, Equatable, CustomStringConvertible {
+    public enum Level: String, Sendable { case error, warning }
+    public var level: Level
+    /// The widget kind, or nil for the bundle.
+    public var kind: String?
+    /// Short name of the check ("placeholder", "budget", …).
+    public var check: String
+    public var message: String
+
+    public init(level: Level, kind: String?, check: String, message: String) {
+        self.level = level
+        self.kind = kind
+        self.check = check
+        self.message = message
+    }
+
+    public var description: String {
+        "\(level.rawValue): " + (kind.map { "widget '\($0)': " } ?? "") + message
+    }
+}
+
+/// The checks of `lunette check`, after a bundle has loaded: each widget
+/// kind, in its first family with its default configuration, gets one
+/// placeholder, one snapshot (isPreview) and one timeline call under the
+/// policy's limits, and the answers are held against the review rules:
+/// calls that fail, a placeholder that needs the store (T1), a slow call
+/// (soft deadlines), entries out of order (T5), closer than the floor
+/// (T8), too many (T9), and a reload policy that would spend more than the
+/// refresh budget in a day (B1), with the projected reloads per day: an
+/// error when the budget would run out within 16 hours of the widget being
+/// added (a waking day), a warning when later.
+public struct BundleChecker {
+    public let runtime: WidgetRuntime
+
+    public init(runtime: WidgetRuntime) { self.runtime = runtime }
+
+    private var policyWindowHours: Double { runtime.services.policy.budgetWindow / 3600 }
+
+    public func check() -> [Finding] {
+        var findings: [Finding] = []
+        for widget in runtime.bundle.declarations.widgets {
+            let configuration: WidgetConfiguration
+            do { configuration = try runtime.configuration(kind: widget.kind) } catch {
+                findings.append(Finding(level: .error, kind: widget.kind, check: "configuration", message: error.message))
+                continue
+            }
+            findings += check(configuration)
+        }
+        return findings
+    }
+
+    func check(_ widget: WidgetConfiguration) -> [Finding] {
+        var findings: [Finding] = []
+        func add(_ level: Finding.Level, _ check: String, _ message: String) {
+            findings.append(Finding(level: level, kind: widget.kind, check: check, message: message))
+        }
+        let placeholder = runtime.placeholder(widget)
+        if !placeholder.outcome.succeeded {
+            let message = placeholder.outcome.message ?? ""
+            if message.contains("is not granted to bundle") && message.contains("placeholder") {
+                add(.error, "placeholder", "the placeholder reads the store; it must return sample data at once (rule T1): \(message)")
+            } else {
+                add(.error, "placeholder", "placeholder \(placeholder.outcome.status.rawValue): \(message)")
+            }
+        }
+        for warning in placeholder.outcome.warnings { add(.warning, "placeholder", warning) }
+
+        let snapshot = runtime.snapshot(widget, isPreview: true)
+        if !snapshot.outcome.succeeded {
+            add(.error, "snapshot", "snapshot \(snapshot.outcome.status.rawValue): \(snapshot.outcome.message ?? "")")
+        }
+        for warning in snapshot.outcome.warnings { add(.warning, "snapshot", "slow snapshot: \(warning)") }
+
+        let now = runtime.services.clock.now()
+        let timeline = runtime.timeline(widget)
+        for warning in timeline.outcome.warnings { add(.warning, "timeline", warning) }
+        guard let value = timeline.value else {
+            add(.error, "timeline", "timeline \(timeline.outcome.status.rawValue): \(timeline.outcome.message ?? "")")
+            return findings
+        }
+        if value.entries.isEmpty { add(.warning, "timeline", "the timeline has no entries: the placeholder stays on screen") }
+        if let projection = Self.reloadsPerDay(value, now: now, policy: runtime.services.policy) {
+            let perDay = Int(projection.rounded(.up))
+            let budget = runtime.services.policy.budget
+            if projection > Double(budget) {
+                // Out within 16 waking hours is an error; later in the day, a warning.
+                let hours = Double(budget) / projection * policyWindowHours
+                add(hours < 16 ? .error : .warning, "budget",
+                    "its policy (\(value.policy)) asks for about \(perDay) reloads per day, over the budget of \(budget): "
+                    + "it would stop updating about \(Int(hours)) h after it is added (see it with lunette simulate)")
+            }
+        }
+        return findings
+    }
+
+    /// Reloads per day the policy leads to if every timeline looks like
+    /// this one: a day over the interval between reloads (at least the
+    /// floor); nil for never.
+    static func reloadsPerDay(_ timeline: Timeline, now: Double, policy: HostPolicy) -> Double? {
+        guard let eligible = timeline.eligibleAt else { return nil }
+        let interval = max(eligible - now, policy.developerMode ? 1 : policy.minimumReloadInterval)
+        return policy.budgetWindow / interval
+    }
+}
+
+/// How `lunette check --json` prints findings.
+public enum CheckOutput {
+    public static func json(bundle: String, findings: [Finding]) -> String {
+        let o = JSONWriter()
+        o.object {
+            o.field("bundle", string: bundle)
+            o.field("ok", bool: !findings.contains { $0.level == .error })
+            o.key("findings")
+            o.array(findings) { finding in
+                o.object {
+                    o.field("level", string: finding.level.rawValue)
+                    o.key("kind")
+                    if let kind = finding.kind { o.string(kind) } else { o.raw("null") }
+                    o.field("check", string: finding.check)
+                    o.field("message", string: finding.message)
+                }
+            }
+        }
+        return o.text
+    }
+}

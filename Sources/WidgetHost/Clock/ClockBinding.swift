@@ -1,0 +1,79 @@
+import LuaSandbox
+
+/// The `clock` module of scripts (docs/widgets.md): the host's clock and
+/// calendar arithmetic in the host's time zone. `os.time` and `os.date`
+/// read the same clock (the call's `LuaCallOptions.now`, see `callNow`).
+public struct ClockBinding {
+    public let clock: HostClock
+    public let calendar: HostCalendar
+
+    public init(clock: HostClock, calendar: HostCalendar) {
+        self.clock = clock
+        self.calendar = calendar
+    }
+
+    /// What a call's `LuaCallOptions.now` should be so that `os.time` agrees
+    /// with `clock.now()`: the virtual time, or nil (the system clock).
+    public var callNow: Double? { clock is SystemClock ? nil : clock.now() }
+
+    /// Gives `state` the global `clock`.
+    public func install(in state: LuaState) {
+        let clock = self.clock, calendar = self.calendar
+        var module = LuaModule(name: "clock")
+        module.add("now") { _ in [Self.date(clock.now())] }
+        module.add("add") { args in
+            let t = try args.number(1)
+            var fields = try args.numberFields(2)
+            if fields == nil {
+                // Not all numbers: read the table to say what is wrong.
+                let amounts = try args.table(2)
+                if !amounts.array.isEmpty { throw args.badArgument(2, "expected { days =, hours =, minutes =, seconds = }") }
+                fields = []
+                for entry in amounts.fields {
+                    guard let amount = entry.value.doubleValue else {
+                        throw args.badArgument(2, "'\(entry.key.string ?? "?")' must be a number, got \(entry.value.typeName)")
+                    }
+                    fields!.append((entry.key.string ?? "?", amount))
+                }
+            }
+            var days = 0, seconds = 0.0
+            for (key, amount) in fields! {
+                switch key {
+                case "days":
+                    guard let whole = Int(exactly: amount) else { throw args.badArgument(2, "days must be a whole number, got \(amount)") }
+                    days = whole
+                case "hours": seconds += amount * 3600
+                case "minutes": seconds += amount * 60
+                case "seconds": seconds += amount
+                default: throw args.badArgument(2, "unknown unit '\(key)' (use days, hours, minutes, seconds)")
+                }
+            }
+            return [Self.date(calendar.add(t, days: days, seconds: seconds))]
+        }
+        module.add("startOfDay") { args in [Self.date(calendar.startOfDay(try args.number(1)))] }
+        module.add("nextMidnight") { args in [Self.date(calendar.nextMidnight(try args.number(1)))] }
+        module.add("components") { args in
+            let c = calendar.components(try args.number(1))
+            return [.table(LuaTable(fields: [
+                "year": .integer(Int64(c.year)), "month": .integer(Int64(c.month)), "day": .integer(Int64(c.day)),
+                "hour": .integer(Int64(c.hour)), "minute": .integer(Int64(c.minute)), "second": .integer(Int64(c.second)),
+                "weekday": .integer(Int64(c.weekday)),
+            ]))]
+        }
+        module.add("iso") { args in [.string(ISODate.format(try args.number(1)))] }
+        module.add("parse") { args in
+            guard args.typeName(1) == "string" else { throw args.badArgument(1, "string expected, got \(args.typeName(1))") }
+            switch ISODate.parse(try args.text(1), calendar: calendar) {
+            case .success(let t): return [Self.date(t)]
+            case .failure(let error): return [.nil, .string(error.message)]
+            }
+        }
+        state.register(module)
+    }
+
+    /// A date as Lua sees it: an integer when whole, else a float.
+    static func date(_ t: Double) -> LuaValue {
+        if let whole = Int64(exactly: t) { return .integer(whole) }
+        return .number(t)
+    }
+}

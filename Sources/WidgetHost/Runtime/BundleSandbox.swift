@@ -1,0 +1,244 @@
+import LuaSandbox
+import SharedStore
+
+/// The sandbox a bundle's calls run in (rule L6: globals do not survive
+/// between calls).
+///
+/// One Lua state holds the host's modules (store, clock, reload, host,
+/// log), the declaration functions, a `require` for the bundle's modules,
+/// and main.lua compiled once. Each call gets fresh globals: a new
+/// environment table that reads through to the libraries, in which main.lua
+/// runs again (declaring the widget's functions anew) and the bundle's
+/// modules load again on `require`; then the host calls one declared
+/// function. What a call leaves behind is unreachable from the next one:
+/// library tables are read-only, `_G` and `load` see the call's own
+/// environment, and store group objects are made per call. A state whose
+/// call failed (error, deadline, memory) is not used again.
+///
+/// A call's limits come from its role: the deadline (soft: a warning; hard:
+/// the call ends) covers main.lua and the function together; memory is the
+/// smaller of the policy's cap and bundle.json's.
+final class BundleSandbox {
+    let bundle: ScriptBundle
+    let services: HostServices
+    let role: CallRole
+    let state: LuaState
+    let recorder: DeclarationRecorder
+    let storeBinding: StoreBinding
+    /// The glue's per-call entry: new globals, then main.lua.
+    private var begin: LuaFunctionRef!
+    private(set) var logs: [(level: LuaLogLevel, text: String)] = []
+    private(set) var reloads: [ReloadRequest] = []
+    /// The refresh budget of the instance being called, for `host.usage()`.
+    var budgetUsage: (used: Int, remaining: Int)?
+    /// False once a call failed: the state is dropped.
+    private(set) var isReusable = true
+    private let memoryLimit: Int
+    private let deadline: HostPolicy.Deadline
+    private var started = ContinuousClock.now
+
+    init(bundle: ScriptBundle, services: HostServices, role: CallRole) throws(LuaError) {
+        self.bundle = bundle
+        self.services = services
+        self.role = role
+        let policy = services.policy
+        memoryLimit = min(policy.widgetMemoryMB, bundle.manifest.memoryMB ?? Int.max) << 20
+        deadline = role.deadline(policy)
+        recorder = DeclarationRecorder(validating: role == .load)
+        state = try LuaState(profile: .sandbox)
+        let grants = role == .load || role == .placeholder ? [] : bundle.manifest.appGroups
+        let hint = role == .placeholder ? "a placeholder must not need the store (rule T1): return sample data"
+            : role == .load ? "main.lua's top level only declares; open groups inside the widget's functions" : "list it in appGroups of bundle.json"
+        storeBinding = StoreBinding(store: services.store ?? SharedStore(root: "/nonexistent/lunette-no-store"),
+                                    grants: services.store == nil ? [] : grants,
+                                    owner: "bundle \(bundle.manifest.id)" + (role == .placeholder ? "'s placeholder" : ""),
+                                    grantHint: hint)
+        state.logHandler = { [unowned self] level, line in
+            self.logs.append((level, String(decoding: line.bytes, as: UTF8.self)))
+        }
+        ClockBinding(clock: services.clock, calendar: services.calendar).install(in: state)
+        try storeBinding.install(in: state)
+        let declared = bundle.declarations
+        ReloadBinding(widgetKinds: role == .load ? nil : declared.widgets.map(\.kind),
+                      controlKinds: role == .load ? nil : declared.controls.map(\.kind))
+            .install(in: state) { [unowned self] request in self.reloads.append(request) }
+        installHost()
+        if role == .load {
+            // Compile main.lua once on the host's side first, for a syntax error with its line.
+            _ = try state.load(bytes: bundle.main.bytes, name: bundle.main.chunkName)
+        }
+        try installBundle()
+    }
+
+    /// The call's options: the remaining hard deadline, the memory cap, the
+    /// clock for os.time, a seed from the clock (a simulation replays exactly).
+    private func options() -> LuaCallOptions {
+        let elapsed = ContinuousClock.now - started
+        let remaining = max(Duration.milliseconds(1), .milliseconds(Int64(deadline.hard * 1000)) - elapsed)
+        let now = services.clock.now()
+        return LuaCallOptions(limits: LuaLimits(memory: memoryLimit, timeout: remaining, output: services.policy.outputBytes),
+                              randomSeed: Int64(bitPattern: UInt64(now.bitPattern) &* 0x9E37_79B9_7F4A_7C15),
+                              now: services.clock is SystemClock ? nil : now)
+    }
+
+    /// Starts a call: fresh globals, then main.lua (the declarations).
+    func runMain() throws(LuaError) {
+        started = ContinuousClock.now
+        logs = []
+        reloads = []
+        recorder.reset()
+        state.resetPeak()
+        try state.call(begin, [], options: options())
+    }
+
+    /// Runs main.lua, then the function `field` of the declaration `what`
+    /// `id` with `arguments`; store writes commit only if it succeeds.
+    func call(_ what: String, _ id: String, _ field: String, _ arguments: [LuaValue]) -> CallOutcome {
+        var outcome: CallOutcome
+        do {
+            try runMain()
+            guard let function = recorder.function(what, id, field) else {
+                return finish(CallOutcome(status: .invalid, message: "\(what) '\(id)' has no function '\(field)'"))
+            }
+            let values = try storeBinding.perform { () throws(LuaError) in
+                try state.call(function, arguments, options: options())
+            }
+            outcome = CallOutcome(status: .ok)
+            outcome.values = values
+            outcome.reloadRequests = reloads
+        } catch {
+            outcome = CallOutcome(error)
+            isReusable = false
+        }
+        return finish(outcome)
+    }
+
+    private func finish(_ outcome: CallOutcome) -> CallOutcome {
+        var outcome = outcome
+        outcome.elapsed = Self.seconds(ContinuousClock.now - started)
+        outcome.memoryPeak = state.memoryPeak
+        outcome.logs = logs
+        if outcome.elapsed > deadline.soft && outcome.status != .timeout {
+            outcome.warnings.append("\(role.rawValue) took \(Self.milliseconds(outcome.elapsed)) ms, over its soft deadline of \(Self.milliseconds(deadline.soft)) ms")
+        }
+        return outcome
+    }
+
+    static func seconds(_ d: Duration) -> Double {
+        Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
+    }
+
+    static func milliseconds(_ seconds: Double) -> String {
+        let ms = seconds * 1000
+        return ms < 10 ? String(format: "%.1f", ms) : String(Int(ms.rounded()))
+    }
+
+    // MARK: host
+
+    /// `host.usage()`: memory, time and budget of the running call.
+    private func installHost() {
+        var module = LuaModule(name: "host")
+        module.add("usage") { [unowned self] _ in
+            var fields: LuaFields = [
+                "memory": .table(LuaTable(fields: ["used": .integer(Int64(self.state.memoryUsed)), "limit": .integer(Int64(self.memoryLimit))])),
+                "time": .table(LuaTable(fields: [
+                    "elapsed": .number(Self.seconds(ContinuousClock.now - self.started)),
+                    "limit": .number(self.deadline.hard),
+                ])),
+            ]
+            if let budget = self.budgetUsage {
+                fields["budget"] = .table(LuaTable(fields: ["used": .integer(Int64(budget.used)), "remaining": .integer(Int64(budget.remaining))]))
+            }
+            return [.table(LuaTable(fields: fields))]
+        }
+        state.register(module)
+    }
+
+    // MARK: The bundle's glue
+
+    /// Declarations, `require`, `load` and the per-call entry point.
+    private func installBundle() throws(LuaError) {
+        let modules = bundle.modules
+        let main = bundle.main
+        var module = LuaModule(name: "bundle")
+        recorder.add(to: &module)
+        module.add("main") { _ in [.string(LuaString(bytes: main.bytes)), .string(main.chunkName)] }
+        module.add("source") { args in
+            let name = try args.text(1)
+            guard let source = modules[name] else { return [] }
+            return [.string(LuaString(bytes: source.bytes)), .string(source.chunkName)]
+        }
+        module.add("setenv") { args in
+            try args.setEnvironment(ofFunction: 1, to: 2)
+            return []
+        }
+        module.add("newGroupObjects") { [unowned self] _ in
+            self.storeBinding.resetObjects()
+            return []
+        }
+        begin = try state.runGlue(DeclarationRecorder.glue + Self.glue, name: "bundle", functions: module).first
+    }
+
+    /// Runs with the state's own globals as _ENV (where the libraries and
+    /// host modules live). Each call's globals are a table that reads
+    /// through to them; `_G`, `load` and `require` work on the call's table.
+    static let glue = """
+
+        local setenv, source, main_source, new_group_objects = raw.setenv, raw.source, raw.main, raw.newGroupObjects
+        local base, stock_load, select, setmetatable, error, pcall, host_require =
+          _ENV, load, select, setmetatable, error, pcall, require
+        local globals_meta = { __index = base, __metatable = false }
+        local current, loaded, loading, compiled = nil, {}, {}, {}
+
+        -- load without an environment loads into the call's globals.
+        base.load = function(...)
+          if select("#", ...) >= 4 then return stock_load(...) end
+          local chunk, name, mode = ...
+          return stock_load(chunk, name, mode, current)
+        end
+
+        -- require: the bundle's module (util.format is util/format.lua), run
+        -- once per call in the call's globals; else a host module.
+        base.require = function(name)
+          if type(name) ~= "string" then
+            error("bad argument #1 to 'require' (string expected, got " .. type(name) .. ")", 2)
+          end
+          local value = loaded[name]
+          if value ~= nil then return value end
+          local f = compiled[name]
+          if f == nil then
+            local text, chunk = source(name)
+            if text == nil then
+              local ok, host = pcall(host_require, name)
+              if ok then return host end
+              error("module '" .. name .. "' not found: no " .. name:gsub("%.", "/") .. ".lua in the bundle, and no host module of that name", 2)
+            end
+            local message
+            f, message = stock_load(text, "@" .. chunk, "t", base)
+            if f == nil then error(message, 0) end
+            compiled[name] = f
+          end
+          if loading[name] then error("module '" .. name .. "' is required while it loads (a require cycle)", 2) end
+          loading[name] = true
+          setenv(f, current)
+          value = f(name)
+          loading[name] = nil
+          if value == nil then value = true end
+          loaded[name] = value
+          return value
+        end
+
+        local text, chunk = main_source()
+        local main = stock_load(text, "@" .. chunk, "t", base)
+
+        -- A call begins: new globals, modules to load again, main.lua.
+        return function()
+          current = setmetatable({}, globals_meta)
+          current._G = current
+          loaded, loading = {}, {}
+          new_group_objects()
+          setenv(main, current)
+          return main()
+        end
+        """
+}

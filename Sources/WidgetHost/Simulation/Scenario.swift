@@ -1,0 +1,246 @@
+import Foundation
+import LuaSandbox
+import SharedStore
+
+/// A stretch of simulated time (docs/scenarios.md): when it starts, how
+/// long it lasts, the time zone, the widgets on screen, what happens, and
+/// policy changes.
+public struct Scenario: Sendable {
+    public var start: Double
+    public var duration: Double
+    /// IANA name; nil keeps the host's.
+    public var timeZone: String?
+    public var widgets: [WidgetConfiguration]
+    public var events: [ScenarioEvent]
+    /// The host policy for this run.
+    public var policy: HostPolicy
+
+    public init(start: Double, duration: Double = 86_400, timeZone: String? = nil,
+                widgets: [WidgetConfiguration], events: [ScenarioEvent] = [], policy: HostPolicy = .standard) {
+        self.start = start
+        self.duration = duration
+        self.timeZone = timeZone
+        self.widgets = widgets
+        self.events = events
+        self.policy = policy
+    }
+
+    /// The default scenario of a bundle: each widget kind in its first
+    /// family, with its default configuration.
+    public static func everyKind(of runtime: WidgetRuntime, start: Double, duration: Double = 86_400) throws(ParameterError) -> Scenario {
+        var widgets: [WidgetConfiguration] = []
+        for widget in runtime.bundle.declarations.widgets {
+            widgets.append(try runtime.configuration(kind: widget.kind))
+        }
+        return Scenario(start: start, duration: duration, widgets: widgets, policy: runtime.services.policy)
+    }
+
+    /// Reads a scenario file, checking its widgets and events against the
+    /// bundle of `runtime`; `start` is used when the file has none. Errors
+    /// name the file and line.
+    public static func load(_ path: String, runtime: WidgetRuntime, start defaultStart: Double) throws(LocatedError) -> Scenario {
+        let file = try JSONFile.load(path)
+        var reader = try JSONObjectReader(file, file.root)
+        var calendar = runtime.services.calendar
+        let zone = try reader.string("timezone")
+        if let zone {
+            guard let c = HostCalendar(timeZoneNamed: zone) else { throw reader.fail("timezone", "is not a known IANA time zone: \"\(zone)\"") }
+            calendar = c
+        }
+        var start = defaultStart
+        if let text = try reader.string("start") {
+            switch ISODate.parse(text, calendar: calendar) {
+            case .success(let t): start = t
+            case .failure(let error): throw reader.fail("start", error.message)
+            }
+        }
+        var duration = 86_400.0
+        if let value = reader.value("duration") {
+            guard let d = Durations.seconds(value), d > 0 else {
+                throw reader.fail("duration", "must be a positive duration like \"24h\", \"90m\" or seconds, got \(value.json)")
+            }
+            duration = d
+        }
+        var policy = runtime.services.policy
+        if var overrides = try reader.object("policy") { policy = try policy.applying(&overrides) }
+        var widgets: [WidgetConfiguration] = []
+        for (i, item) in (try reader.array("widgets") ?? []).enumerated() {
+            widgets.append(try widget(item, at: "widgets[\(i + 1)]", file: file, runtime: runtime))
+        }
+        var events: [ScenarioEvent] = []
+        for (i, item) in (try reader.array("events") ?? []).enumerated() {
+            events.append(try event(item, index: i + 1, file: file, runtime: runtime, start: start, calendar: calendar))
+        }
+        try reader.finish()
+        if widgets.isEmpty && !events.contains(where: { if case .widgetAdded = $0.kind { return true } else { return false } }) {
+            throw file.error("no widgets: list some in \"widgets\" or add them with widgetAdded events")
+        }
+        events = events.enumerated().sorted { ($0.element.at, $0.offset) < ($1.element.at, $1.offset) }.map(\.element)
+        return Scenario(start: start, duration: duration, timeZone: zone, widgets: widgets, events: events, policy: policy)
+    }
+
+    private static func widget(_ value: StoreValue, at path: String, file: JSONFile, runtime: WidgetRuntime) throws(LocatedError) -> WidgetConfiguration {
+        var r = try JSONObjectReader(file, value, prefix: path + ".")
+        guard let kind = try r.string("kind") else { throw file.error("'\(path)' needs a \"kind\"", key: "widgets") }
+        var family: WidgetFamily? = nil
+        if let name = try r.string("family") {
+            guard let f = WidgetFamily(rawValue: name) else { throw r.fail("family", "is not a family: \"\(name)\" (families: \(WidgetFamily.names))") }
+            family = f
+        }
+        var values: [String: LuaValue] = [:]
+        if let config = r.value("config") {
+            guard case .map(let map) = config else { throw r.fail("config", "must be an object of parameter values") }
+            for entry in map.entries { values[entry.key] = entry.value.lua }
+        }
+        try r.finish()
+        do { return try runtime.configuration(kind: kind, family: family, values: values) } catch {
+            throw LocatedError(file: file.path, line: file.line(ofKey: "kind") , message: "\(path): \(error.message)")
+        }
+    }
+
+    private static func event(_ value: StoreValue, index: Int, file: JSONFile, runtime: WidgetRuntime,
+                              start: Double, calendar: HostCalendar) throws(LocatedError) -> ScenarioEvent {
+        let path = "events[\(index)]"
+        var r = try JSONObjectReader(file, value, prefix: path + ".")
+        guard let at = r.value("at") else { throw file.error("'\(path)' needs \"at\" (an ISO date, or a time from the start like \"+2h\")", key: "events") }
+        let time: Double
+        switch at {
+        case .string(let text) where !text.hasPrefix("+") && text.contains("-"):
+            switch ISODate.parse(text, calendar: calendar) {
+            case .success(let t): time = t
+            case .failure(let error): throw r.fail("at", error.message)
+            }
+        default:
+            guard let offset = Durations.seconds(at), offset >= 0 else {
+                throw r.fail("at", "must be an ISO date or a time from the start (\"+2h\", \"90m\", seconds), got \(at.json)")
+            }
+            time = start + offset
+        }
+        guard let type = try r.string("type") else { throw r.fail("type", "is missing (types: \(ScenarioEvent.typeNames))") }
+        let kind: ScenarioEvent.Kind
+        func widgetKind(_ required: Bool) throws(LocatedError) -> String? {
+            guard let k = try r.string("kind") else {
+                if required { throw r.fail("kind", "is missing: \(type) needs the widget kind") }
+                return nil
+            }
+            guard runtime.bundle.declarations.widget(k) != nil else {
+                throw r.fail("kind", "is not a widget kind of the bundle: \"\(k)\"")
+            }
+            return k
+        }
+        switch type {
+        case "appForeground": kind = .appForeground(kind: try widgetKind(false))
+        case "reloadTimelines": kind = .reloadTimelines(kind: try widgetKind(true)!)
+        case "reloadAll": kind = .reloadAll
+        case "localeChange": kind = .localeChange
+        case "significantTimeChange": kind = .significantTimeChange
+        case "timeZoneChange":
+            guard let zone = try r.string("timezone") else { throw r.fail("timezone", "is missing: timeZoneChange needs the new IANA zone") }
+            guard HostCalendar(timeZoneNamed: zone) != nil else { throw r.fail("timezone", "is not a known IANA time zone: \"\(zone)\"") }
+            kind = .timeZoneChange(zone)
+        case "storeSet":
+            guard let group = try r.string("group") else { throw r.fail("group", "is missing: storeSet needs the app group") }
+            guard runtime.bundle.manifest.appGroups.contains(group) else {
+                throw r.fail("group", "is not an app group of the bundle: \"\(group)\"")
+            }
+            guard let key = try r.string("key") else { throw r.fail("key", "is missing: storeSet needs the key") }
+            if let problem = StoreText.keyProblem(key) { throw r.fail("key", "is not a valid key: \(problem)") }
+            kind = .storeSet(group: group, key: key, value: r.value("value"))
+        case "widgetAdded":
+            let family = try r.string("family")
+            var values: [String: LuaValue] = [:]
+            if let config = r.value("config") {
+                guard case .map(let map) = config else { throw r.fail("config", "must be an object of parameter values") }
+                for entry in map.entries { values[entry.key] = entry.value.lua }
+            }
+            guard let k = try widgetKind(true) else { throw r.fail("kind", "is missing") }
+            var f: WidgetFamily? = nil
+            if let family {
+                guard let x = WidgetFamily(rawValue: family) else { throw r.fail("family", "is not a family: \"\(family)\"") }
+                f = x
+            }
+            do { kind = .widgetAdded(try runtime.configuration(kind: k, family: f, values: values)) } catch {
+                throw file.error("\(path): \(error.message)", key: "events")
+            }
+        case "widgetRemoved":
+            let k = try widgetKind(true)!
+            var f: WidgetFamily? = nil
+            if let family = try r.string("family") {
+                guard let x = WidgetFamily(rawValue: family) else { throw r.fail("family", "is not a family: \"\(family)\"") }
+                f = x
+            }
+            kind = .widgetRemoved(kind: k, family: f)
+        default:
+            throw r.fail("type", "is not an event type: \"\(type)\" (types: \(ScenarioEvent.typeNames))")
+        }
+        try r.finish()
+        return ScenarioEvent(at: time, kind: kind)
+    }
+}
+
+/// Something that happens during a simulation.
+public struct ScenarioEvent: Sendable {
+    public enum Kind: Sendable {
+        /// The app comes to the foreground: widgets (of `kind`, or all) reload, exempt.
+        case appForeground(kind: String?)
+        /// The app writes a value (nil removes the key).
+        case storeSet(group: String, key: String, value: StoreValue?)
+        /// The app asks for a reload of one kind (counted, coalesced).
+        case reloadTimelines(kind: String)
+        /// The app asks for a reload of every widget.
+        case reloadAll
+        /// The user adds a widget.
+        case widgetAdded(WidgetConfiguration)
+        /// The user removes the widgets of a kind (in a family).
+        case widgetRemoved(kind: String, family: WidgetFamily?)
+        case localeChange
+        case significantTimeChange
+        case timeZoneChange(String)
+    }
+
+    public var at: Double
+    public var kind: Kind
+
+    public init(at: Double, kind: Kind) {
+        self.at = at
+        self.kind = kind
+    }
+
+    static let typeNames = "appForeground, storeSet, reloadTimelines, reloadAll, widgetAdded, widgetRemoved, localeChange, significantTimeChange, timeZoneChange"
+}
+
+/// Durations as people write them: "24h", "90m", "1h30m", "45s", "2d", or seconds.
+public enum Durations {
+    public static func seconds(_ text: String) -> Double? {
+        var rest = Substring(text.trimmingCharacters(in: .whitespaces))
+        if rest.hasPrefix("+") { rest = rest.dropFirst() }
+        if let plain = Double(rest) { return plain }
+        var total = 0.0
+        var sawUnit = false
+        while !rest.isEmpty {
+            let number = rest.prefix { $0.isNumber || $0 == "." }
+            guard let value = Double(number) else { return nil }
+            rest = rest.dropFirst(number.count)
+            guard let unit = rest.first else { return nil }
+            rest = rest.dropFirst()
+            switch unit {
+            case "d": total += value * 86_400
+            case "h": total += value * 3600
+            case "m": total += value * 60
+            case "s": total += value
+            default: return nil
+            }
+            sawUnit = true
+        }
+        return sawUnit ? total : nil
+    }
+
+    static func seconds(_ value: StoreValue) -> Double? {
+        switch value {
+        case .integer(let i): return Double(i)
+        case .double(let d): return d.isFinite ? d : nil
+        case .string(let s): return seconds(s)
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,187 @@
+import Foundation
+import LuaSandbox
+
+/// The report as one self-contained HTML page with SVG charts: per widget,
+/// a strip of what was visible over time, reload marks (counted, exempt,
+/// deferred, failed) and the budget line against its limit.
+public struct SimulationPage {
+    public let report: SimulationReport
+
+    public init(report: SimulationReport) { self.report = report }
+
+    /// Chart geometry: the time axis runs over `width` pixels after a left margin.
+    private let width = 960.0
+    private let left = 70.0
+
+    public var html: String {
+        var out = """
+            <!DOCTYPE html>
+            <html lang="en"><head><meta charset="utf-8">
+            <title>\(escape(report.bundle)) — Lunette simulation</title>
+            <style>
+            body{font:14px/1.45 -apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-serif;margin:24px auto;max-width:1080px;color:#1d1d1f;background:#fbfbfd}
+            h1{font-size:22px;margin:0 0 4px} h2{font-size:16px;margin:0 0 6px}
+            .meta{color:#555;margin-bottom:18px}
+            .card{background:#fff;border:1px solid #e2e2e7;border-radius:10px;padding:14px 16px;margin:0 0 18px}
+            .stats{color:#333;margin:0 0 8px} .bad{color:#b3261e;font-weight:600} .ok{color:#1b7f3b}
+            table{border-collapse:collapse;margin-top:8px;font-size:13px} td,th{padding:2px 10px 2px 0;text-align:left;vertical-align:top}
+            th{color:#666;font-weight:600} .legend span{display:inline-block;margin-right:16px;color:#444;font-size:12px}
+            .sw{display:inline-block;width:12px;height:12px;border-radius:2px;vertical-align:-2px;margin-right:4px}
+            svg text{font-size:11px;fill:#555}
+            </style></head><body>
+            <h1>\(escape(report.bundle))</h1>
+            <div class="meta">\(escape(report.localTime(report.start, withDay: true))) → \(escape(report.localTime(report.end, withDay: true))) ·
+            budget \(report.policy.budget) per \(SimulationReport.duration(report.policy.budgetWindow)) per \(report.policy.budgetScope.rawValue) ·
+            reloads ≥ \(SimulationReport.duration(report.policy.minimumReloadInterval)) apart\(report.policy.developerMode ? " · developer mode" : "") ·
+            \(report.instances.count) widget(s), \(report.providerCalls) provider calls in \(String(format: "%.2f", report.wallSeconds)) s</div>
+            <div class="legend"><span><i class="sw" style="background:#c7c7cc"></i>placeholder</span><span><i class="sw" style="background:#4c8bf5"></i>timeline entries (a new shade per entry)</span><span><svg width="12" height="12"><rect x="4" y="0" width="3" height="12" fill="#1d4ed8"/></svg> counted reload</span><span><svg width="12" height="12"><rect x="4" y="0" width="3" height="12" fill="#16a34a"/></svg> exempt reload</span><span><svg width="12" height="12"><rect x="4" y="0" width="3" height="12" fill="#dc2626"/></svg> failed</span><span><svg width="22" height="12"><line x1="1" y1="6" x2="21" y2="6" stroke="#f59e0b" stroke-width="3"/></svg> deferred by the budget</span><span><svg width="22" height="12"><line x1="1" y1="6" x2="21" y2="6" stroke="#7c3aed" stroke-width="2"/></svg> budget used</span></div>
+
+            """
+        for instance in report.instances { out += card(instance) }
+        out += "</body></html>\n"
+        return out
+    }
+
+    private func x(_ t: Double) -> Double {
+        let span = max(1, report.end - report.start)
+        return left + (min(max(t, report.start), report.end) - report.start) / span * width
+    }
+
+    private func card(_ instance: WidgetInstance) -> String {
+        let reloads = instance.reloads
+        let counted = reloads.filter(\.counted).count
+        let deferred = reloads.filter { $0.deferredFrom != nil }.count
+        let failed = reloads.filter { $0.status != .ok }.count
+        var out = "<div class=\"card\"><h2>#\(instance.id) \(escape(instance.configuration.description))</h2>\n"
+        out += "<div class=\"stats\">\(reloads.count) reloads: \(counted) counted, \(reloads.count - counted) exempt"
+        out += deferred > 0 ? ", <span class=\"bad\">\(deferred) deferred by the budget</span>" : ""
+        out += failed > 0 ? ", <span class=\"bad\">\(failed) failed</span>" : ""
+        out += " · budget \(report.budgetUsed(instance))/\(report.policy.budget) at the end"
+        if let next = report.pending[instance.id], next.isDeferred {
+            out += " · <span class=\"bad\">reload wanted since \(escape(report.localTime(next.wantedAt, withDay: false))) waits for "
+                + (next.at.isFinite ? escape(report.localTime(next.at, withDay: false)) : "a slot that never frees") + "</span>"
+        }
+        out += "</div>\n"
+        out += svg(instance)
+        if !instance.failures.isEmpty {
+            out += "<table><tr><th>time</th><th>call</th><th>status</th><th>message</th></tr>"
+            for f in instance.failures.prefix(20) {
+                out += "<tr><td>\(escape(report.localTime(f.at, withDay: false)))</td><td>\(f.role.rawValue)</td><td class=\"bad\">\(f.status.rawValue)</td><td>\(escape(f.message))</td></tr>"
+            }
+            if instance.failures.count > 20 { out += "<tr><td colspan=4>… \(instance.failures.count - 20) more</td></tr>" }
+            out += "</table>\n"
+        }
+        return out + "</div>\n"
+    }
+
+    private func svg(_ instance: WidgetInstance) -> String {
+        let stripTop = 8.0, stripHeight = 34.0
+        let marksTop = stripTop + stripHeight + 6, marksHeight = 16.0
+        let budgetTop = marksTop + marksHeight + 14, budgetHeight = 70.0
+        let axisTop = budgetTop + budgetHeight + 4
+        let height = axisTop + 18
+        var s = "<svg width=\"\(Int(left + width + 10))\" height=\"\(Int(height))\" role=\"img\" aria-label=\"timeline of widget \(instance.id)\">\n"
+        s += "<text x=\"0\" y=\"\(stripTop + 21)\">shown</text><text x=\"0\" y=\"\(marksTop + 12)\">reloads</text><text x=\"0\" y=\"\(budgetTop + 10)\">budget</text>\n"
+        // Hour grid.
+        for tick in ticks() {
+            s += "<line x1=\"\(f(x(tick.at)))\" y1=\"\(stripTop)\" x2=\"\(f(x(tick.at)))\" y2=\"\(axisTop)\" stroke=\"#eee\"/>"
+            s += "<text x=\"\(f(x(tick.at)))\" y=\"\(axisTop + 13)\" text-anchor=\"middle\">\(escape(tick.label))</text>\n"
+        }
+        // What was shown.
+        for item in report.shown(instance) {
+            let x0 = x(item.from), x1 = x(item.to)
+            let color: String
+            if item.isPlaceholder { color = "#c7c7cc" } else {
+                let shade = ((item.timelineNumber ?? 0) * 7 + (item.entryIndex ?? 0) * 3) % 6
+                color = ["#4c8bf5", "#6aa0f7", "#2f6fde", "#85b3f9", "#3d7ef0", "#5b95f6"][shade]
+            }
+            let label = item.entry.map { SimulationReport.summary($0.content) } ?? "(nothing)"
+            let title = "\(report.localTime(item.from, withDay: false))–\(report.localTime(item.to, withDay: false)) "
+                + (item.isPlaceholder ? "placeholder " : "entry \(item.entryIndex ?? 0) of timeline \(item.timelineNumber ?? 0) ") + label
+            s += "<rect x=\"\(f(x0))\" y=\"\(stripTop)\" width=\"\(f(max(0.5, x1 - x0)))\" height=\"\(stripHeight)\" fill=\"\(color)\" stroke=\"#fff\" stroke-width=\"0.5\"><title>\(escape(title))</title></rect>"
+            if x1 - x0 > 60 {
+                let chars = Int((x1 - x0 - 8) / 6.2)
+                let text = label.count > chars ? String(label.prefix(max(1, chars - 1))) + "…" : label
+                s += "<text x=\"\(f(x0 + 4))\" y=\"\(stripTop + 21)\" style=\"fill:\(item.isPlaceholder ? "#333" : "#fff")\">\(escape(text))</text>"
+            }
+            s += "\n"
+        }
+        // Reload marks; a deferral is an amber bar from when it was wanted.
+        for r in instance.reloads {
+            if let from = r.deferredFrom {
+                s += "<line x1=\"\(f(x(from)))\" y1=\"\(marksTop + marksHeight / 2)\" x2=\"\(f(x(r.at)))\" y2=\"\(marksTop + marksHeight / 2)\" stroke=\"#f59e0b\" stroke-width=\"3\"><title>deferred from \(escape(report.localTime(from, withDay: false)))</title></line>"
+            }
+            let color = r.status != .ok ? "#dc2626" : (r.counted ? "#1d4ed8" : "#16a34a")
+            let title = "\(report.localTime(r.at, withDay: false)) \(r.reason.rawValue), \(r.counted ? "counted" : "exempt"), \(r.status.rawValue)"
+            s += "<rect x=\"\(f(x(r.at) - 1))\" y=\"\(marksTop)\" width=\"2\" height=\"\(marksHeight)\" fill=\"\(color)\"><title>\(escape(title))</title></rect>\n"
+        }
+        if let next = report.pending[instance.id], next.isDeferred, next.wantedAt < report.end {
+            s += "<line x1=\"\(f(x(next.wantedAt)))\" y1=\"\(marksTop + marksHeight / 2)\" x2=\"\(f(x(report.end)))\" y2=\"\(marksTop + marksHeight / 2)\" stroke=\"#f59e0b\" stroke-width=\"3\" stroke-dasharray=\"4 2\"><title>reload wanted, waiting for the budget</title></line>\n"
+        }
+        // Budget used (counted reloads in the window) against the limit.
+        let limit = max(1, report.policy.budget)
+        func y(_ used: Int) -> Double { budgetTop + budgetHeight - Double(min(used, limit)) / Double(limit) * budgetHeight }
+        s += "<rect x=\"\(left)\" y=\"\(budgetTop)\" width=\"\(width)\" height=\"\(budgetHeight)\" fill=\"none\" stroke=\"#ddd\"/>"
+        s += "<line x1=\"\(left)\" y1=\"\(y(limit))\" x2=\"\(left + width)\" y2=\"\(y(limit))\" stroke=\"#dc2626\" stroke-dasharray=\"5 3\"/>"
+        s += "<text x=\"\(left + width - 4)\" y=\"\(y(limit) + 12)\" text-anchor=\"end\">limit \(report.policy.budget)</text>\n"
+        var points = ["\(f(x(report.start))),\(f(y(0)))"]
+        var last = 0
+        for point in budgetSteps(instance) {
+            points.append("\(f(x(point.at))),\(f(y(last)))")
+            points.append("\(f(x(point.at))),\(f(y(point.used)))")
+            last = point.used
+        }
+        points.append("\(f(x(report.end))),\(f(y(last)))")
+        s += "<polyline points=\"\(points.joined(separator: " "))\" fill=\"none\" stroke=\"#7c3aed\" stroke-width=\"2\"/>\n"
+        return s + "</svg>\n"
+    }
+
+    /// The budget use as steps: up at each counted reload, down when one leaves the window.
+    private func budgetSteps(_ instance: WidgetInstance) -> [(at: Double, used: Int)] {
+        var changes: [(Double, Int)] = []
+        for point in instance.budgetUsage {
+            changes.append((point.at, 1))
+            if point.at + report.policy.budgetWindow < report.end { changes.append((point.at + report.policy.budgetWindow, -1)) }
+        }
+        if report.policy.budgetScope != .instance {
+            // Shared budgets: the series already holds the shared count.
+            return instance.budgetUsage.map { ($0.at, $0.used) }
+        }
+        changes.sort { $0.0 < $1.0 }
+        var used = 0
+        return changes.map { change in
+            used += change.1
+            return (change.0, used)
+        }
+    }
+
+    /// Axis ticks every 1, 2, 3, 6 or 12 hours (or days), local time.
+    private func ticks() -> [(at: Double, label: String)] {
+        let span = report.end - report.start
+        let steps: [Double] = [900, 1800, 3600, 7200, 10_800, 21_600, 43_200, 86_400, 172_800, 604_800]
+        let step = steps.first { span / $0 <= 13 } ?? 604_800
+        var out: [(Double, String)] = []
+        var t = report.calendar.startOfDay(report.start)
+        while t <= report.end {
+            if t >= report.start { out.append((t, report.localTime(t, withDay: false))) }
+            t += step
+        }
+        return out
+    }
+
+    private func f(_ v: Double) -> String { String(format: "%.1f", v) }
+
+    private func escape(_ text: String) -> String {
+        var out = ""
+        for c in text {
+            switch c {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            default: out.append(c)
+            }
+        }
+        return out
+    }
+}

@@ -1,0 +1,152 @@
+import Foundation
+import LuaSandbox
+
+extension SimulationReport {
+    /// The report as text tables, for people. Times are local to the
+    /// report's calendar.
+    public var text: String {
+        var out = "Simulation of \(bundle): \(localTime(start, withDay: true)) → \(localTime(end, withDay: true)) (\(Self.duration(end - start)))\n"
+        out += "policy: budget \(policy.budget) per \(Self.duration(policy.budgetWindow)) per \(policy.budgetScope.rawValue), "
+            + "reloads ≥ \(Self.duration(policy.minimumReloadInterval)) apart" + (policy.developerMode ? ", developer mode (no budget, no floor)" : "") + "\n"
+        out += "\(instances.count) widget(s), \(providerCalls) provider calls in \(String(format: "%.2f", wallSeconds)) s\n"
+        for instance in instances { out += "\n" + instanceText(instance) }
+        if !notes.isEmpty {
+            out += "\nNotes\n"
+            for note in notes { out += "  \(localTime(note.at, withDay: false))  \(note.message)\n" }
+        }
+        return out
+    }
+
+    private func instanceText(_ instance: WidgetInstance) -> String {
+        let reloads = instance.reloads
+        let counted = reloads.filter(\.counted).count
+        let deferred = reloads.filter { $0.deferredFrom != nil }.count
+        let failed = reloads.filter { $0.status != .ok }.count
+        var out = "#\(instance.id) \(instance.configuration)\n"
+        out += "  \(reloads.count) reloads (\(counted) counted, \(reloads.count - counted) exempt), \(deferred) deferred by the budget, \(failed) failed; "
+        out += "budget \(budgetUsed(instance))/\(policy.budget) used at the end; placeholder shown \(Self.duration(placeholderSeconds(instance)))\n"
+        if let next = pending[instance.id] {
+            if !next.at.isFinite {
+                out += "  next reload: wanted since \(localTime(next.wantedAt, withDay: true)) (\(next.reason.rawValue)), but the budget never frees a slot\n"
+            } else if next.isDeferred {
+                out += "  next reload: \(localTime(next.at, withDay: true)) (\(next.reason.rawValue)), deferred by the budget from \(localTime(next.wantedAt, withDay: true))\n"
+            } else {
+                out += "  next reload: \(localTime(next.at, withDay: true)) (\(next.reason.rawValue))\n"
+            }
+        } else if instance.removedAt == nil {
+            out += "  next reload: none scheduled (policy never, no request pending)\n"
+        }
+        var table = TextTable(["reload at", "reason", "budget", "deferred from", "status", "ms"])
+        for r in reloads {
+            let budget = r.counted ? "counted" : "exempt"
+            table.add([localTime(r.at, withDay: false), r.reason.rawValue + (r.coalescedRequests > 1 ? " ×\(r.coalescedRequests)" : ""), budget,
+                       r.deferredFrom.map { localTime($0, withDay: false) } ?? "", r.status.rawValue, String(format: "%.2f", r.elapsed * 1000)])
+        }
+        out += table.render(indent: "  ")
+        // Consecutive stretches that showed the same thing read as one row.
+        var shownTable = TextTable(["from", "to", "shows"])
+        var rows: [(from: Double, to: Double, content: String, firstTimeline: Int?, lastTimeline: Int?, entry: Int?)] = []
+        for s in shown(instance) {
+            let content = s.isPlaceholder ? "placeholder " + (s.entry.map { Self.summary($0.content) } ?? "(none)")
+                : (s.entry.map { Self.summary($0.content) } ?? "")
+            if let last = rows.last, last.content == content, last.to == s.from, last.entry == s.entryIndex {
+                rows[rows.count - 1].to = s.to
+                rows[rows.count - 1].lastTimeline = s.timelineNumber
+            } else {
+                rows.append((s.from, s.to, content, s.timelineNumber, s.timelineNumber, s.entryIndex))
+            }
+        }
+        for row in rows {
+            var what = row.content
+            if let first = row.firstTimeline, let last = row.lastTimeline, let entry = row.entry {
+                what = "entry \(entry) of timeline" + (first == last ? " \(first)" : "s \(first)–\(last)") + " " + what
+            }
+            shownTable.add([localTime(row.from, withDay: false), localTime(row.to, withDay: false), what])
+        }
+        out += shownTable.render(indent: "  ", maxRows: 60)
+        if !instance.failures.isEmpty {
+            out += "  failures:\n"
+            for f in instance.failures {
+                out += "    \(localTime(f.at, withDay: false))  \(f.role.rawValue) \(f.status.rawValue): \(f.message)\n"
+            }
+        }
+        if !instance.notes.isEmpty {
+            out += "  warnings:\n"
+            var seen: [String: Int] = [:]
+            for n in instance.notes { seen[n.message, default: 0] += 1 }
+            for n in instance.notes where seen[n.message] != nil {
+                let times = seen.removeValue(forKey: n.message)!
+                out += "    \(localTime(n.at, withDay: false))  \(n.message)\(times > 1 ? " (×\(times))" : "")\n"
+            }
+        }
+        return out
+    }
+
+    /// "09:30", or "11-21 09:30" with the day.
+    func localTime(_ t: Double, withDay: Bool) -> String {
+        guard t.isFinite else { return "never" }
+        let c = calendar.components(t)
+        let time = pad(c.hour) + ":" + pad(c.minute) + (c.second != 0 ? ":" + pad(c.second) : "")
+        if withDay { return "\(c.year)-\(pad(c.month))-\(pad(c.day)) \(time)" }
+        let startDay = calendar.startOfDay(start)
+        let dayOffset = Int(((calendar.startOfDay(t) - startDay) / 86_400).rounded())
+        return dayOffset == 0 ? time : time + " +\(dayOffset)d"
+    }
+
+    private func pad(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
+
+    /// "1h30m", "5m", "45s", "0s".
+    static func duration(_ seconds: Double) -> String {
+        let s = Int(seconds.rounded())
+        if s == 0 { return "0s" }
+        var parts: [String] = []
+        if s >= 86_400 { parts.append("\(s / 86_400)d") }
+        if s % 86_400 >= 3600 { parts.append("\(s % 86_400 / 3600)h") }
+        if s % 3600 >= 60 { parts.append("\(s % 3600 / 60)m") }
+        if s % 60 != 0 { parts.append("\(s % 60)s") }
+        return parts.joined()
+    }
+
+    /// An entry's fields without its date, short: {remaining=2, title="Buy milk"}.
+    static func summary(_ content: LuaTable) -> String {
+        var t = content
+        t.fields[LuaString("date")] = nil
+        let text = LuaValue.table(t).jsonText
+        return text.count > 70 ? String(text.prefix(67)) + "..." : text
+    }
+}
+
+/// Columns of text, padded to their widest cell.
+struct TextTable {
+    let headers: [String]
+    private(set) var rows: [[String]] = []
+
+    init(_ headers: [String]) { self.headers = headers }
+
+    mutating func add(_ row: [String]) { rows.append(row) }
+
+    func render(indent: String, maxRows: Int = .max) -> String {
+        guard !rows.isEmpty else { return "" }
+        var shownRows = rows
+        var omitted = 0
+        if rows.count > maxRows {
+            omitted = rows.count - maxRows
+            shownRows = Array(rows.prefix(maxRows / 2)) + Array(rows.suffix(maxRows / 2))
+        }
+        var widths = headers.map(\.count)
+        for row in shownRows { for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.count) } }
+        func line(_ cells: [String]) -> String {
+            var parts: [String] = []
+            for (i, cell) in cells.enumerated() {
+                parts.append(i == cells.count - 1 ? cell : cell.padding(toLength: widths[i], withPad: " ", startingAt: 0))
+            }
+            return indent + parts.joined(separator: "  ") + "\n"
+        }
+        var out = line(headers)
+        for (i, row) in shownRows.enumerated() {
+            if omitted > 0 && i == maxRows / 2 { out += indent + "… \(omitted) more rows …\n" }
+            out += line(row)
+        }
+        return out
+    }
+}

@@ -1,0 +1,273 @@
+import LuaSandbox
+
+/// What a simulation saw, per widget instance: what was shown from when to
+/// when, every reload (time, reason, counted or exempt, deferred from),
+/// budget use, failures. Rendered as text (`text`), JSON (`json`) or a
+/// page with charts (`SimulationPage`).
+public struct SimulationReport: Sendable {
+    public var bundle: String
+    public var start: Double
+    public var end: Double
+    public var policy: HostPolicy
+    public var instances: [WidgetInstance]
+    /// Each live instance's next reload after the end.
+    public var pending: [Int: NextReload]
+    public var notes: [CallNote]
+    /// Real time the simulation took, in seconds.
+    public var wallSeconds: Double
+    /// Time zone the text report shows local times in.
+    public var calendar: HostCalendar = .fromEnvironment()
+
+    /// Provider calls made: one placeholder per widget and one timeline per reload.
+    public var providerCalls: Int { instances.reduce(0) { $0 + 1 + $1.reloads.count } }
+
+    /// A stretch of time in which a widget showed one entry.
+    public struct Shown: Sendable {
+        public var from: Double
+        public var to: Double
+        public var isPlaceholder: Bool
+        /// The entry (nil: nothing to show, a placeholder that failed).
+        public var entry: TimelineEntry?
+        /// 1-based index of the entry in its timeline, and which reload gave the timeline.
+        public var entryIndex: Int?
+        public var timelineNumber: Int?
+    }
+
+    /// What `instance` showed, from its adding to its removal or the end (rule T4).
+    public func shown(_ instance: WidgetInstance) -> [Shown] {
+        var out: [Shown] = []
+        let displays = instance.displays
+        var timelineNumber = 0
+        for (k, display) in displays.enumerated() {
+            let from = display.at
+            let to = min(k + 1 < displays.count ? displays[k + 1].at : end, end)
+            guard to > from || (to == from && k + 1 == displays.count && from < end) else {
+                if case .timeline = display.source { timelineNumber += 1 }
+                continue
+            }
+            switch display.source {
+            case .removed: return out
+            case .placeholder(let entry):
+                out.append(Shown(from: from, to: to, isPlaceholder: true, entry: entry))
+            case .timeline(let timeline):
+                timelineNumber += 1
+                guard var index = timeline.entryIndex(at: from) else {
+                    out.append(Shown(from: from, to: to, isPlaceholder: true, entry: instance.placeholder))
+                    continue
+                }
+                var t = from
+                while t < to {
+                    let next = index + 1 < timeline.entries.count ? min(timeline.entries[index + 1].date, to) : to
+                    if next > t {
+                        out.append(Shown(from: t, to: next, isPlaceholder: false, entry: timeline.entries[index],
+                                         entryIndex: index + 1, timelineNumber: timelineNumber))
+                    }
+                    t = max(t, next)
+                    index += 1
+                    if index >= timeline.entries.count { break }
+                }
+            }
+        }
+        return out
+    }
+
+    /// Seconds `instance` spent showing its placeholder.
+    public func placeholderSeconds(_ instance: WidgetInstance) -> Double {
+        shown(instance).filter(\.isPlaceholder).reduce(0) { $0 + $1.to - $1.from }
+    }
+
+    /// Counted reloads in the budget window that ends at the end of the run.
+    public func budgetUsed(_ instance: WidgetInstance) -> Int {
+        // Under kind and app scopes the series holds the shared count.
+        guard let last = instance.budgetUsage.last else { return 0 }
+        if policy.budgetScope != .instance {
+            return instance.budgetUsage.filter { $0.at > end - policy.budgetWindow }.isEmpty ? 0 : last.used
+        }
+        return instance.reloads.filter { $0.counted && $0.at > end - policy.budgetWindow }.count
+    }
+}
+
+// MARK: - JSON
+
+extension SimulationReport {
+    /// The report as JSON (docs/simulate.md describes every field).
+    public var json: String {
+        let o = JSONWriter()
+        o.object {
+            o.field("bundle", string: bundle)
+            o.field("start", number: start)
+            o.field("end", number: end)
+            o.field("wallSeconds", number: (wallSeconds * 1000).rounded() / 1000)
+            o.field("providerCalls", number: Double(providerCalls))
+            o.key("policy")
+            o.object {
+                o.field("budget", number: Double(policy.budget))
+                o.field("budgetScope", string: policy.budgetScope.rawValue)
+                o.field("budgetWindow", number: policy.budgetWindow)
+                o.field("minimumReloadInterval", number: policy.minimumReloadInterval)
+                o.field("developerMode", bool: policy.developerMode)
+            }
+            o.key("instances")
+            o.array(instances) { instance in instanceJSON(instance, o) }
+            o.key("notes")
+            o.array(notes) { note in
+                o.object {
+                    o.field("at", number: note.at)
+                    o.field("message", string: note.message)
+                }
+            }
+        }
+        return o.text
+    }
+
+    private func instanceJSON(_ instance: WidgetInstance, _ o: JSONWriter) {
+        o.object {
+            o.field("id", number: Double(instance.id))
+            o.field("kind", string: instance.configuration.kind)
+            o.field("family", string: instance.configuration.family.rawValue)
+            o.key("config")
+            o.raw(instance.configuration.values.map { LuaValue.table($0).jsonText } ?? "null")
+            o.field("added", number: instance.addedAt)
+            o.key("removed")
+            if let r = instance.removedAt { o.number(r) } else { o.raw("null") }
+            o.key("reloads")
+            o.array(instance.reloads) { r in
+                o.object {
+                    o.field("at", number: r.at)
+                    o.field("reason", string: r.reason.rawValue)
+                    o.field("counted", bool: r.counted)
+                    o.key("deferredFrom")
+                    if let d = r.deferredFrom { o.number(d) } else { o.raw("null") }
+                    o.field("coalescedRequests", number: Double(r.coalescedRequests))
+                    o.field("status", string: r.status.rawValue)
+                    o.field("elapsedMs", number: (r.elapsed * 1e5).rounded() / 100)
+                }
+            }
+            o.key("shown")
+            o.array(shown(instance)) { s in
+                o.object {
+                    o.field("from", number: s.from)
+                    o.field("to", number: s.to)
+                    o.field("source", string: s.isPlaceholder ? "placeholder" : "timeline")
+                    if let i = s.entryIndex { o.field("entryIndex", number: Double(i)) }
+                    if let n = s.timelineNumber { o.field("timeline", number: Double(n)) }
+                    o.key("entry")
+                    o.raw(s.entry.map { LuaValue.table($0.content).jsonText } ?? "null")
+                }
+            }
+            o.key("failures")
+            o.array(instance.failures) { f in
+                o.object {
+                    o.field("at", number: f.at)
+                    o.field("role", string: f.role.rawValue)
+                    o.field("status", string: f.status.rawValue)
+                    o.field("message", string: f.message)
+                    o.key("traceback")
+                    if let tb = f.traceback { o.string(tb) } else { o.raw("null") }
+                }
+            }
+            o.key("budget")
+            o.object {
+                o.field("limit", number: Double(policy.budget))
+                o.field("used", number: Double(budgetUsed(instance)))
+                o.field("scope", string: policy.budgetScope.rawValue)
+                o.key("series")
+                o.array(instance.budgetUsage) { point in
+                    o.object {
+                        o.field("at", number: point.at)
+                        o.field("used", number: Double(point.used))
+                    }
+                }
+            }
+            o.field("placeholderSeconds", number: placeholderSeconds(instance))
+            o.key("next")
+            if let next = pending[instance.id] {
+                o.object {
+                    o.key("at")
+                    if next.at.isFinite { o.number(next.at) } else { o.raw("null") }
+                    o.field("wantedAt", number: next.wantedAt)
+                    o.field("reason", string: next.reason.rawValue)
+                    o.field("deferred", bool: next.isDeferred)
+                }
+            } else {
+                o.raw("null")
+            }
+            o.key("warnings")
+            o.array(instance.notes) { note in
+                o.object {
+                    o.field("at", number: note.at)
+                    o.field("message", string: note.message)
+                }
+            }
+            o.key("logs")
+            o.array(instance.logs) { line in
+                o.object {
+                    o.field("at", number: line.at)
+                    o.field("level", string: line.level.name)
+                    o.field("text", string: line.text)
+                }
+            }
+        }
+    }
+}
+
+/// A small streaming JSON writer for reports (a class, so nested closures can write).
+final class JSONWriter {
+    private(set) var text = ""
+    private var needsComma = false
+
+    func object(_ body: () -> Void) {
+        separate()
+        text += "{"
+        needsComma = false
+        body()
+        text += "}"
+        needsComma = true
+    }
+
+    func array<S: Sequence>(_ items: S, _ body: (S.Element) -> Void) {
+        separate()
+        text += "["
+        needsComma = false
+        for item in items { body(item) }
+        text += "]"
+        needsComma = true
+    }
+
+    func key(_ name: String) {
+        separate()
+        JSON.writeString(name, to: &text)
+        text += ":"
+        needsComma = false
+    }
+
+    func field(_ name: String, string value: String) { key(name); string(value) }
+    func field(_ name: String, number value: Double) { key(name); number(value) }
+    func field(_ name: String, bool value: Bool) { key(name); raw(value ? "true" : "false") }
+
+    func string(_ value: String) {
+        separate()
+        JSON.writeString(value, to: &text)
+        needsComma = true
+    }
+
+    func number(_ value: Double) {
+        raw(Self.number(value))
+    }
+
+    static func number(_ value: Double) -> String {
+        guard value.isFinite else { return "null" }
+        if let i = Int64(exactly: value) { return String(i) }
+        return String(value)
+    }
+
+    func raw(_ json: String) {
+        separate()
+        text += json
+        needsComma = true
+    }
+
+    private func separate() {
+        if needsComma { text += "," }
+    }
+}

@@ -1,0 +1,91 @@
+import LuaSandbox
+import SharedStore
+
+/// Plays a scenario on a virtual clock: a day of widget life in about a
+/// second. Time jumps from one moment that matters (an event, a due
+/// reload) to the next; providers run for real, in fresh sandboxes, on
+/// the real store given.
+public final class Simulator {
+    public let bundle: ScriptBundle
+    public let scenario: Scenario
+    public let store: SharedStore?
+    /// Called with the fraction of simulated time done (0…1), at most every 1%.
+    public var onProgress: ((Double) -> Void)?
+
+    public init(bundle: ScriptBundle, scenario: Scenario, store: SharedStore?) {
+        self.bundle = bundle
+        self.scenario = scenario
+        self.store = store
+    }
+
+    /// Runs the scenario and reports what each widget did.
+    public func run() -> SimulationReport {
+        let clock = VirtualClock(scenario.start)
+        var calendar = HostCalendar.fromEnvironment()
+        if let zone = scenario.timeZone, let c = HostCalendar(timeZoneNamed: zone) { calendar = c }
+        let runtime = WidgetRuntime(bundle: bundle, services: HostServices(store: store, clock: clock, calendar: calendar, policy: scenario.policy))
+        let engine = TimelineEngine(runtime: runtime)
+        let end = scenario.start + scenario.duration
+        var notes: [CallNote] = []
+        for widget in scenario.widgets { engine.addWidget(widget) }
+        var next = 0
+        var lastReported = -1
+        let wallStart = ContinuousClock.now
+        while true {
+            let event = next < scenario.events.count ? scenario.events[next].at : .infinity
+            let due = engine.nextDue() ?? .infinity
+            let t = max(min(event, due), clock.time)
+            guard t < end else { break }
+            clock.advance(to: t)
+            if let onProgress {
+                let percent = Int((t - scenario.start) / scenario.duration * 100)
+                if percent > lastReported { lastReported = percent; onProgress(Double(percent) / 100) }
+            }
+            if event <= due {
+                apply(scenario.events[next], engine: engine, runtime: runtime, notes: &notes)
+                next += 1
+            } else {
+                engine.runDue()
+            }
+        }
+        onProgress?(1)
+        let wall = ContinuousClock.now - wallStart
+        var pending: [Int: NextReload] = [:]
+        for instance in engine.instances {
+            if let next = engine.nextReload(of: instance.id) { pending[instance.id] = next }
+        }
+        return SimulationReport(bundle: bundle.manifest.id, start: scenario.start, end: end, policy: scenario.policy,
+                                instances: engine.instances, pending: pending, notes: notes,
+                                wallSeconds: Double(wall.components.seconds) + Double(wall.components.attoseconds) / 1e18)
+    }
+
+    private func apply(_ event: ScenarioEvent, engine: TimelineEngine, runtime: WidgetRuntime, notes: inout [CallNote]) {
+        switch event.kind {
+        case .appForeground(let kind): engine.reloadNow(kind: kind, reason: .appForeground)
+        case .reloadTimelines(let kind): engine.requestReload(kind: kind)
+        case .reloadAll: engine.requestReload(kind: nil)
+        case .localeChange: engine.reloadNow(kind: nil, reason: .localeChange)
+        case .significantTimeChange: engine.reloadNow(kind: nil, reason: .significantTimeChange)
+        case .timeZoneChange(let zone):
+            if let calendar = HostCalendar(timeZoneNamed: zone) { runtime.services.calendar = calendar }
+            engine.reloadNow(kind: nil, reason: .timeZoneChange)
+        case .widgetAdded(let widget): engine.addWidget(widget)
+        case .widgetRemoved(let kind, let family):
+            for instance in engine.instances where instance.removedAt == nil && instance.configuration.kind == kind
+                && (family == nil || instance.configuration.family == family) {
+                engine.removeWidget(instance.id)
+            }
+        case .storeSet(let group, let key, let value):
+            guard let store else {
+                notes.append(CallNote(at: event.at, message: "storeSet \(group) \(key): no store in this simulation"))
+                return
+            }
+            do {
+                let g = try store.group(group)
+                if let value { try g.set(key, value) } else { try g.remove(key) }
+            } catch {
+                notes.append(CallNote(at: event.at, message: "storeSet \(group) \(key) failed: \(error)"))
+            }
+        }
+    }
+}

@@ -1,0 +1,126 @@
+import LuaSandbox
+
+/// Turns what a provider returned into a `Timeline` or an entry, by the
+/// rules: every entry needs a numeric date (placeholder and snapshot may
+/// leave it out: the host fills in now); entries are sorted (T5, with a
+/// warning when they were not); entries closer than the 5-minute floor
+/// draw a warning (T8); too many entries or bytes (`encodedSize`) draw a
+/// warning or are refused (T9).
+enum TimelineDecoder {
+    struct Decoded<T> {
+        var value: T
+        var warnings: [String]
+    }
+
+    /// `{ entries = { … }, policy = "atEnd" | "never" | { after = t } }`.
+    static func timeline(_ values: [LuaValue], policy: HostPolicy) -> Result<Decoded<Timeline>, DecodeError> {
+        guard case .table(let result)? = values.first else {
+            return .failure(DecodeError("timeline must return { entries = { … }, policy = … }, got \(values.first?.typeName ?? "nothing")"))
+        }
+        for key in result.fields.keys where key.string != "entries" && key.string != "policy" {
+            return .failure(DecodeError("the timeline has an unknown field '\(key.string ?? "?")' (fields: entries, policy)"))
+        }
+        guard case .table(let list) = result[LuaString("entries")] else {
+            return .failure(DecodeError("the timeline's 'entries' must be an array of entries, got \(result[LuaString("entries")].typeName)"))
+        }
+        if !list.fields.isEmpty { return .failure(DecodeError("the timeline's 'entries' must be an array, not a map")) }
+        var warnings: [String] = []
+        if list.array.count > policy.entriesLimit {
+            return .failure(DecodeError("the timeline has \(list.array.count) entries, over the limit of \(policy.entriesLimit) (rule T9)"))
+        }
+        if list.array.count > policy.entriesWarning {
+            warnings.append("the timeline has \(list.array.count) entries, over \(policy.entriesWarning) (rule T9): the system may drop it")
+        }
+        let bytes = LuaValue.table(list).encodedSize
+        if bytes > policy.timelineBytesLimit {
+            return .failure(DecodeError("the timeline is \(bytes) bytes encoded, over the limit of \(policy.timelineBytesLimit) (rule T9)"))
+        }
+        if bytes > policy.timelineBytesWarning {
+            warnings.append("the timeline is \(bytes) bytes encoded, over \(policy.timelineBytesWarning) (rule T9)")
+        }
+        var entries: [TimelineEntry] = []
+        entries.reserveCapacity(list.array.count)
+        for (i, item) in list.array.enumerated() {
+            switch entry(item, at: "entries[\(i + 1)]", defaultDate: nil) {
+            case .success(let e): entries.append(e)
+            case .failure(let error): return .failure(error)
+            }
+        }
+        if zip(entries, entries.dropFirst()).contains(where: { $0.date > $1.date }) {
+            warnings.append("entries were not in date order; the host sorted them (rule T5)")
+            entries = entries.enumerated().sorted { ($0.element.date, $0.offset) < ($1.element.date, $1.offset) }.map(\.element)
+        }
+        if let (a, b) = zip(entries, entries.dropFirst()).first(where: { $1.date - $0.date < policy.minimumReloadInterval && $1.date != $0.date }) {
+            warnings.append("entries \(ISODate.format(a.date)) and \(ISODate.format(b.date)) are \(Int(b.date - a.date)) s apart, closer than \(Int(policy.minimumReloadInterval)) s (rule T8)")
+        }
+        let reloadPolicy: ReloadPolicy
+        switch result[LuaString("policy")] {
+        case .nil: reloadPolicy = .atEnd
+        case .string(let s) where s.string == "atEnd": reloadPolicy = .atEnd
+        case .string(let s) where s.string == "never": reloadPolicy = .never
+        case .table(let t):
+            guard let after = t[LuaString("after")].doubleValue, after.isFinite, t.count == 1 else {
+                return .failure(DecodeError("the timeline's policy must be \"atEnd\", \"never\" or { after = <date> }"))
+            }
+            reloadPolicy = .after(after)
+        case let other:
+            return .failure(DecodeError("the timeline's policy must be \"atEnd\", \"never\" or { after = <date> }, got \(other.typeName)\(other.stringValue.map { " \"\($0)\"" } ?? "")"))
+        }
+        return .success(Decoded(value: Timeline(entries: entries, policy: reloadPolicy), warnings: warnings))
+    }
+
+    /// One entry: a table with a date (or `defaultDate`), an optional relevance.
+    static func entry(_ value: LuaValue, at path: String, defaultDate: Double?) -> Result<TimelineEntry, DecodeError> {
+        guard case .table(var content) = value else {
+            return .failure(DecodeError("\(path) must be a table, got \(value.typeName)"))
+        }
+        let date: Double
+        switch content[LuaString("date")] {
+        case .nil:
+            guard let defaultDate else { return .failure(DecodeError("\(path) has no date (every entry needs date = <seconds since the epoch>)")) }
+            date = defaultDate
+            content.fields[LuaString("date")] = ClockBinding.date(defaultDate)
+        case let v:
+            guard let d = v.doubleValue, d.isFinite else { return .failure(DecodeError("\(path).date must be a number (seconds since the epoch), got \(v.typeName)")) }
+            date = d
+        }
+        var relevance: (Double, Double)? = nil
+        switch content[LuaString("relevance")] {
+        case .nil: break
+        case .table(let r):
+            guard let score = r[LuaString("score")].doubleValue else { return .failure(DecodeError("\(path).relevance.score must be a number")) }
+            let duration = r[LuaString("duration")].doubleValue ?? 0
+            if duration < 0 { return .failure(DecodeError("\(path).relevance.duration must not be negative")) }
+            relevance = (score, duration)
+        case let v:
+            return .failure(DecodeError("\(path).relevance must be { score =, duration = }, got \(v.typeName)"))
+        }
+        return .success(TimelineEntry(date: date, content: content, relevance: relevance))
+    }
+}
+
+/// Why a provider's result was refused.
+struct DecodeError: Error {
+    var message: String
+    init(_ message: String) { self.message = message }
+}
+
+extension LuaValue {
+    /// About the length of the value's JSON text, counted without writing
+    /// it: strings by their bytes plus quotes (escapes not counted), 8
+    /// bytes per number, keys and punctuation as JSON has them. What rule
+    /// T9's byte limits measure.
+    var encodedSize: Int {
+        switch self {
+        case .nil: return 4
+        case .boolean: return 5
+        case .integer, .number: return 8
+        case .string(let s): return s.count + 2
+        case .table(let t):
+            var size = 2 + max(0, t.count - 1)
+            for item in t.array { size += item.encodedSize }
+            for entry in t.fields { size += entry.key.count + 3 + entry.value.encodedSize }
+            return size
+        }
+    }
+}

@@ -1,0 +1,228 @@
+import LuaSandbox
+
+/// A widget's next reload: when it happens, when it was wanted (earlier
+/// when the budget defers it; `at` is infinite when no slot will free),
+/// and why.
+public struct NextReload: Sendable {
+    public var at: Double
+    public var wantedAt: Double
+    public var reason: ReloadReason
+    public var isDeferred: Bool { at > wantedAt }
+}
+
+/// The emulated widget system's scheduler: it keeps each widget instance's
+/// timeline, decides when each reloads, and calls the providers.
+///
+/// A reload happens when the timeline's policy makes the widget eligible
+/// (T6, T7) or a request is pending (B4), but never sooner than the
+/// 5-minute floor after the widget's last reload (T8), and only when the
+/// refresh budget has a free slot (B1); otherwise it is deferred until a
+/// slot frees (B3). Exempt events (B2) reload at once, outside floor and
+/// budget. Developer mode (B5) has neither. A failed call keeps the last
+/// good timeline (T10) and is retried after the floor.
+///
+/// The engine reads time from its runtime's clock and never moves it: a
+/// driver (the simulator, or a host app's run loop) asks `nextDue()`,
+/// moves the clock there and calls `runDue()`.
+public final class TimelineEngine {
+    public let runtime: WidgetRuntime
+    public private(set) var instances: [WidgetInstance] = []
+    private var budget: RefreshBudget
+    /// Each live instance's next reload, cached: (time, when it was wanted, reason).
+    private var dues: [Due?] = []
+    /// The same times, earliest first.
+    private var queue = DueQueue()
+
+    /// How many log lines each instance keeps.
+    public var logLinesKept = 200
+
+    struct Due {
+        var at: Double
+        var wantedAt: Double
+        var reason: ReloadReason
+    }
+
+    public init(runtime: WidgetRuntime) {
+        self.runtime = runtime
+        budget = RefreshBudget(limit: runtime.services.policy.budget, window: runtime.services.policy.budgetWindow)
+    }
+
+    var policy: HostPolicy { runtime.services.policy }
+    var now: Double { runtime.services.clock.now() }
+    /// The 5-minute floor (T8); in developer mode one second, so that a
+    /// widget that is always eligible cannot reload endlessly in one instant.
+    private var floor: Double { policy.developerMode ? 1 : policy.minimumReloadInterval }
+
+    // MARK: Events
+
+    /// Adds a widget: its placeholder shows at once, then its timeline
+    /// loads (exempt). Returns its id.
+    @discardableResult
+    public func addWidget(_ configuration: WidgetConfiguration) -> Int {
+        let t = now
+        var instance = WidgetInstance(id: instances.count + 1, configuration: configuration, addedAt: t)
+        let placeholder = runtime.placeholder(configuration)
+        note(placeholder.outcome, role: .placeholder, at: t, into: &instance)
+        instance.placeholder = placeholder.value
+        instance.displays.append((t, .placeholder(placeholder.value)))
+        instances.append(instance)
+        dues.append(nil)
+        reload(instance.id - 1, reason: .widgetAdded, deferredFrom: nil)
+        return instance.id
+    }
+
+    /// Removes a widget (its history stays in `instances`).
+    public func removeWidget(_ id: Int) {
+        let i = id - 1
+        guard instances.indices.contains(i), instances[i].removedAt == nil else { return }
+        instances[i].removedAt = now
+        instances[i].displays.append((now, .removed))
+        dues[i] = nil
+        queue.set(i, at: nil)
+    }
+
+    /// A reload request (from the app or a script) for the widgets of
+    /// `kind`, or all widgets when nil. It happens when floor and budget
+    /// allow; requests made before it happens coalesce into it.
+    public func requestReload(kind: String?) {
+        let t = now
+        for i in instances.indices where instances[i].removedAt == nil && (kind == nil || instances[i].configuration.kind == kind) {
+            if instances[i].pendingRequestAt == nil { instances[i].pendingRequestAt = t }
+            instances[i].pendingRequests += 1
+            schedule(i)
+        }
+    }
+
+    /// An exempt event (app in the foreground, locale or time change, an
+    /// intent run from the widget): the widgets of `kind` (all when nil)
+    /// reload now, outside floor and budget.
+    public func reloadNow(kind: String?, reason: ReloadReason) {
+        for i in instances.indices where instances[i].removedAt == nil && (kind == nil || instances[i].configuration.kind == kind) {
+            reload(i, reason: reason, deferredFrom: nil)
+        }
+    }
+
+    /// Applies a script's reload requests.
+    func apply(_ requests: [ReloadRequest]) {
+        for request in requests {
+            switch request {
+            case .timelines(let kind): requestReload(kind: kind)
+            case .allTimelines: requestReload(kind: nil)
+            case .controls, .allControls: break   // controls are reloaded by the controls host
+            }
+        }
+    }
+
+    // MARK: Scheduling
+
+    /// When the next reload is due, or nil when none is.
+    public func nextDue() -> Double? {
+        queue.first()?.at
+    }
+
+    /// Runs every reload due at or before now, earliest first (ties in
+    /// the order widgets were added).
+    public func runDue() {
+        let t = now
+        while let (i, at) = queue.first(), at <= t, let due = dues[i] {
+            reload(i, reason: due.reason, deferredFrom: due.at > due.wantedAt ? due.wantedAt : nil)
+        }
+    }
+
+    /// Works out instance `i`'s next reload and queues it.
+    private func schedule(_ i: Int) {
+        let next = due(i)
+        dues[i] = next
+        queue.set(i, at: next?.at)
+    }
+
+    /// When widget `id` reloads next and why, or nil when nothing will reload it.
+    public func nextReload(of id: Int) -> NextReload? {
+        guard dues.indices.contains(id - 1), let due = dues[id - 1] else { return nil }
+        return NextReload(at: due.at, wantedAt: due.wantedAt, reason: due.reason)
+    }
+
+    /// Budget key of instance `i` under the policy's scope.
+    func budgetKey(_ i: Int) -> String {
+        switch policy.budgetScope {
+        case .instance: return "instance:\(instances[i].id)"
+        case .kind: return "kind:\(instances[i].configuration.kind)"
+        case .app: return "app"
+        }
+    }
+
+    /// Counted reloads and remaining slots of instance `i`'s budget now.
+    public func budgetUsage(of id: Int) -> (used: Int, remaining: Int) {
+        let used = budget.used(budgetKey(id - 1), at: now)
+        return (used, max(0, policy.budget - used))
+    }
+
+    /// When instance `i` reloads next, and why; nil when nothing will reload it.
+    private func due(_ i: Int) -> Due? {
+        let instance = instances[i]
+        guard instance.removedAt == nil else { return nil }
+        var wanted: Double? = nil
+        var reason = ReloadReason.policy
+        if let request = instance.pendingRequestAt {
+            wanted = request
+            reason = .request
+        }
+        // Without a good timeline, try again after the floor.
+        let policyAt = instance.timeline != nil ? instance.timeline!.eligibleAt : (instance.lastReloadAt ?? now)
+        if let p = policyAt, wanted == nil || p < wanted! {
+            wanted = p
+            reason = .policy
+        }
+        guard var at = wanted else { return nil }
+        if let last = instance.lastReloadAt { at = max(at, last + floor) }
+        let wantedAt = at
+        if !policy.developerMode { at = max(at, budget.nextFree(budgetKey(i), at: at)) }
+        return Due(at: at, wantedAt: wantedAt, reason: reason)
+    }
+
+    // MARK: Reloading
+
+    private func reload(_ i: Int, reason: ReloadReason, deferredFrom: Double?) {
+        let t = now
+        let counted = !reason.isExempt && !policy.developerMode
+        let key = budgetKey(i)
+        if counted { budget.record(key, at: t) }
+        let used = budget.used(key, at: t)
+        let result = runtime.timeline(instances[i].configuration, budget: (used, max(0, policy.budget - used)))
+        record(result, reason: reason, counted: counted, used: used, deferredFrom: deferredFrom, at: t, into: &instances[i])
+        apply(result.outcome.reloadRequests)
+        if counted && policy.budgetScope != .instance {
+            for j in instances.indices where budgetKey(j) == key { schedule(j) }
+        } else {
+            schedule(i)
+        }
+    }
+
+    /// Records a reload on the instance (in place: its history is not copied).
+    private func record(_ result: ProviderResult<Timeline>, reason: ReloadReason, counted: Bool, used: Int,
+                        deferredFrom: Double?, at t: Double, into instance: inout WidgetInstance) {
+        instance.reloads.append(ReloadRecord(at: t, reason: reason, counted: counted, deferredFrom: deferredFrom,
+                                             coalescedRequests: instance.pendingRequests, status: result.outcome.status,
+                                             elapsed: result.outcome.elapsed))
+        instance.lastReloadAt = t
+        instance.pendingRequestAt = nil
+        instance.pendingRequests = 0
+        if counted { instance.budgetUsage.append((t, used)) }
+        if let timeline = result.value {
+            instance.timeline = timeline
+            instance.displays.append((t, .timeline(timeline)))
+        }
+        note(result.outcome, role: .timeline, at: t, into: &instance)
+    }
+
+    /// Records a call's failure, warnings and logs on the instance.
+    private func note(_ outcome: CallOutcome, role: CallRole, at t: Double, into instance: inout WidgetInstance) {
+        if !outcome.succeeded {
+            instance.failures.append(CallFailure(at: t, role: role, status: outcome.status,
+                                                 message: outcome.message ?? outcome.status.rawValue, traceback: outcome.traceback))
+        }
+        for warning in outcome.warnings { instance.notes.append(CallNote(at: t, message: warning)) }
+        for line in outcome.logs { instance.logs.append((t, line.level, line.text)) }
+        if instance.logs.count > logLinesKept { instance.logs.removeFirst(instance.logs.count - logLinesKept) }
+    }
+}

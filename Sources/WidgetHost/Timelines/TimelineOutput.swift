@@ -1,0 +1,71 @@
+import Foundation
+import LuaSandbox
+
+/// How `lunette timeline` shows one provider call: JSON or text.
+public enum TimelineOutput {
+    /// `{"kind","family","config","at","status","entries","policy","diagnostics","logs","elapsedMs"}`;
+    /// on failure also "message" and "traceback".
+    public static func json(_ result: ProviderResult<Timeline>, widget: WidgetConfiguration, at: Double) -> String {
+        let o = JSONWriter()
+        let outcome = result.outcome
+        o.object {
+            o.field("kind", string: widget.kind)
+            o.field("family", string: widget.family.rawValue)
+            o.key("config")
+            o.raw(widget.values.map { LuaValue.table($0).jsonText } ?? "null")
+            o.field("at", number: at)
+            o.field("status", string: outcome.status.rawValue)
+            if let message = outcome.message { o.field("message", string: message) }
+            if let traceback = outcome.traceback { o.field("traceback", string: traceback) }
+            o.key("entries")
+            o.array(result.value?.entries ?? []) { entry in o.raw(LuaValue.table(entry.content).jsonText) }
+            o.key("policy")
+            switch result.value?.policy {
+            case .atEnd?: o.string("atEnd")
+            case .never?: o.string("never")
+            case .after(let t)?: o.object { o.field("after", number: t) }
+            case nil: o.raw("null")
+            }
+            o.key("diagnostics")
+            o.array(outcome.warnings) { warning in
+                o.object {
+                    o.field("level", string: "warning")
+                    o.field("message", string: warning)
+                }
+            }
+            o.key("logs")
+            o.array(outcome.logs) { line in
+                o.object {
+                    o.field("level", string: line.level.name)
+                    o.field("text", string: line.text)
+                }
+            }
+            o.field("elapsedMs", number: (outcome.elapsed * 1e5).rounded() / 100)
+            o.field("memoryPeakBytes", number: Double(outcome.memoryPeak))
+        }
+        return o.text
+    }
+
+    /// A table of entries with local and UTC times, the policy, warnings and logs.
+    public static func text(_ result: ProviderResult<Timeline>, widget: WidgetConfiguration, at: Double, calendar: HostCalendar) -> String {
+        let outcome = result.outcome
+        var out = "\(widget) at \(ISODate.format(at)) (\(calendar.timeZone.identifier))\n"
+        for line in outcome.logs { out += "  \(line.level.linePrefix)\(line.text)\n" }
+        guard let timeline = result.value else {
+            out += "\(outcome.status.rawValue): \(outcome.message ?? "failed")\n"
+            if let traceback = outcome.traceback { out += traceback + "\n" }
+            return out
+        }
+        var table = TextTable(["#", "local", "date (UTC)", "entry"])
+        for (i, entry) in timeline.entries.enumerated() {
+            let c = calendar.components(entry.date)
+            let local = String(format: "%04d-%02d-%02d %02d:%02d:%02d", c.year, c.month, c.day, c.hour, c.minute, c.second)
+            table.add(["\(i + 1)", local, ISODate.format(entry.date), SimulationReport.summary(entry.content)])
+        }
+        out += timeline.entries.isEmpty ? "  (no entries: the placeholder stays on screen)\n" : table.render(indent: "  ")
+        out += "policy: \(timeline.policy)\n"
+        for warning in outcome.warnings { out += "warning: \(warning)\n" }
+        out += String(format: "took %.2f ms, peak memory %d KB\n", outcome.elapsed * 1000, outcome.memoryPeak / 1024)
+        return out
+    }
+}

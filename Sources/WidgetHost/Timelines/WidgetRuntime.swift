@@ -1,0 +1,162 @@
+import LuaSandbox
+
+/// A widget as the user placed it: kind, family and configuration values
+/// (rule T11: each has its own timeline).
+public struct WidgetConfiguration: Sendable, Hashable, CustomStringConvertible {
+    public var kind: String
+    public var family: WidgetFamily
+    /// The configuration intent's values (defaults filled in), or nil for
+    /// widgets without a configuration.
+    public var values: LuaTable?
+
+    public init(kind: String, family: WidgetFamily, values: LuaTable? = nil) {
+        self.kind = kind
+        self.family = family
+        self.values = values
+    }
+
+    public var description: String {
+        var text = "\(kind) · \(family.rawValue)"
+        if let values, !values.isEmpty { text += " · " + LuaValue.table(values).jsonText }
+        return text
+    }
+}
+
+/// What a provider call gave: the outcome, and the checked value on success.
+public struct ProviderResult<Value: Sendable>: Sendable {
+    public var outcome: CallOutcome
+    public var value: Value?
+}
+
+/// Calls a bundle's widget providers and checks what they return. Each
+/// call gets fresh globals in a pooled sandbox (see `BundleSandbox`): one
+/// state per role, dropped after a failed call or when `services` change.
+public final class WidgetRuntime {
+    public let bundle: ScriptBundle
+    public var services: HostServices {
+        didSet { sandboxes = [:] }
+    }
+    private var sandboxes: [CallRole: BundleSandbox] = [:]
+
+    public init(bundle: ScriptBundle, services: HostServices) {
+        self.bundle = bundle
+        self.services = services
+    }
+
+    /// The configuration of a new `kind` widget in `family`: checks the
+    /// family and the given values (text, as the CLI and scenarios give
+    /// them) against the widget's configuration intent.
+    public func configuration(kind: String, family: WidgetFamily? = nil, values: [String: LuaValue] = [:]) throws(ParameterError) -> WidgetConfiguration {
+        guard let widget = bundle.declarations.widget(kind) else {
+            let kinds = bundle.declarations.widgets.map(\.kind).joined(separator: ", ")
+            throw ParameterError(message: "bundle \(bundle.manifest.id) has no widget kind '\(kind)' (kinds: \(kinds.isEmpty ? "none" : kinds))")
+        }
+        let family = family ?? widget.families[0]
+        guard widget.families.contains(family) else {
+            throw ParameterError(message: "widget '\(kind)' does not support \(family.rawValue) (families: \(widget.families.map(\.rawValue).joined(separator: ", ")))")
+        }
+        guard let id = widget.configuration, let intent = bundle.declarations.intent(id) else {
+            if let name = values.keys.sorted().first {
+                throw ParameterError(message: "widget '\(kind)' has no configuration, so '\(name)' cannot be set")
+            }
+            return WidgetConfiguration(kind: kind, family: family)
+        }
+        return WidgetConfiguration(kind: kind, family: family, values: try ParameterValues.configuration(values, for: intent))
+    }
+
+    /// Reads `name=value` texts into values of the widget's configuration parameters.
+    public func parseValues(kind: String, _ texts: [String: String]) throws(ParameterError) -> [String: LuaValue] {
+        guard let id = bundle.declarations.widget(kind)?.configuration, let intent = bundle.declarations.intent(id) else {
+            if let name = texts.keys.sorted().first {
+                throw ParameterError(message: "widget '\(kind)' has no configuration, so '\(name)' cannot be set")
+            }
+            return [:]
+        }
+        var values: [String: LuaValue] = [:]
+        for (name, text) in texts {
+            guard let parameter = intent.parameters.first(where: { $0.name == name }) else {
+                throw ParameterError(message: "intent '\(id)' has no parameter '\(name)' (parameters: \(intent.parameters.map(\.name).joined(separator: ", ")))")
+            }
+            values[name] = try ParameterValues.parse(text, for: parameter, calendar: services.calendar)
+        }
+        return values
+    }
+
+    /// The placeholder entry (rule T1: instant, no store).
+    public func placeholder(_ widget: WidgetConfiguration) -> ProviderResult<TimelineEntry> {
+        entryCall(.placeholder, widget, field: "placeholder", arguments: [context(widget, isPreview: false)])
+    }
+
+    /// The snapshot entry (rule T2), for the gallery when `isPreview`. A
+    /// widget without a snapshot function answers with its placeholder.
+    public func snapshot(_ widget: WidgetConfiguration, isPreview: Bool = true) -> ProviderResult<TimelineEntry> {
+        let hasSnapshot = bundle.declarations.widget(widget.kind)?.hasSnapshot ?? false
+        return entryCall(.snapshot, widget, field: hasSnapshot ? "snapshot" : "placeholder",
+                         arguments: [context(widget, isPreview: isPreview), widget.values.map(LuaValue.table) ?? .nil])
+    }
+
+    /// The timeline (rule T3), checked and sorted. `budget` is what
+    /// `host.usage().budget` reports to the script.
+    public func timeline(_ widget: WidgetConfiguration, budget: (used: Int, remaining: Int)? = nil) -> ProviderResult<Timeline> {
+        var outcome = call(.timeline, widget, field: "timeline",
+                           arguments: [context(widget, isPreview: false), widget.values.map(LuaValue.table) ?? .nil], budget: budget)
+        guard outcome.succeeded else { return ProviderResult(outcome: outcome, value: nil) }
+        switch TimelineDecoder.timeline(outcome.values, policy: services.policy) {
+        case .success(let decoded):
+            outcome.warnings += decoded.warnings
+            return ProviderResult(outcome: outcome, value: decoded.value)
+        case .failure(let error):
+            outcome.status = .invalid
+            outcome.message = error.message
+            outcome.reloadRequests = []
+            return ProviderResult(outcome: outcome, value: nil)
+        }
+    }
+
+    private func entryCall(_ role: CallRole, _ widget: WidgetConfiguration, field: String, arguments: [LuaValue]) -> ProviderResult<TimelineEntry> {
+        var outcome = call(role, widget, field: field, arguments: arguments, budget: nil)
+        guard outcome.succeeded else { return ProviderResult(outcome: outcome, value: nil) }
+        switch TimelineDecoder.entry(outcome.values.first ?? .nil, at: "the \(role.rawValue) entry", defaultDate: services.clock.now()) {
+        case .success(let entry): return ProviderResult(outcome: outcome, value: entry)
+        case .failure(let error):
+            outcome.status = .invalid
+            outcome.message = error.message
+            return ProviderResult(outcome: outcome, value: nil)
+        }
+    }
+
+    private func call(_ role: CallRole, _ widget: WidgetConfiguration, field: String, arguments: [LuaValue],
+                      budget: (used: Int, remaining: Int)?) -> CallOutcome {
+        let sandbox: BundleSandbox
+        if let pooled = sandboxes[role], pooled.isReusable { sandbox = pooled } else {
+            do { sandbox = try BundleSandbox(bundle: bundle, services: services, role: role) } catch {
+                return CallOutcome(error)
+            }
+            sandboxes[role] = sandbox
+        }
+        sandbox.budgetUsage = budget
+        return sandbox.call("widget", widget.kind, field, arguments)
+    }
+
+    /// ctx: kind, family, displaySize = { width, height }, isPreview.
+    /// Made once per widget and kept (widgets reload many times).
+    func context(_ widget: WidgetConfiguration, isPreview: Bool) -> LuaValue {
+        let key = ContextKey(kind: widget.kind, family: widget.family, isPreview: isPreview)
+        if let made = contexts[key] { return made }
+        let size = widget.family.displaySize
+        let made = LuaValue.table(LuaTable(fields: [
+            "kind": .string(widget.kind), "family": .string(widget.family.rawValue),
+            "displaySize": .table(LuaTable(fields: ["width": ClockBinding.date(size.width), "height": ClockBinding.date(size.height)])),
+            "isPreview": .boolean(isPreview),
+        ]))
+        contexts[key] = made
+        return made
+    }
+
+    private struct ContextKey: Hashable {
+        var kind: String
+        var family: WidgetFamily
+        var isPreview: Bool
+    }
+    private var contexts: [ContextKey: LuaValue] = [:]
+}

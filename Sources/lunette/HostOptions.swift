@@ -1,0 +1,80 @@
+import ArgumentParser
+import Foundation
+import WidgetHost
+
+/// Options shared by the commands that run a bundle: the rules the host
+/// plays by, the time zone and the store.
+struct HostOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("A JSON file of host-policy fields to change (see docs/rules.md).", valueName: "file"))
+    var policy: String?
+
+    @Option(help: ArgumentHelp("Counted reloads allowed per rolling 24 h (default 40).", valueName: "n"))
+    var budget: Int?
+
+    @Option(name: .customLong("budget-scope"), help: ArgumentHelp("What shares a budget: instance, kind or app (default instance).", valueName: "scope"))
+    var budgetScope: String?
+
+    @Flag(name: .customLong("dev"), help: "Developer mode: no refresh budget and no 5-minute floor (rule B5).")
+    var developerMode = false
+
+    @Option(help: ArgumentHelp("Time zone (IANA name, e.g. Europe/Paris) for days and local times; default $TZ, else the system's.", valueName: "zone"))
+    var tz: String?
+
+    func validate() throws {
+        if let budget, budget < 0 { throw ValidationError("--budget must not be negative, not \(budget)") }
+        if let budgetScope, BudgetScope(rawValue: budgetScope) == nil {
+            throw ValidationError("--budget-scope must be instance, kind or app, not '\(budgetScope)'")
+        }
+        if let tz, HostCalendar(timeZoneNamed: tz) == nil { throw ValidationError("--tz \(tz): not a known IANA time zone") }
+    }
+
+    /// The policy: defaults, then --policy, then the flags.
+    func hostPolicy(over base: HostPolicy = .standard) throws -> HostPolicy {
+        var policy = base
+        if let path = self.policy {
+            do { policy = try HostPolicy.load(path, over: policy) } catch { throw CLIFailure(error.description) }
+        }
+        applyFlags(to: &policy)
+        return policy
+    }
+
+    /// The flags win over policy files and scenarios.
+    func applyFlags(to policy: inout HostPolicy) {
+        if let budget { policy.budget = budget }
+        if let budgetScope, let scope = BudgetScope(rawValue: budgetScope) { policy.budgetScope = scope }
+        if developerMode { policy.developerMode = true }
+    }
+
+    /// The host's calendar. With --tz, TZ is set too, so os.date agrees with clock.
+    func calendar() -> HostCalendar {
+        guard let tz, let calendar = HostCalendar(timeZoneNamed: tz) else { return .fromEnvironment() }
+        setenv("TZ", tz, 1)
+        tzset()
+        return calendar
+    }
+}
+
+/// A failure to report on standard error with exit status 1.
+struct CLIFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Loads a bundle, or reports every problem and exits 1.
+func loadBundle(_ path: String, calendar: HostCalendar) throws -> ScriptBundle {
+    do { return try ScriptBundle.load(path, calendar: calendar) } catch {
+        throw CLIFailure(error.errors.map { "error: \($0)" }.joined(separator: "\n"))
+    }
+}
+
+/// Reads "name=value" options.
+func parseAssignments(_ items: [String], flag: String) throws -> [String: String] {
+    var out: [String: String] = [:]
+    for item in items {
+        guard let eq = item.firstIndex(of: "="), eq != item.startIndex else {
+            throw ValidationError("\(flag) \(item): expected name=value")
+        }
+        out[String(item[..<eq])] = String(item[item.index(after: eq)...])
+    }
+    return out
+}

@@ -1,0 +1,132 @@
+import ArgumentParser
+import Foundation
+import WidgetHost
+
+/// `lunette simulate BUNDLE [--scenario FILE] [--duration 24h] [--start ISO] [--json] [--html FILE]`
+struct Simulate: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Play a stretch of widget life on a virtual clock and report it.",
+        discussion: """
+            Without --scenario: each widget kind of the bundle in its first \
+            family, with its default configuration, from the start of today \
+            (or --start) for --duration. A scenario file (docs/scenarios.md) \
+            sets the widgets, the events (app writes, reload requests, \
+            foreground, widgets added and removed, time changes) and policy \
+            changes. Flags win over the scenario's policy, which wins over \
+            --policy.
+            The report gives, per widget: every reload (time, reason, counted \
+            or exempt, deferred from), what was shown from when to when, budget \
+            use, failures and warnings. --json prints it as JSON \
+            (docs/simulate.md); --html FILE also writes a page with charts.
+            The store is a fresh temporary one unless --store-dir is given, so \
+            a simulation never touches the app's real data.
+            Exit status: 0 when the simulation ran (provider failures are part \
+            of the report), 1 when the bundle or scenario has errors, 2 for \
+            usage errors.
+            """
+    )
+
+    @Argument(help: "The bundle directory (bundle.json, main.lua).", completion: .directory)
+    var bundle: String
+
+    @Option(help: ArgumentHelp("A scenario JSON file.", valueName: "file"), completion: .file(extensions: ["json"]))
+    var scenario: String?
+
+    @Option(help: ArgumentHelp("How long to simulate: 24h, 90m, 2d, 1h30m or seconds (default 24h, or the scenario's).", valueName: "duration"))
+    var duration: String?
+
+    @Option(help: ArgumentHelp("When to start, ISO 8601 (default: the scenario's, else the start of today).", valueName: "date"))
+    var start: String?
+
+    @Flag(help: "Print the report as JSON.")
+    var json = false
+
+    @Option(help: ArgumentHelp("Also write the report as an HTML page with charts.", valueName: "file"))
+    var html: String?
+
+    @Option(name: .customLong("store-dir"), help: ArgumentHelp("Use this store root instead of a fresh temporary one.", valueName: "dir"))
+    var storeDir: String?
+
+    @OptionGroup var host: HostOptions
+
+    func validate() throws {
+        if let duration, (Durations.seconds(duration) ?? 0) <= 0 {
+            throw ValidationError("--duration \(duration): expected a positive duration like 24h, 90m, 2d or seconds")
+        }
+    }
+
+    func run() throws {
+        let calendar = host.calendar()
+        let bundle = try loadBundle(self.bundle, calendar: calendar)
+        var startTime = calendar.startOfDay(SystemClock().now())
+        if let start {
+            switch ISODate.parse(start, calendar: calendar) {
+            case .success(let t): startTime = t
+            case .failure(let error): throw ValidationError("--start: \(error.message)")
+            }
+        }
+        let runtime = WidgetRuntime(bundle: bundle, services: HostServices(calendar: calendar, policy: try host.hostPolicy()))
+        var scenario: Scenario
+        if let path = self.scenario {
+            do { scenario = try Scenario.load(path, runtime: runtime, start: startTime) } catch {
+                throw CLIFailure("error: \(error)")
+            }
+            if let start, case .success(let t) = ISODate.parse(start, calendar: calendar) {
+                let shift = t - scenario.start
+                scenario.start = t
+                for i in scenario.events.indices { scenario.events[i].at += shift }
+            }
+            host.applyFlags(to: &scenario.policy)
+        } else {
+            do { scenario = try Scenario.everyKind(of: runtime, start: startTime) } catch { throw CLIFailure("error: \(error.message)") }
+        }
+        if let duration { scenario.duration = Durations.seconds(duration)! }
+
+        var temporary: String? = nil
+        let root: String
+        if let storeDir { root = storeDir } else {
+            let dir = FileManager.default.temporaryDirectory.appendingPathComponent("lunette-sim-\(getpid())-\(UInt32.random(in: 0 ... .max))").path
+            temporary = dir
+            root = dir
+        }
+        defer { if let temporary { try? FileManager.default.removeItem(atPath: temporary) } }
+
+        let simulator = Simulator(bundle: bundle, scenario: scenario, store: SharedStore(root: root))
+        let progress = ProgressBar(enabled: isatty(2) != 0)
+        simulator.onProgress = { progress.update($0) }
+        var report = simulator.run()
+        progress.finish()
+        report.calendar = scenario.timeZone.flatMap(HostCalendar.init(timeZoneNamed:)) ?? calendar
+        let out = FileOutput.standardOutput
+        out.write(json ? report.json + "\n" : report.text)
+        if let html {
+            do { try SimulationPage(report: report).html.write(toFile: html, atomically: true, encoding: .utf8) } catch {
+                throw CLIFailure("error: cannot write \(html): \(error.localizedDescription)")
+            }
+            if !json { out.write("\nwrote \(html)\n") }
+        }
+    }
+}
+
+/// A progress bar on standard error, for terminals.
+final class ProgressBar {
+    let enabled: Bool
+    private var shown = -1
+    private let started = ContinuousClock.now
+
+    init(enabled: Bool) { self.enabled = enabled }
+
+    func update(_ fraction: Double) {
+        guard enabled, ContinuousClock.now - started > .milliseconds(300) else { return }
+        let percent = Int(fraction * 100)
+        guard percent != shown else { return }
+        shown = percent
+        let width = 30
+        let filled = width * percent / 100
+        FileOutput.standardError.write("\r[" + String(repeating: "#", count: filled) + String(repeating: " ", count: width - filled) + "] \(percent)% simulated")
+    }
+
+    func finish() {
+        if enabled && shown >= 0 { FileOutput.standardError.write("\r" + String(repeating: " ", count: 50) + "\r") }
+    }
+}

@@ -1,0 +1,82 @@
+import ArgumentParser
+import Foundation
+import WidgetHost
+
+/// `lunette timeline BUNDLE --kind K [--family F] [--at ISO] [--config name=value]... [--json]`
+struct TimelineCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "timeline",
+        abstract: "Ask a widget's provider for one timeline and print it.",
+        discussion: """
+            Loads the bundle, then calls the widget's timeline function once, in \
+            a fresh sandbox, at --at (default: now) on a virtual clock, and \
+            checks the result by the widget rules (docs/rules.md). Text output \
+            lists the entries with their local times; --json prints \
+            {"kind","family","config","at","status","entries":[{"date",...}],\
+            "policy":"atEnd"|"never"|{"after":<date>},"diagnostics":[...],\
+            "logs":[...],"elapsedMs"}. The store is the real one (--store-dir, \
+            else $LUNETTE_STORE, else ~/.lunette/store). See docs/cli.md.
+            Exit status: 0 when the provider returned a valid timeline, 1 when \
+            it failed or the bundle has errors, 2 for usage errors.
+            """
+    )
+
+    @Argument(help: "The bundle directory (bundle.json, main.lua).", completion: .directory)
+    var bundle: String
+
+    @Option(help: "The widget kind.")
+    var kind: String
+
+    @Option(help: "The widget family (default: the widget's first).")
+    var family: String?
+
+    @Option(help: ArgumentHelp("The moment to ask at, ISO 8601 (default: now).", valueName: "date"))
+    var at: String?
+
+    @Option(name: .customLong("config"), help: ArgumentHelp("A configuration parameter value (repeatable).", valueName: "name=value"))
+    var config: [String] = []
+
+    @Option(name: .customLong("store-dir"), help: ArgumentHelp("Store root (default: $LUNETTE_STORE, else ~/.lunette/store).", valueName: "dir"))
+    var storeDir: String?
+
+    @Flag(help: "Print JSON.")
+    var json = false
+
+    @OptionGroup var host: HostOptions
+
+    func validate() throws {
+        if let family, WidgetFamily(rawValue: family) == nil {
+            throw ValidationError("--family \(family): not a widget family (\(WidgetFamily.allCases.map(\.rawValue).joined(separator: ", ")))")
+        }
+        _ = try parseAssignments(config, flag: "--config")
+    }
+
+    func run() throws {
+        let calendar = host.calendar()
+        let bundle = try loadBundle(self.bundle, calendar: calendar)
+        var start = SystemClock().now().rounded(.down)
+        if let at {
+            switch ISODate.parse(at, calendar: calendar) {
+            case .success(let t): start = t
+            case .failure(let error): throw ValidationError("--at: \(error.message)")
+            }
+        }
+        let runtime = WidgetRuntime(bundle: bundle, services: HostServices(
+            store: SharedStore(root: storeDir), clock: VirtualClock(start), calendar: calendar, policy: try host.hostPolicy()))
+        let widget: WidgetConfiguration
+        do {
+            let values = try runtime.parseValues(kind: kind, try parseAssignments(config, flag: "--config"))
+            widget = try runtime.configuration(kind: kind, family: family.flatMap(WidgetFamily.init(rawValue:)), values: values)
+        } catch let error as ParameterError {
+            throw ValidationError(error.message)
+        }
+        let result = runtime.timeline(widget)
+        let out = FileOutput.standardOutput
+        if json {
+            out.write(TimelineOutput.json(result, widget: widget, at: start) + "\n")
+        } else {
+            out.write(TimelineOutput.text(result, widget: widget, at: start, calendar: calendar))
+        }
+        if !result.outcome.succeeded { throw ExitCode(1) }
+    }
+}
