@@ -60,7 +60,8 @@ public final class ScriptBundle: Sendable {
             try sandbox.runMain()
             recorder = sandbox.recorder
         } catch {
-            throw LocatedErrors([locate(error, in: sources.main.chunkName)])
+            let names = [sources.main.chunkName] + sources.modules.values.map(\.chunkName)
+            throw LocatedErrors([locate(error, in: sources.main.chunkName, names: names)])
         }
         recorder.finish()
         if !recorder.problems.isEmpty { throw LocatedErrors(recorder.problems) }
@@ -109,12 +110,17 @@ public final class ScriptBundle: Sendable {
         return nil
     }
 
-    /// A load failure of main.lua as a located error.
-    static func locate(_ error: LuaError, in chunk: String) -> LocatedError {
+    /// A load failure of main.lua as a located error. Lua shortens long
+    /// chunk names to "...their/end.lua"; `names` gives them back in full.
+    static func locate(_ error: LuaError, in chunk: String, names: [String]) -> LocatedError {
+        func full(_ name: String) -> String {
+            guard name.hasPrefix("...") else { return name }
+            return names.first { $0.hasSuffix(name.dropFirst(3)) } ?? name
+        }
         switch error {
-        case .syntax(let e): return LocatedError(file: e.chunk, line: e.line, message: e.message)
+        case .syntax(let e): return LocatedError(file: full(e.chunk), line: e.line, message: e.message)
         case .runtime(let e):
-            if let file = e.chunk { return LocatedError(file: file, line: e.line, message: Self.strip(e.message)) }
+            if let file = e.chunk { return LocatedError(file: full(file), line: e.line, message: Self.strip(e.message)) }
             return LocatedError(file: chunk, message: e.message)
         default: return LocatedError(file: chunk, message: error.message)
         }

@@ -51,8 +51,8 @@ final class DeclarationRecorder {
             if let id = try? args.text(2) { functions["\(what):\(id)"] = refs }
             return
         }
-        let here = args.location(level: 2).map { SourceLocation(file: $0.chunk, line: $0.line) }
-            ?? SourceLocation(file: "?", line: 0)
+        let here = args.location(level: 2).map { ScriptLocation(file: $0.chunk, line: $0.line) }
+            ?? ScriptLocation(file: "?", line: 0)
         let fields: LuaTable
         do {
             guard case .table(let t) = try args.value(3) else { return }
@@ -78,7 +78,7 @@ final class DeclarationRecorder {
         }
     }
 
-    private func recordWidget(_ r: inout DeclarationFields, _ here: SourceLocation) throws(DeclarationProblem) -> String {
+    private func recordWidget(_ r: inout DeclarationFields, _ here: ScriptLocation) throws(DeclarationProblem) -> String {
         let kind = try r.requiredString("kind")
         r.name = "widget '\(kind)'"
         if let other = declarations.widget(kind) {
@@ -107,7 +107,7 @@ final class DeclarationRecorder {
         return kind
     }
 
-    private func recordIntent(_ r: inout DeclarationFields, _ here: SourceLocation) throws(DeclarationProblem) -> String {
+    private func recordIntent(_ r: inout DeclarationFields, _ here: ScriptLocation) throws(DeclarationProblem) -> String {
         let id = try r.requiredString("id")
         r.name = "intent '\(id)'"
         if let other = declarations.intent(id) { throw r.problem("duplicate id '\(id)': already declared at \(other.location)") }
@@ -159,7 +159,7 @@ final class DeclarationRecorder {
         return parameter
     }
 
-    private func recordQuery(_ r: inout DeclarationFields, _ here: SourceLocation) throws(DeclarationProblem) -> String {
+    private func recordQuery(_ r: inout DeclarationFields, _ here: ScriptLocation) throws(DeclarationProblem) -> String {
         let id = try r.requiredString("id")
         r.name = "query '\(id)'"
         if let other = declarations.query(id) { throw r.problem("duplicate id '\(id)': already declared at \(other.location)") }
@@ -170,7 +170,7 @@ final class DeclarationRecorder {
         return id
     }
 
-    private func recordControl(_ r: inout DeclarationFields, _ here: SourceLocation) throws(DeclarationProblem) -> String {
+    private func recordControl(_ r: inout DeclarationFields, _ here: ScriptLocation) throws(DeclarationProblem) -> String {
         let kind = try r.requiredString("kind")
         r.name = "control '\(kind)'"
         if let other = declarations.controls.first(where: { $0.kind == kind }) {
@@ -187,7 +187,7 @@ final class DeclarationRecorder {
         return kind
     }
 
-    private func recordActivity(_ r: inout DeclarationFields, _ here: SourceLocation) throws(DeclarationProblem) -> String {
+    private func recordActivity(_ r: inout DeclarationFields, _ here: ScriptLocation) throws(DeclarationProblem) -> String {
         let type = try r.requiredString("type")
         r.name = "activity '\(type)'"
         if let other = declarations.activities.first(where: { $0.type == type }) {

@@ -24,7 +24,7 @@ public enum WidgetFamily: String, CaseIterable, Sendable {
 }
 
 /// Where a declaration was made: the `widget { … }` call's file and line.
-public struct SourceLocation: Sendable, Equatable, CustomStringConvertible {
+public struct ScriptLocation: Sendable, Equatable, CustomStringConvertible {
     public var file: String
     public var line: Int
     public var description: String { "\(file):\(line)" }
@@ -41,7 +41,7 @@ public struct WidgetDeclaration: Sendable, Equatable {
     /// True when the widget has its own snapshot function (else the
     /// placeholder stands in for it).
     public var hasSnapshot: Bool
-    public var location: SourceLocation
+    public var location: ScriptLocation
 }
 
 /// The type of an intent parameter.
@@ -69,14 +69,14 @@ public struct IntentDeclaration: Sendable, Equatable {
     public var isConfiguration: Bool
     public var parameters: [IntentParameter]
     public var hasPerform: Bool
-    public var location: SourceLocation
+    public var location: ScriptLocation
 }
 
 /// A `query { … }` declaration.
 public struct QueryDeclaration: Sendable, Equatable {
     public var id: String
     public var hasEntities: Bool
-    public var location: SourceLocation
+    public var location: ScriptLocation
 }
 
 /// A `control { … }` declaration (run by the controls host; recorded here).
@@ -84,13 +84,13 @@ public struct ControlDeclaration: Sendable, Equatable {
     public var kind: String
     public var type: String
     public var action: String?
-    public var location: SourceLocation
+    public var location: ScriptLocation
 }
 
 /// An `activity { … }` declaration (run by the activity manager; recorded here).
 public struct ActivityDeclaration: Sendable, Equatable {
     public var type: String
-    public var location: SourceLocation
+    public var location: ScriptLocation
 }
 
 /// Everything a bundle's main.lua declares, in declaration order.

@@ -1,0 +1,101 @@
+import Foundation
+import Testing
+@testable import WidgetHost
+
+@Suite("Bundles and their declarations")
+struct BundleTests {
+    @Test func aBundleLoadsItsDeclarationsAndRequiresItsOwnModules() throws {
+        let fixture = try BundleFixture(main: """
+            local fmt = require("util.fmt")
+            intent { id = "Config", configuration = true, parameters = {
+              { name = "filter", type = "enum", values = { "a", "b" }, default = "a" },
+              { name = "project", type = "entity", query = "Projects" } } }
+            query { id = "Projects", suggested = function() return {} end }
+            widget { kind = "K", families = { "systemMedium" }, configuration = "Config",
+              placeholder = function() return {} end,
+              timeline = function(ctx, config) return { entries = { { date = 0, text = fmt.shout(config.filter) } } } end }
+            """, files: ["util/fmt.lua": "return { shout = function(s) return s:upper() .. '!' end }"])
+        let bundle = try fixture.load()
+        #expect(bundle.manifest.id == "com.example.test")
+        #expect(bundle.declarations.widgets.map(\.kind) == ["K"])
+        #expect(bundle.declarations.widgets[0].families == [.systemMedium])
+        #expect(bundle.declarations.widgets[0].location.line == 6)
+        #expect(bundle.declarations.intents[0].parameters.map(\.name) == ["filter", "project"])
+        let (runtime, _) = try fixture.runtime()
+        let widget = try runtime.configuration(kind: "K", values: ["filter": "b"])
+        let result = runtime.timeline(widget)
+        #expect(result.value?.entries.first?.content["text"] == "B!")
+    }
+
+    @Test func declarationProblemsAreAllReportedWithFileAndLine() throws {
+        let fixture = try BundleFixture(main: """
+            widget { kind = "A", placeholder = function() end, timeline = function() end }
+            widget { kind = "A", placeholder = function() end, timeline = function() end }
+            widget { kind = "B", families = { "systemHuge" }, placeholder = function() end, timeline = function() end }
+            widget { kind = "C", displayName = 42, placeholder = function() end, timeline = function() end }
+            widget { kind = "D", configuration = "Nope", placeholder = function() end, timeline = function() end }
+            intent { id = "Cfg", configuration = true, parameters = { { name = "n", type = "int" } } }
+            intent { id = "Ent", configuration = true, parameters = { { name = "p", type = "entity" } } }
+            widget { kind = "E", placeholder = function() end, timline = function() end }
+            intent { id = "Q", configuration = true, parameters = { { name = "p", type = "entity", query = "Missing" } } }
+            """)
+        let errors = fixture.loadErrors()
+        let main = fixture.path + "/main.lua"
+        let expected = [
+            "\(main):2: widget 'A': duplicate kind 'A': already declared at \(main):1",
+            "\(main):3: widget 'B': unknown family 'systemHuge'",
+            "\(main):4: widget 'C': 'displayName' must be a string, got number",
+            "\(main):6: intent 'Cfg': parameter 'n' is not optional and has no default",
+            "\(main):7: intent 'Ent': parameter 'p': an entity parameter needs query",
+            "\(main):8: widget 'E': missing function 'timeline'",
+            "\(main):5: widget 'D': configuration intent 'Nope' is not declared",
+            "\(main):9: intent 'Q': parameter 'p' uses query 'Missing', which is not declared",
+        ]
+        #expect(errors.count == expected.count, "\(errors)")
+        for (error, prefix) in zip(errors, expected) {
+            #expect(error.hasPrefix(prefix), "\(error)\n  expected to start with\n\(prefix)")
+        }
+    }
+
+    @Test func anUnknownFieldIsAnError() throws {
+        let fixture = try BundleFixture(main: """
+            widget { kind = "A", placeholder = function() end, timeline = function() end, refresh = 5 }
+            """)
+        #expect(fixture.loadErrors().first?.hasSuffix("main.lua:1: widget 'A': unknown field 'refresh'") == true, "\(fixture.loadErrors())")
+    }
+
+    @Test func bundleJSONErrorsNameTheFileAndLine() throws {
+        let syntax = try BundleFixture(main: "", manifest: "{\n  \"id\": \"x\",\n  \"appGroups\": [\"group.x\",]\n}")
+        #expect(syntax.loadErrors().first?.hasPrefix(syntax.path + "/bundle.json:3: invalid JSON") == true, "\(syntax.loadErrors())")
+        let unknown = try BundleFixture(main: "", manifest: "{\n  \"id\": \"x\",\n  \"appgroups\": []\n}")
+        #expect(unknown.loadErrors().first?.hasPrefix(unknown.path + "/bundle.json:3: unknown key 'appgroups'") == true, "\(unknown.loadErrors())")
+        let type = try BundleFixture(main: "", manifest: "{ \"id\": 7 }")
+        #expect(type.loadErrors().first?.contains("'id' must be a string, got integer") == true, "\(type.loadErrors())")
+        let group = try BundleFixture(main: "", manifest: "{ \"id\": \"x\", \"appGroups\": [\"a/b\"] }")
+        #expect(group.loadErrors().first?.contains("invalid group id \"a/b\"") == true, "\(group.loadErrors())")
+    }
+
+    @Test func mainLuaSyntaxAndRuntimeErrorsNameTheLine() throws {
+        let syntax = try BundleFixture(main: "widget {\n  kind = 'A'\n  placeholder = 1 }")
+        #expect(syntax.loadErrors().first?.hasPrefix(syntax.path + "/main.lua:3:") == true, "\(syntax.loadErrors())")
+        let runtime = try BundleFixture(main: "local x = nil\nx.y = 1")
+        #expect(runtime.loadErrors().first?.hasPrefix(runtime.path + "/main.lua:2: attempt to index") == true, "\(runtime.loadErrors())")
+        let empty = try BundleFixture(main: "-- nothing")
+        #expect(empty.loadErrors().first?.contains("declares nothing") == true)
+    }
+
+    @Test func requireLoadsOnlyBundleAndHostModules() throws {
+        let fixture = try BundleFixture(main: """
+            local ok, message = pcall(require, "util.missing")
+            assert(not ok and message:find("no util/missing.lua in the bundle", 1, true), message)
+            local ok2, message2 = pcall(require, "../etc/passwd")
+            assert(not ok2, "a path must not load")
+            assert(require("string") == string, "host modules load")
+            local a = require("cycle.a")
+            widget { kind = "A", placeholder = function() end, timeline = function() end }
+            """, files: ["cycle/a.lua": "return require('cycle.b')", "cycle/b.lua": "return require('cycle.a')"])
+        let errors = fixture.loadErrors()
+        #expect(errors.count == 1)
+        #expect(errors.first?.contains("module 'cycle.a' is required while it loads (a require cycle)") == true, "\(errors)")
+    }
+}

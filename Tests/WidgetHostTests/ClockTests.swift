@@ -1,0 +1,97 @@
+import Foundation
+import Testing
+@testable import WidgetHost
+
+@Suite("Clocks and calendars")
+struct ClockTests {
+    @Test func isoDatesFormatInUTCWithMillisecondsOnlyWhenNeeded() {
+        #expect(ISODate.format(BundleFixture.midnight) == "2026-11-21T00:00:00Z")
+        #expect(ISODate.format(BundleFixture.midnight + 9 * 3600 + 30 * 60) == "2026-11-21T09:30:00Z")
+        #expect(ISODate.format(BundleFixture.midnight + 0.25) == "2026-11-21T00:00:00.250Z")
+        #expect(ISODate.format(0) == "1970-01-01T00:00:00Z")
+        #expect(ISODate.format(-1) == "1969-12-31T23:59:59Z")
+        #expect(ISODate.format(951_782_400) == "2000-02-29T00:00:00Z")
+    }
+
+    @Test func isoDatesParseWithOffsetsAndLocalTimes() throws {
+        let paris = try #require(HostCalendar(timeZoneNamed: "Europe/Paris"))
+        #expect(try ISODate.parse("2026-11-21T09:30:00Z", calendar: .utc).get() == BundleFixture.midnight + 34_200)
+        #expect(try ISODate.parse("2026-11-21T10:30:00+01:00", calendar: .utc).get() == BundleFixture.midnight + 34_200)
+        #expect(try ISODate.parse("2026-11-21T10:30:00.5+0100", calendar: .utc).get() == BundleFixture.midnight + 34_200.5)
+        // No offset: local to the calendar's zone (Paris is UTC+1 in November).
+        #expect(try ISODate.parse("2026-11-21T10:30", calendar: paris).get() == BundleFixture.midnight + 34_200)
+        #expect(try ISODate.parse("2026-11-21", calendar: paris).get() == BundleFixture.midnight - 3600)
+    }
+
+    @Test func badISODatesSayWhatIsWrong() {
+        for (text, what) in [("2026-13-01", "month 13"), ("2026-02-30", "day 30"), ("2026-11-21T25:00", "hour 25"),
+                             ("2026-11-21T10:00Zjunk", "unexpected text"), ("yesterday", "expected YYYY-MM-DD")] {
+            guard case .failure(let error) = ISODate.parse(text, calendar: .utc) else {
+                Issue.record("\(text) parsed")
+                continue
+            }
+            #expect(error.message.contains(what), "\(error.message)")
+        }
+    }
+
+    @Test func daysFollowTheTimeZoneAcrossDaylightSaving() throws {
+        let paris = try #require(HostCalendar(timeZoneNamed: "Europe/Paris"))
+        // 2026-03-29 is 23 hours long in Paris (clocks go from 02:00 to 03:00).
+        let noon = try ISODate.parse("2026-03-29T12:00", calendar: paris).get()
+        let start = paris.startOfDay(noon)
+        #expect(ISODate.format(start) == "2026-03-28T23:00:00Z")
+        #expect(paris.nextMidnight(noon) - start == 23 * 3600)
+        // Adding a day keeps the wall-clock time.
+        let before = try ISODate.parse("2026-03-28T12:00", calendar: paris).get()
+        #expect(paris.add(before, days: 1, seconds: 0) == noon)
+        let c = paris.components(noon)
+        #expect((c.year, c.month, c.day, c.hour, c.minute, c.weekday) == (2026, 3, 29, 12, 0, 1))  // a Sunday
+    }
+
+    @Test func theClockModuleReadsTheHostClockAndOsTimeAgrees() throws {
+        let fixture = try BundleFixture(main: """
+            widget {
+              kind = "C", families = { "systemSmall" },
+              placeholder = function() return {} end,
+              timeline = function()
+                local now = clock.now()
+                local later = clock.add(now, { days = 1, hours = 2, minutes = 3, seconds = 4 })
+                local c = clock.components(now)
+                local t, message = clock.parse("not a date")
+                return { entries = { { date = now, osTime = os.time(), later = later, iso = clock.iso(now),
+                  start = clock.startOfDay(now + 3600), midnight = clock.nextMidnight(now), hour = c.hour,
+                  weekday = c.weekday, parsed = clock.parse("2026-11-21T10:00:00Z"), bad = t == nil and message } } }
+              end,
+            }
+            """)
+        let (runtime, _) = try fixture.runtime(at: BundleFixture.midnight + 9 * 3600)
+        let result = runtime.timeline(try runtime.configuration(kind: "C"))
+        let entry = try #require(result.value?.entries.first?.content)
+        let now = BundleFixture.midnight + 9 * 3600
+        #expect(entry["date"] == .integer(Int64(now)))
+        #expect(entry["osTime"] == .integer(Int64(now)))
+        #expect(entry["later"] == .integer(Int64(now + 86_400 + 7384)))
+        #expect(entry["iso"] == "2026-11-21T09:00:00Z")
+        #expect(entry["start"] == .integer(Int64(BundleFixture.midnight)))
+        #expect(entry["midnight"] == .integer(Int64(BundleFixture.midnight + 86_400)))
+        #expect(entry["hour"] == 9)
+        #expect(entry["weekday"] == 7)   // 2026-11-21 is a Saturday
+        #expect(entry["parsed"] == .integer(Int64(BundleFixture.midnight + 36_000)))
+        #expect(entry["bad"].stringValue?.contains("invalid date") == true)
+    }
+
+    @Test func clockAddRefusesUnknownUnitsAndFractionalDays() throws {
+        let fixture = try BundleFixture(main: """
+            widget { kind = "C", placeholder = function() return {} end,
+              timeline = function(ctx) return { entries = { { date = clock.add(0, { weeks = 1 }) } } } end }
+            widget { kind = "D", placeholder = function() return {} end,
+              timeline = function(ctx) return { entries = { { date = clock.add(0, { days = 1.5 }) } } } end }
+            """)
+        let (runtime, _) = try fixture.runtime()
+        let weeks = runtime.timeline(try runtime.configuration(kind: "C")).outcome
+        #expect(weeks.status == .error)
+        #expect(weeks.message?.contains("main.lua:2: bad argument #2 to 'clock.add' (unknown unit 'weeks'") == true, "\(weeks.message ?? "")")
+        let days = runtime.timeline(try runtime.configuration(kind: "D")).outcome
+        #expect(days.message?.contains("days must be a whole number") == true, "\(days.message ?? "")")
+    }
+}

@@ -1,0 +1,61 @@
+import Foundation
+import Testing
+import LuaSandbox
+@testable import WidgetHost
+
+@Suite("What a provider may return")
+struct TimelineDecoderTests {
+    func decode(_ lua: String, policy: HostPolicy = .standard) throws -> Result<TimelineDecoder.Decoded<Timeline>, DecodeError> {
+        let state = try LuaState(profile: .trusted)
+        return TimelineDecoder.timeline(try state.run("return " + lua), policy: policy)
+    }
+
+    @Test func entriesAreSortedWithAWarningAndCloseOnesAreFlagged() throws {
+        let decoded = try decode("{ entries = { { date = 900 }, { date = 0 }, { date = 60 } }, policy = { after = 1000 } }").get()
+        #expect(decoded.value.entries.map(\.date) == [0, 60, 900])
+        #expect(decoded.value.policy == .after(1000))
+        #expect(decoded.warnings.contains { $0.contains("not in date order") })
+        #expect(decoded.warnings.contains { $0.contains("60 s apart, closer than 300 s (rule T8)") })
+    }
+
+    @Test func badResultsAreRefusedWithAReason() throws {
+        let cases: [(String, String)] = [
+            ("42", "timeline must return { entries"),
+            ("{ entries = { { text = 'x' } } }", "entries[1] has no date"),
+            ("{ entries = { { date = 'soon' } } }", "entries[1].date must be a number"),
+            ("{ entries = {}, policy = 'sometimes' }", "policy must be \"atEnd\", \"never\" or { after = <date> }"),
+            ("{ entries = {}, refresh = 5 }", "unknown field 'refresh'"),
+            ("{ entries = { { date = 1, relevance = { duration = 5 } } } }", "relevance.score must be a number"),
+        ]
+        for (lua, message) in cases {
+            guard case .failure(let error) = try decode(lua) else {
+                Issue.record("\(lua) was accepted")
+                continue
+            }
+            #expect(error.message.contains(message), "\(error.message)")
+        }
+    }
+
+    @Test func tooManyEntriesWarnThenAreRejected() throws {
+        var policy = HostPolicy()
+        policy.entriesWarning = 3
+        policy.entriesLimit = 5
+        let four = try decode("{ entries = { {date=0}, {date=300}, {date=600}, {date=900} } }", policy: policy).get()
+        #expect(four.warnings.contains { $0.contains("4 entries, over 3 (rule T9)") })
+        guard case .failure(let error) = try decode("{ entries = { {date=0}, {date=1}, {date=2}, {date=3}, {date=4}, {date=5} } }", policy: policy) else {
+            Issue.record("6 entries were accepted")
+            return
+        }
+        #expect(error.message.contains("6 entries, over the limit of 5"))
+    }
+
+    @Test func theShownEntryIsTheLatestStartedOrTheFirst() {
+        let timeline = Timeline(entries: [0, 100, 200].map { TimelineEntry(date: $0, content: LuaTable()) }, policy: .atEnd)
+        #expect(timeline.entryIndex(at: -5) == 0)
+        #expect(timeline.entryIndex(at: 0) == 0)
+        #expect(timeline.entryIndex(at: 150) == 1)
+        #expect(timeline.entryIndex(at: 200) == 2)
+        #expect(timeline.eligibleAt == 200)
+        #expect(Timeline(entries: [], policy: .never).entryIndex(at: 0) == nil)
+    }
+}

@@ -1,0 +1,165 @@
+import Foundation
+import Testing
+@testable import WidgetHost
+
+@Suite("The timeline engine: policies, floor, budget")
+struct TimelineEngineTests {
+    let t0 = BundleFixture.midnight
+
+    func engine(_ main: String, policy: HostPolicy = .standard) throws -> (TimelineEngine, VirtualClock) {
+        let fixture = try BundleFixture(main: main)
+        let (runtime, clock) = try fixture.runtime(policy: policy)
+        return (TimelineEngine(runtime: runtime), clock)
+    }
+
+    func times(_ instance: WidgetInstance) -> [Double] { instance.reloads.map { $0.at - t0 } }
+
+    @Test func afterPolicyReloadsAtItsDateAndAddingIsExempt() throws {
+        let (engine, clock) = try engine(policyWidget("{ after = clock.add(now, { minutes = 30 }) }"))
+        let id = engine.addWidget(try engine.runtime.configuration(kind: "W"))
+        advance(engine, clock, to: t0 + 2 * 3600)
+        let instance = engine.instances[id - 1]
+        #expect(times(instance) == [0, 1800, 3600, 5400, 7200])
+        #expect(instance.reloads.map(\.reason) == [.widgetAdded, .policy, .policy, .policy, .policy])
+        #expect(instance.reloads.map(\.counted) == [false, true, true, true, true])
+        #expect(instance.shown(at: t0 + 7200)?.content["n"] == 5)
+    }
+
+    @Test func atEndWaitsForTheLastEntryAndNeverWaitsForARequest() throws {
+        let (engine, clock) = try engine("""
+            widget { kind = "E", placeholder = function() return {} end, timeline = function()
+              local now = clock.now()
+              return { entries = { { date = now }, { date = now + 3600 } }, policy = "atEnd" } end }
+            widget { kind = "N", placeholder = function() return {} end, timeline = function()
+              return { entries = { { date = clock.now() } }, policy = "never" } end }
+            """)
+        let e = engine.addWidget(try engine.runtime.configuration(kind: "E"))
+        let n = engine.addWidget(try engine.runtime.configuration(kind: "N"))
+        advance(engine, clock, to: t0 + 3 * 3600)
+        #expect(times(engine.instances[e - 1]) == [0, 3600, 7200, 10_800])
+        #expect(times(engine.instances[n - 1]) == [0])
+        engine.requestReload(kind: "N")
+        advance(engine, clock, to: t0 + 4 * 3600)
+        #expect(times(engine.instances[n - 1]) == [0, 10_800])
+        #expect(engine.instances[n - 1].reloads.last?.reason == .request)
+    }
+
+    @Test func reloadsAreFiveMinutesApartAndAPastPolicyMeansNow() throws {
+        // The policy date is an hour in the past: eligible at once, but not before the floor.
+        let (engine, clock) = try engine(policyWidget("{ after = now - 3600 }"))
+        let id = engine.addWidget(try engine.runtime.configuration(kind: "W"))
+        advance(engine, clock, to: t0 + 1200)
+        #expect(times(engine.instances[id - 1]) == [0, 300, 600, 900, 1200])
+    }
+
+    @Test func requestsCoalesceUntilTheReloadHappens() throws {
+        let (engine, clock) = try engine(policyWidget("\"never\""))
+        let id = engine.addWidget(try engine.runtime.configuration(kind: "W"))
+        clock.advance(to: t0 + 60)
+        engine.requestReload(kind: "W")
+        clock.advance(to: t0 + 120)
+        engine.requestReload(kind: nil)
+        advance(engine, clock, to: t0 + 3600)
+        let reloads = engine.instances[id - 1].reloads
+        #expect(reloads.map { $0.at - t0 } == [0, 300])
+        #expect(reloads[1].coalescedRequests == 2)
+        #expect(reloads[1].reason == .request)
+    }
+
+    @Test func overBudgetReloadsAreDeferredUntilASlotFreesNotLost() throws {
+        var policy = HostPolicy()
+        policy.budget = 3
+        policy.budgetWindow = 3600
+        let (engine, clock) = try engine(policyWidget("{ after = clock.add(now, { minutes = 10 }) }"), policy: policy)
+        let id = engine.addWidget(try engine.runtime.configuration(kind: "W"))
+        advance(engine, clock, to: t0 + 2 * 3600)
+        let reloads = engine.instances[id - 1].reloads
+        // Counted at 10, 20, 30 min; the 40-min reload waits until the 10-min one leaves the window (70 min).
+        #expect(reloads.map { $0.at - t0 } == [0, 600, 1200, 1800, 4200, 4800, 5400])
+        #expect(reloads[4].deferredFrom.map { $0 - t0 } == 2400)
+        #expect(reloads[4].counted)
+        #expect(engine.budgetUsage(of: id).used == 3)
+        let next = try #require(engine.nextReload(of: id))
+        #expect(next.isDeferred)
+        #expect(next.at - t0 == 7800)
+    }
+
+    @Test func exemptEventsReloadAtOnceOutsideFloorAndBudget() throws {
+        var policy = HostPolicy()
+        policy.budget = 1
+        let (engine, clock) = try engine(policyWidget("\"never\""), policy: policy)
+        let id = engine.addWidget(try engine.runtime.configuration(kind: "W"))
+        clock.advance(to: t0 + 10)
+        engine.reloadNow(kind: nil, reason: .appForeground)
+        clock.advance(to: t0 + 20)
+        engine.reloadNow(kind: "W", reason: .significantTimeChange)
+        let reloads = engine.instances[id - 1].reloads
+        #expect(reloads.map { $0.at - t0 } == [0, 10, 20])
+        #expect(reloads.allSatisfy { r in !r.counted })
+        #expect(engine.budgetUsage(of: id).used == 0)
+    }
+
+    @Test func aFailedCallKeepsTheLastGoodTimelineAndIsRecorded() throws {
+        let (engine, clock) = try engine("""
+            widget { kind = "F", placeholder = function() return { text = "placeholder" } end,
+              timeline = function()
+                local g = store.group("group.test")
+                local n = g:get("n") or 0
+                if n >= 1 then error("the server is down") end
+                g:set("n", n + 1)
+                return { entries = { { date = clock.now(), text = "good" } }, policy = { after = clock.now() + 600 } }
+              end }
+            """)
+        let id = engine.addWidget(try engine.runtime.configuration(kind: "F"))
+        advance(engine, clock, to: t0 + 1200)
+        let instance = engine.instances[id - 1]
+        #expect(instance.reloads.map(\.status) == [.ok, .error, .error, .error])
+        // Retried after the floor, each retry counted.
+        #expect(times(instance) == [0, 600, 900, 1200])
+        #expect(instance.reloads.dropFirst().allSatisfy { $0.counted })
+        #expect(instance.failures.count == 3)
+        #expect(instance.failures[0].message.contains("main.lua:5: the server is down"), "\(instance.failures[0].message)")
+        #expect(instance.failures[0].traceback?.contains("main.lua:5") == true)
+        #expect(instance.shown(at: clock.time)?.content["text"] == "good")
+    }
+
+    @Test func theBudgetScopeDecidesWhoShares() throws {
+        var policy = HostPolicy()
+        policy.budget = 2
+        policy.budgetScope = .kind
+        let (engine, clock) = try engine(policyWidget("{ after = clock.add(now, { minutes = 10 }) }"), policy: policy)
+        let widget = try engine.runtime.configuration(kind: "W")
+        let a = engine.addWidget(widget)
+        let b = engine.addWidget(widget)
+        advance(engine, clock, to: t0 + 3600)
+        let counted = engine.instances.flatMap(\.reloads).filter(\.counted)
+        #expect(counted.count == 2, "two instances of one kind share a budget of 2")
+        #expect(engine.budgetUsage(of: a).used == 2 && engine.budgetUsage(of: b).used == 2)
+    }
+
+    @Test func developerModeHasNoBudgetAndNoFloor() throws {
+        var policy = HostPolicy()
+        policy.budget = 1
+        policy.developerMode = true
+        let (engine, clock) = try engine(policyWidget("{ after = clock.add(now, { minutes = 1 }) }"), policy: policy)
+        let id = engine.addWidget(try engine.runtime.configuration(kind: "W"))
+        advance(engine, clock, to: t0 + 600)
+        #expect(engine.instances[id - 1].reloads.count == 11)
+        #expect(engine.instances[id - 1].reloads.allSatisfy { !$0.counted })
+    }
+
+    @Test func aScriptsReloadRequestIsARequestToo() throws {
+        let (engine, clock) = try engine("""
+            widget { kind = "A", placeholder = function() return {} end,
+              timeline = function() reload.timelines("B"); return { entries = { { date = clock.now() } }, policy = "never" } end }
+            widget { kind = "B", placeholder = function() return {} end,
+              timeline = function() return { entries = { { date = clock.now() } }, policy = "never" } end }
+            """)
+        let b = engine.addWidget(try engine.runtime.configuration(kind: "B"))
+        clock.advance(to: t0 + 600)
+        _ = engine.addWidget(try engine.runtime.configuration(kind: "A"))
+        advance(engine, clock, to: t0 + 3600)
+        #expect(engine.instances[b - 1].reloads.map(\.reason) == [.widgetAdded, .request])
+        #expect(times(engine.instances[b - 1]) == [0, 600])
+    }
+}
