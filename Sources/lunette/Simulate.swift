@@ -17,7 +17,7 @@ struct Simulate: ParsableCommand {
             The report gives, per widget: every reload (time, reason, counted \
             or exempt, deferred from), what was shown from when to when, budget \
             use, failures and warnings. --json prints it as JSON \
-            (docs/simulate.md); --html FILE also writes a page with charts.
+            (docs/scenarios.md); --html FILE also writes a page with charts.
             The store is a fresh temporary one unless --store-dir is given, so \
             a simulation never touches the app's real data.
             Exit status: 0 when the simulation ran (provider failures are part \

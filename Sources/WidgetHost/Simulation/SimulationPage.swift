@@ -34,7 +34,7 @@ public struct SimulationPage {
             budget \(report.policy.budget) per \(SimulationReport.duration(report.policy.budgetWindow)) per \(report.policy.budgetScope.rawValue) ·
             reloads ≥ \(SimulationReport.duration(report.policy.minimumReloadInterval)) apart\(report.policy.developerMode ? " · developer mode" : "") ·
             \(report.instances.count) widget(s), \(report.providerCalls) provider calls in \(String(format: "%.2f", report.wallSeconds)) s</div>
-            <div class="legend"><span><i class="sw" style="background:#c7c7cc"></i>placeholder</span><span><i class="sw" style="background:#4c8bf5"></i>timeline entries (a new shade per entry)</span><span><svg width="12" height="12"><rect x="4" y="0" width="3" height="12" fill="#1d4ed8"/></svg> counted reload</span><span><svg width="12" height="12"><rect x="4" y="0" width="3" height="12" fill="#16a34a"/></svg> exempt reload</span><span><svg width="12" height="12"><rect x="4" y="0" width="3" height="12" fill="#dc2626"/></svg> failed</span><span><svg width="22" height="12"><line x1="1" y1="6" x2="21" y2="6" stroke="#f59e0b" stroke-width="3"/></svg> deferred by the budget</span><span><svg width="22" height="12"><line x1="1" y1="6" x2="21" y2="6" stroke="#7c3aed" stroke-width="2"/></svg> budget used</span></div>
+            <div class="legend"><span><i class="sw" style="background:#c7c7cc"></i>placeholder</span><span><i class="sw" style="background:#4c8bf5"></i>timeline entries (a new shade when what is shown changes)</span><span><svg width="12" height="12"><rect x="4" y="0" width="3" height="12" fill="#1d4ed8"/></svg> counted reload</span><span><svg width="12" height="12"><rect x="4" y="0" width="3" height="12" fill="#16a34a"/></svg> exempt reload</span><span><svg width="12" height="12"><rect x="4" y="0" width="3" height="12" fill="#dc2626"/></svg> failed</span><span><svg width="22" height="12"><line x1="1" y1="6" x2="21" y2="6" stroke="#f59e0b" stroke-width="3"/></svg> deferred by the budget</span><span><svg width="22" height="12"><line x1="1" y1="6" x2="21" y2="6" stroke="#7c3aed" stroke-width="2"/></svg> budget used</span></div>
 
             """
         for instance in report.instances { out += card(instance) }
@@ -80,7 +80,7 @@ public struct SimulationPage {
         let budgetTop = marksTop + marksHeight + 14, budgetHeight = 70.0
         let axisTop = budgetTop + budgetHeight + 4
         let height = axisTop + 18
-        var s = "<svg width=\"\(Int(left + width + 10))\" height=\"\(Int(height))\" role=\"img\" aria-label=\"timeline of widget \(instance.id)\">\n"
+        var s = "<svg width=\"\(Int(left + width + 40))\" height=\"\(Int(height))\" role=\"img\" aria-label=\"timeline of widget \(instance.id)\">\n"
         s += "<text x=\"0\" y=\"\(stripTop + 21)\">shown</text><text x=\"0\" y=\"\(marksTop + 12)\">reloads</text><text x=\"0\" y=\"\(budgetTop + 10)\">budget</text>\n"
         // Hour grid.
         for tick in ticks() {
@@ -90,12 +90,9 @@ public struct SimulationPage {
         // What was shown.
         for item in report.shown(instance) {
             let x0 = x(item.from), x1 = x(item.to)
-            let color: String
-            if item.isPlaceholder { color = "#c7c7cc" } else {
-                let shade = ((item.timelineNumber ?? 0) * 7 + (item.entryIndex ?? 0) * 3) % 6
-                color = ["#4c8bf5", "#6aa0f7", "#2f6fde", "#85b3f9", "#3d7ef0", "#5b95f6"][shade]
-            }
             let label = item.entry.map { SimulationReport.summary($0.content) } ?? "(nothing)"
+            // The same content keeps its shade: a change on screen is a change of colour.
+            let color = item.isPlaceholder ? "#c7c7cc" : ["#4c8bf5", "#2f6fde", "#6aa0f7", "#1f5fc9", "#85b3f9", "#3d7ef0"][Self.shade(of: label)]
             let title = "\(report.localTime(item.from, withDay: false))–\(report.localTime(item.to, withDay: false)) "
                 + (item.isPlaceholder ? "placeholder " : "entry \(item.entryIndex ?? 0) of timeline \(item.timelineNumber ?? 0) ") + label
             s += "<rect x=\"\(f(x0))\" y=\"\(stripTop)\" width=\"\(f(max(0.5, x1 - x0)))\" height=\"\(stripHeight)\" fill=\"\(color)\" stroke=\"#fff\" stroke-width=\"0.5\"><title>\(escape(title))</title></rect>"
@@ -170,6 +167,13 @@ public struct SimulationPage {
     }
 
     private func f(_ v: Double) -> String { String(format: "%.1f", v) }
+
+    /// A stable shade (0..<6) for a text: FNV-1a over its bytes.
+    static func shade(of text: String) -> Int {
+        var hash: UInt32 = 2_166_136_261
+        for byte in text.utf8 { hash = (hash ^ UInt32(byte)) &* 16_777_619 }
+        return Int(hash % 6)
+    }
 
     private func escape(_ text: String) -> String {
         var out = ""

@@ -90,7 +90,7 @@ public struct SimulationReport: Sendable {
 // MARK: - JSON
 
 extension SimulationReport {
-    /// The report as JSON (docs/simulate.md describes every field).
+    /// The report as JSON (docs/scenarios.md describes every field).
     public var json: String {
         let o = JSONWriter()
         o.object {

@@ -1,0 +1,39 @@
+import Foundation
+import Testing
+@testable import WidgetHost
+
+/// The shared hostile scripts, run as a widget's timeline provider: each
+/// call ends as the attack's header says, the pooled sandbox is not
+/// poisoned, and a plain widget of the same bundle still answers.
+@Suite("Hostile scripts as widget providers")
+struct WidgetAttackTests {
+    @Test(arguments: Attacks.files.map(\.lastPathComponent))
+    func anAttackEndsAndTheNextCallStillWorks(_ name: String) throws {
+        let directory = try #require(Attacks.directory)
+        let attack = try String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8)
+        let fixture = try BundleFixture(main: """
+            widget { kind = "Attack", placeholder = function() return {} end,
+              timeline = function() require("attack"); return { entries = {} } end }
+            widget { kind = "Fine", placeholder = function() return {} end,
+              timeline = function() return { entries = { { date = clock.now(), secret = rawget(_ENV, "leaked_secret") or "none" } } } end }
+            """, manifest: #"{ "id": "com.example.attack", "appGroups": ["group.attack"] }"#,
+            files: ["attack.lua": attack])
+        var policy = HostPolicy()
+        policy.timelineDeadline = .init(soft: 0.1, hard: 0.3)
+        let (runtime, _) = try fixture.runtime(policy: policy)
+        let started = ContinuousClock.now
+        let outcome = runtime.timeline(try runtime.configuration(kind: "Attack")).outcome
+        let elapsed = ContinuousClock.now - started
+        #expect(elapsed < .milliseconds(300 + 400), "\(name) took \(elapsed)")
+        if let allowed = Attacks.expected[name] {
+            let status = outcome.status == .ok ? "ok" : (outcome.status == .invalid ? "error" : outcome.status.rawValue)
+            // 40 floods the log: in a widget the output cap ends it as an error.
+            #expect(allowed.contains(status), "\(name) ended \(status): \(outcome.message ?? "")")
+        }
+        for _ in 0..<2 {
+            let fine = runtime.timeline(try runtime.configuration(kind: "Fine"))
+            #expect(fine.outcome.status == .ok, "\(name) broke the next call: \(fine.outcome.message ?? "")")
+            #expect(fine.value?.entries.first?.content["secret"] == "none", "\(name) left a global behind")
+        }
+    }
+}
