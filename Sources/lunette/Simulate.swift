@@ -91,12 +91,11 @@ struct Simulate: ParsableCommand {
         }
         defer { if let temporary { try? FileManager.default.removeItem(atPath: temporary) } }
 
-        let simulator = Simulator(bundle: bundle, scenario: scenario, store: SharedStore(root: root))
+        let simulator = Simulator(bundle: bundle, scenario: scenario, store: SharedStore(root: root), calendar: calendar)
         let progress = ProgressBar(enabled: isatty(2) != 0)
         simulator.onProgress = { progress.update($0) }
-        var report = simulator.run()
+        let report = simulator.run()
         progress.finish()
-        report.calendar = scenario.timeZone.flatMap(HostCalendar.init(timeZoneNamed:)) ?? calendar
         let out = FileOutput.standardOutput
         out.write(json ? report.json + "\n" : report.text)
         if let html {

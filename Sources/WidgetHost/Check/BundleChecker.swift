@@ -117,8 +117,7 @@ public enum CheckOutput {
             o.array(findings) { finding in
                 o.object {
                     o.field("level", string: finding.level.rawValue)
-                    o.key("kind")
-                    if let kind = finding.kind { o.string(kind) } else { o.raw("null") }
+                    o.field("kind", string: finding.kind)
                     o.field("check", string: finding.check)
                     o.field("message", string: finding.message)
                 }

@@ -134,16 +134,6 @@ struct JSONObjectReader {
 }
 
 extension StoreValue {
-    /// The JSON name of the value's type, for errors.
-    var typeName: String {
-        switch self {
-        case .integer: return "integer"
-        case .double: return "double"
-        case .boolean: return "boolean"
-        case .string: return "string"
-        case .bytes: return "bytes"
-        case .array: return "array"
-        case .map: return "object"
-        }
-    }
+    /// The JSON name of the value's type, for errors ("object" for a map).
+    var typeName: String { kindName == "map" ? "object" : kindName }
 }

@@ -48,14 +48,11 @@ public struct SimulationPage {
     }
 
     private func card(_ instance: WidgetInstance) -> String {
-        let reloads = instance.reloads
-        let counted = reloads.filter(\.counted).count
-        let deferred = reloads.filter { $0.deferredFrom != nil }.count
-        let failed = reloads.filter { $0.status != .ok }.count
+        let n = report.reloadCounts(instance)
         var out = "<div class=\"card\"><h2>#\(instance.id) \(escape(instance.configuration.description))</h2>\n"
-        out += "<div class=\"stats\">\(reloads.count) reloads: \(counted) counted, \(reloads.count - counted) exempt"
-        out += deferred > 0 ? ", <span class=\"bad\">\(deferred) deferred by the budget</span>" : ""
-        out += failed > 0 ? ", <span class=\"bad\">\(failed) failed</span>" : ""
+        out += "<div class=\"stats\">\(n.total) reloads: \(n.counted) counted, \(n.total - n.counted) exempt"
+        out += n.deferred > 0 ? ", <span class=\"bad\">\(n.deferred) deferred by the budget</span>" : ""
+        out += n.failed > 0 ? ", <span class=\"bad\">\(n.failed) failed</span>" : ""
         out += " · budget \(report.budgetUsed(instance))/\(report.policy.budget) at the end"
         if let next = report.pending[instance.id], next.isDeferred {
             out += " · <span class=\"bad\">reload wanted since \(escape(report.localTime(next.wantedAt, withDay: false))) waits for "

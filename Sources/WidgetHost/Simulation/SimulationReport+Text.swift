@@ -19,11 +19,9 @@ extension SimulationReport {
 
     private func instanceText(_ instance: WidgetInstance) -> String {
         let reloads = instance.reloads
-        let counted = reloads.filter(\.counted).count
-        let deferred = reloads.filter { $0.deferredFrom != nil }.count
-        let failed = reloads.filter { $0.status != .ok }.count
+        let n = reloadCounts(instance)
         var out = "#\(instance.id) \(instance.configuration)\n"
-        out += "  \(reloads.count) reloads (\(counted) counted, \(reloads.count - counted) exempt), \(deferred) deferred by the budget, \(failed) failed; "
+        out += "  \(n.total) reloads (\(n.counted) counted, \(n.total - n.counted) exempt), \(n.deferred) deferred by the budget, \(n.failed) failed; "
         out += "budget \(budgetUsed(instance))/\(policy.budget) used at the end; placeholder shown \(Self.duration(placeholderSeconds(instance)))\n"
         if let next = pending[instance.id] {
             if !next.at.isFinite {

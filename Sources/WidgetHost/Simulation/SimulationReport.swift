@@ -71,6 +71,13 @@ public struct SimulationReport: Sendable {
         return out
     }
 
+    /// Reloads of `instance`: in all, counted, deferred by the budget, failed.
+    public func reloadCounts(_ instance: WidgetInstance) -> (total: Int, counted: Int, deferred: Int, failed: Int) {
+        let reloads = instance.reloads
+        return (reloads.count, reloads.filter(\.counted).count, reloads.filter { $0.deferredFrom != nil }.count,
+                reloads.filter { $0.status != .ok }.count)
+    }
+
     /// Seconds `instance` spent showing its placeholder.
     public func placeholderSeconds(_ instance: WidgetInstance) -> Double {
         shown(instance).filter(\.isPlaceholder).reduce(0) { $0 + $1.to - $1.from }
@@ -110,14 +117,19 @@ extension SimulationReport {
             o.key("instances")
             o.array(instances) { instance in instanceJSON(instance, o) }
             o.key("notes")
-            o.array(notes) { note in
-                o.object {
-                    o.field("at", number: note.at)
-                    o.field("message", string: note.message)
-                }
-            }
+            notesJSON(notes, o)
         }
         return o.text
+    }
+
+    /// `[{"at", "message"}]`.
+    private func notesJSON(_ notes: [CallNote], _ o: JSONWriter) {
+        o.array(notes) { note in
+            o.object {
+                o.field("at", number: note.at)
+                o.field("message", string: note.message)
+            }
+        }
     }
 
     private func instanceJSON(_ instance: WidgetInstance, _ o: JSONWriter) {
@@ -128,16 +140,14 @@ extension SimulationReport {
             o.key("config")
             o.raw(instance.configuration.values.map { LuaValue.table($0).jsonText } ?? "null")
             o.field("added", number: instance.addedAt)
-            o.key("removed")
-            if let r = instance.removedAt { o.number(r) } else { o.raw("null") }
+            o.field("removed", number: instance.removedAt)
             o.key("reloads")
             o.array(instance.reloads) { r in
                 o.object {
                     o.field("at", number: r.at)
                     o.field("reason", string: r.reason.rawValue)
                     o.field("counted", bool: r.counted)
-                    o.key("deferredFrom")
-                    if let d = r.deferredFrom { o.number(d) } else { o.raw("null") }
+                    o.field("deferredFrom", number: r.deferredFrom)
                     o.field("coalescedRequests", number: Double(r.coalescedRequests))
                     o.field("status", string: r.status.rawValue)
                     o.field("elapsedMs", number: (r.elapsed * 1e5).rounded() / 100)
@@ -162,8 +172,7 @@ extension SimulationReport {
                     o.field("role", string: f.role.rawValue)
                     o.field("status", string: f.status.rawValue)
                     o.field("message", string: f.message)
-                    o.key("traceback")
-                    if let tb = f.traceback { o.string(tb) } else { o.raw("null") }
+                    o.field("traceback", string: f.traceback)
                 }
             }
             o.key("budget")
@@ -183,8 +192,7 @@ extension SimulationReport {
             o.key("next")
             if let next = pending[instance.id] {
                 o.object {
-                    o.key("at")
-                    if next.at.isFinite { o.number(next.at) } else { o.raw("null") }
+                    o.field("at", number: next.at)
                     o.field("wantedAt", number: next.wantedAt)
                     o.field("reason", string: next.reason.rawValue)
                     o.field("deferred", bool: next.isDeferred)
@@ -193,12 +201,7 @@ extension SimulationReport {
                 o.raw("null")
             }
             o.key("warnings")
-            o.array(instance.notes) { note in
-                o.object {
-                    o.field("at", number: note.at)
-                    o.field("message", string: note.message)
-                }
-            }
+            notesJSON(instance.notes, o)
             o.key("logs")
             o.array(instance.logs) { line in
                 o.object {
@@ -208,66 +211,5 @@ extension SimulationReport {
                 }
             }
         }
-    }
-}
-
-/// A small streaming JSON writer for reports (a class, so nested closures can write).
-final class JSONWriter {
-    private(set) var text = ""
-    private var needsComma = false
-
-    func object(_ body: () -> Void) {
-        separate()
-        text += "{"
-        needsComma = false
-        body()
-        text += "}"
-        needsComma = true
-    }
-
-    func array<S: Sequence>(_ items: S, _ body: (S.Element) -> Void) {
-        separate()
-        text += "["
-        needsComma = false
-        for item in items { body(item) }
-        text += "]"
-        needsComma = true
-    }
-
-    func key(_ name: String) {
-        separate()
-        JSON.writeString(name, to: &text)
-        text += ":"
-        needsComma = false
-    }
-
-    func field(_ name: String, string value: String) { key(name); string(value) }
-    func field(_ name: String, number value: Double) { key(name); number(value) }
-    func field(_ name: String, bool value: Bool) { key(name); raw(value ? "true" : "false") }
-
-    func string(_ value: String) {
-        separate()
-        JSON.writeString(value, to: &text)
-        needsComma = true
-    }
-
-    func number(_ value: Double) {
-        raw(Self.number(value))
-    }
-
-    static func number(_ value: Double) -> String {
-        guard value.isFinite else { return "null" }
-        if let i = Int64(exactly: value) { return String(i) }
-        return String(value)
-    }
-
-    func raw(_ json: String) {
-        separate()
-        text += json
-        needsComma = true
-    }
-
-    private func separate() {
-        if needsComma { text += "," }
     }
 }

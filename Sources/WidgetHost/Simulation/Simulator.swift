@@ -9,19 +9,22 @@ public final class Simulator {
     public let bundle: ScriptBundle
     public let scenario: Scenario
     public let store: SharedStore?
+    /// Days and local times when the scenario names no time zone.
+    public let calendar: HostCalendar
     /// Called with the fraction of simulated time done (0…1), at most every 1%.
     public var onProgress: ((Double) -> Void)?
 
-    public init(bundle: ScriptBundle, scenario: Scenario, store: SharedStore?) {
+    public init(bundle: ScriptBundle, scenario: Scenario, store: SharedStore?, calendar: HostCalendar = .fromEnvironment()) {
         self.bundle = bundle
         self.scenario = scenario
         self.store = store
+        self.calendar = calendar
     }
 
     /// Runs the scenario and reports what each widget did.
     public func run() -> SimulationReport {
         let clock = VirtualClock(scenario.start)
-        var calendar = HostCalendar.fromEnvironment()
+        var calendar = self.calendar
         if let zone = scenario.timeZone, let c = HostCalendar(timeZoneNamed: zone) { calendar = c }
         let runtime = WidgetRuntime(bundle: bundle, services: HostServices(store: store, clock: clock, calendar: calendar, policy: scenario.policy))
         let engine = TimelineEngine(runtime: runtime)
@@ -56,7 +59,8 @@ public final class Simulator {
         }
         return SimulationReport(bundle: bundle.manifest.id, start: scenario.start, end: end, policy: scenario.policy,
                                 instances: engine.instances, pending: pending, notes: notes,
-                                wallSeconds: Double(wall.components.seconds) + Double(wall.components.attoseconds) / 1e18)
+                                wallSeconds: Double(wall.components.seconds) + Double(wall.components.attoseconds) / 1e18,
+                                calendar: calendar)
     }
 
     private func apply(_ event: ScenarioEvent, engine: TimelineEngine, runtime: WidgetRuntime, notes: inout [CallNote]) {
