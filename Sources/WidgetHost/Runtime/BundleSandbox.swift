@@ -48,7 +48,8 @@ final class BundleSandbox {
         state = try LuaState(profile: .sandbox)
         let grants = role == .load || role == .placeholder ? [] : bundle.manifest.appGroups
         let hint = role == .placeholder ? "a placeholder must not need the store (rule T1): return sample data"
-            : role == .load ? "main.lua's top level only declares; open groups inside the widget's functions" : "list it in appGroups of bundle.json"
+            : role == .load ? "main.lua's top level only declares; open groups inside the widget's functions"
+            : services.store == nil ? "this host gives scripts no store" : "list it in appGroups of bundle.json"
         storeBinding = StoreBinding(store: services.store ?? SharedStore(root: "/nonexistent/lunette-no-store"),
                                     grants: services.store == nil ? [] : grants,
                                     owner: "bundle \(bundle.manifest.id)" + (role == .placeholder ? "'s placeholder" : ""),

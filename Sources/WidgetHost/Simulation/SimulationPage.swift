@@ -130,18 +130,15 @@ public struct SimulationPage {
         return s + "</svg>\n"
     }
 
-    /// The budget use as steps: up at each counted reload, down when one leaves the window.
+    /// The budget use as steps: up at each counted reload that shares the
+    /// budget, down when one leaves the window.
     private func budgetSteps(_ instance: WidgetInstance) -> [(at: Double, used: Int)] {
         var changes: [(Double, Int)] = []
-        for point in instance.budgetUsage {
-            changes.append((point.at, 1))
-            if point.at + report.policy.budgetWindow < report.end { changes.append((point.at + report.policy.budgetWindow, -1)) }
+        for t in report.budgetTimes(instance) {
+            changes.append((t, 1))
+            if t + report.policy.budgetWindow < report.end { changes.append((t + report.policy.budgetWindow, -1)) }
         }
-        if report.policy.budgetScope != .instance {
-            // Shared budgets: the series already holds the shared count.
-            return instance.budgetUsage.map { ($0.at, $0.used) }
-        }
-        changes.sort { $0.0 < $1.0 }
+        changes.sort { $0.0 < $1.0 || ($0.0 == $1.0 && $0.1 < $1.1) }
         var used = 0
         return changes.map { change in
             used += change.1

@@ -83,14 +83,21 @@ public struct SimulationReport: Sendable {
         shown(instance).filter(\.isPlaceholder).reduce(0) { $0 + $1.to - $1.from }
     }
 
+    /// Times of the counted reloads that share `instance`'s budget: its
+    /// own, or those of its kind, or all, by the policy's scope.
+    public func budgetTimes(_ instance: WidgetInstance) -> [Double] {
+        let sharing: [WidgetInstance]
+        switch policy.budgetScope {
+        case .instance: sharing = [instance]
+        case .kind: sharing = instances.filter { $0.configuration.kind == instance.configuration.kind }
+        case .app: sharing = instances
+        }
+        return sharing.flatMap { $0.reloads.filter(\.counted).map(\.at) }.sorted()
+    }
+
     /// Counted reloads in the budget window that ends at the end of the run.
     public func budgetUsed(_ instance: WidgetInstance) -> Int {
-        // Under kind and app scopes the series holds the shared count.
-        guard let last = instance.budgetUsage.last else { return 0 }
-        if policy.budgetScope != .instance {
-            return instance.budgetUsage.filter { $0.at > end - policy.budgetWindow }.isEmpty ? 0 : last.used
-        }
-        return instance.reloads.filter { $0.counted && $0.at > end - policy.budgetWindow }.count
+        budgetTimes(instance).filter { $0 > end - policy.budgetWindow }.count
     }
 }
 
