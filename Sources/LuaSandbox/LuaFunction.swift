@@ -255,21 +255,29 @@ public struct LuaArguments {
         return t
     }
 
-    /// The fields of table argument `n` when it holds only numbers under
-    /// string keys (at most `limit` of them), read in place without
-    /// converting the table: a fast path for option tables such as
-    /// `{ minutes = 15 }`. nil when the table holds anything else (read it
-    /// with `table(n)` then, for the error).
-    public func numberFields(_ n: Int, limit: Int = 8) throws(LuaFunctionError) -> [(key: String, value: Double)]? {
+    /// Table argument `n` as named numbers (`{ minutes = 15 }`, at most
+    /// `limit` fields), read in place without converting the table: option
+    /// tables are read on hot paths. Anything else in the table is an
+    /// argument error that names the field.
+    public func numberFields(_ n: Int, limit: Int = 8) throws(LuaFunctionError) -> [(key: String, value: Double)] {
         guard n <= count, lua_type(L, Int32(n)) == LUA_TTABLE else { throw expected("table", n) }
         guard lua_checkstack(L, 2) != 0 else { throw LuaFunctionError("stack overflow") }
         var fields: [(key: String, value: Double)] = []
         lua_pushnil(L)
         while lua_next(L, Int32(n)) != 0 {
-            guard fields.count < limit, lua_type(L, -2) == LUA_TSTRING, lua_type(L, -1) == LUA_TNUMBER,
-                  let key = ValueReader.string(L, at: -2).string else {
+            guard lua_type(L, -2) == LUA_TSTRING, let key = ValueReader.string(L, at: -2).string else {
+                let type = ValueReader.typeName(lua_type(L, -2))
                 lunette_pop(L, 2)
-                return nil
+                throw badArgument(n, "expected { name = number, ... }, got a \(type) key")
+            }
+            guard lua_type(L, -1) == LUA_TNUMBER else {
+                let type = ValueReader.typeName(lua_type(L, -1))
+                lunette_pop(L, 2)
+                throw badArgument(n, "'\(key)' must be a number, got \(type)")
+            }
+            guard fields.count < limit else {
+                lunette_pop(L, 2)
+                throw badArgument(n, "more than \(limit) fields")
             }
             fields.append((key, lua_tonumberx(L, -1, nil)))
             lunette_pop(L, 1)

@@ -86,6 +86,8 @@ struct ClockTests {
               timeline = function(ctx) return { entries = { { date = clock.add(0, { weeks = 1 }) } } } end }
             widget { kind = "D", placeholder = function() return {} end,
               timeline = function(ctx) return { entries = { { date = clock.add(0, { days = 1.5 }) } } } end }
+            widget { kind = "E", placeholder = function() return {} end,
+              timeline = function(ctx) return { entries = { { date = clock.add(0, { minutes = "5" }) } } } end }
             """)
         let (runtime, _) = try fixture.runtime()
         let weeks = runtime.timeline(try runtime.configuration(kind: "C")).outcome
@@ -93,5 +95,7 @@ struct ClockTests {
         #expect(weeks.message?.contains("main.lua:2: bad argument #2 to 'clock.add' (unknown unit 'weeks'") == true, "\(weeks.message ?? "")")
         let days = runtime.timeline(try runtime.configuration(kind: "D")).outcome
         #expect(days.message?.contains("days must be a whole number") == true, "\(days.message ?? "")")
+        let text = runtime.timeline(try runtime.configuration(kind: "E")).outcome
+        #expect(text.message?.contains("bad argument #2 to 'clock.add' ('minutes' must be a number, got string)") == true, "\(text.message ?? "")")
     }
 }

@@ -65,6 +65,20 @@ struct SimulationTests {
         for key in ["from", "to", "entry"] { #expect(shown[0][key] != nil, "missing shown[].\(key)") }
     }
 
+    @Test func aSharedBudgetIsReportedForEveryWidgetThatSharesIt() throws {
+        let fixture = try BundleFixture(main: policyWidget("{ after = clock.add(now, { minutes = 10 }) }"))
+        let (runtime, _) = try fixture.runtime()
+        var policy = HostPolicy()
+        policy.budget = 5
+        policy.budgetScope = .kind
+        let widget = try runtime.configuration(kind: "W")
+        let scenario = Scenario(start: t0, duration: 7200, widgets: [widget, widget], policy: policy)
+        let report = Simulator(bundle: runtime.bundle, scenario: scenario, store: fixture.store).run()
+        let counted = report.instances.map { $0.reloads.filter(\.counted).count }
+        #expect(counted.reduce(0, +) == 5)
+        #expect(report.instances.map { report.budgetUsed($0) } == [5, 5])
+    }
+
     @Test func scenarioMistakesNameTheFileAndLine() throws {
         let fixture = try BundleFixture(main: policyWidget("\"never\""))
         let (runtime, _) = try fixture.runtime()

@@ -148,6 +148,16 @@ struct TimelineEngineTests {
         #expect(engine.instances[id - 1].reloads.allSatisfy { !$0.counted })
     }
 
+    @Test func aZeroFloorStillKeepsReloadsASecondApart() throws {
+        var policy = HostPolicy()
+        policy.minimumReloadInterval = 0
+        policy.budget = 1000
+        let (engine, clock) = try engine(policyWidget("\"atEnd\""), policy: policy)
+        let id = engine.addWidget(try engine.runtime.configuration(kind: "W"))
+        advance(engine, clock, to: t0 + 3)
+        #expect(times(engine.instances[id - 1]) == [0, 1, 2, 3])
+    }
+
     @Test func aScriptsReloadRequestIsARequestToo() throws {
         let (engine, clock) = try engine("""
             widget { kind = "A", placeholder = function() return {} end,

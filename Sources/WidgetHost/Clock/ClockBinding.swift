@@ -2,7 +2,8 @@ import LuaSandbox
 
 /// The `clock` module of scripts (docs/widgets.md): the host's clock and
 /// calendar arithmetic in the host's time zone. `os.time` and `os.date`
-/// read the same clock (the call's `LuaCallOptions.now`, see `callNow`).
+/// read the same clock: the sandbox sets each call's `LuaCallOptions.now`
+/// from it (nil for the system clock).
 public struct ClockBinding {
     public let clock: HostClock
     public let calendar: HostCalendar
@@ -12,10 +13,6 @@ public struct ClockBinding {
         self.calendar = calendar
     }
 
-    /// What a call's `LuaCallOptions.now` should be so that `os.time` agrees
-    /// with `clock.now()`: the virtual time, or nil (the system clock).
-    public var callNow: Double? { clock is SystemClock ? nil : clock.now() }
-
     /// Gives `state` the global `clock`.
     public func install(in state: LuaState) {
         let clock = self.clock, calendar = self.calendar
@@ -23,21 +20,8 @@ public struct ClockBinding {
         module.add("now") { _ in [Self.date(clock.now())] }
         module.add("add") { args in
             let t = try args.number(1)
-            var fields = try args.numberFields(2)
-            if fields == nil {
-                // Not all numbers: read the table to say what is wrong.
-                let amounts = try args.table(2)
-                if !amounts.array.isEmpty { throw args.badArgument(2, "expected { days =, hours =, minutes =, seconds = }") }
-                fields = []
-                for entry in amounts.fields {
-                    guard let amount = entry.value.doubleValue else {
-                        throw args.badArgument(2, "'\(entry.key.string ?? "?")' must be a number, got \(entry.value.typeName)")
-                    }
-                    fields!.append((entry.key.string ?? "?", amount))
-                }
-            }
             var days = 0, seconds = 0.0
-            for (key, amount) in fields! {
+            for (key, amount) in try args.numberFields(2) {
                 switch key {
                 case "days":
                     guard let whole = Int(exactly: amount) else { throw args.badArgument(2, "days must be a whole number, got \(amount)") }

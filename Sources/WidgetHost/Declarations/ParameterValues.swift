@@ -69,8 +69,7 @@ public enum ParameterValues {
     /// unknown names refused.
     public static func configuration(_ given: [String: LuaValue], for intent: IntentDeclaration) throws(ParameterError) -> LuaTable {
         for name in given.keys.sorted() where !intent.parameters.contains(where: { $0.name == name }) {
-            let names = intent.parameters.map(\.name).joined(separator: ", ")
-            throw ParameterError(message: "intent '\(intent.id)' has no parameter '\(name)' (parameters: \(names.isEmpty ? "none" : names))")
+            throw ParameterError.unknownParameter(name, of: intent)
         }
         var fields = LuaFields()
         for parameter in intent.parameters {
@@ -100,4 +99,9 @@ public enum ParameterValues {
 public struct ParameterError: Error, Sendable, Equatable, CustomStringConvertible {
     public var message: String
     public var description: String { message }
+
+    static func unknownParameter(_ name: String, of intent: IntentDeclaration) -> ParameterError {
+        let names = intent.parameters.map(\.name).joined(separator: ", ")
+        return ParameterError(message: "intent '\(intent.id)' has no parameter '\(name)' (parameters: \(names.isEmpty ? "none" : names))")
+    }
 }

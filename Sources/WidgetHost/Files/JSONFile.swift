@@ -125,9 +125,9 @@ struct JSONObjectReader {
     }
 
     /// Refuses keys that no reader asked for (typos): "unknown key 'budgt'".
-    func finish(known: [String] = []) throws(LocatedError) {
+    func finish() throws(LocatedError) {
         for entry in map.entries where !used.contains(entry.key) {
-            let all = (Array(used) + known).sorted().joined(separator: ", ")
+            let all = used.sorted().joined(separator: ", ")
             throw file.error("unknown key '\(prefix)\(entry.key)' (known: \(all))", key: entry.key)
         }
     }

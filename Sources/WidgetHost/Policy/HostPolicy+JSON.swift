@@ -24,7 +24,7 @@ extension HostPolicy {
         try deadline("snapshotDeadline", &p.snapshotDeadline)
         try deadline("timelineDeadline", &p.timelineDeadline)
         try deadline("controlDeadline", &p.controlDeadline)
-        func positive(_ key: String, _ value: inout Double) throws(LocatedError) {
+        func nonNegative(_ key: String, _ value: inout Double) throws(LocatedError) {
             guard let v = try reader.number(key) else { return }
             guard v >= 0 else { throw reader.fail(key, "must not be negative, got \(v)") }
             value = v
@@ -34,9 +34,9 @@ extension HostPolicy {
             guard v >= 0 else { throw reader.fail(key, "must not be negative, got \(v)") }
             value = v
         }
-        try positive("minimumReloadInterval", &p.minimumReloadInterval)
-        try positive("budgetWindow", &p.budgetWindow)
-        try positive("intentDeadline", &p.intentDeadline)
+        try nonNegative("minimumReloadInterval", &p.minimumReloadInterval)
+        try nonNegative("budgetWindow", &p.budgetWindow)
+        try nonNegative("intentDeadline", &p.intentDeadline)
         try count("budget", &p.budget)
         try count("entriesWarning", &p.entriesWarning)
         try count("entriesLimit", &p.entriesLimit)

@@ -88,6 +88,7 @@ final class BundleSandbox {
         logs = []
         reloads = []
         recorder.reset()
+        storeBinding.resetObjects()
         state.resetPeak()
         try state.call(begin, [], options: options())
     }
@@ -173,10 +174,6 @@ final class BundleSandbox {
             try args.setEnvironment(ofFunction: 1, to: 2)
             return []
         }
-        module.add("newGroupObjects") { [unowned self] _ in
-            self.storeBinding.resetObjects()
-            return []
-        }
         begin = try state.runGlue(DeclarationRecorder.glue + Self.glue, name: "bundle", functions: module).first
     }
 
@@ -185,7 +182,7 @@ final class BundleSandbox {
     /// through to them; `_G`, `load` and `require` work on the call's table.
     static let glue = """
 
-        local setenv, source, main_source, new_group_objects = raw.setenv, raw.source, raw.main, raw.newGroupObjects
+        local setenv, source, main_source = raw.setenv, raw.source, raw.main
         local base, stock_load, select, setmetatable, error, pcall, host_require =
           _ENV, load, select, setmetatable, error, pcall, require
         local globals_meta = { __index = base, __metatable = false }
@@ -237,7 +234,6 @@ final class BundleSandbox {
           current = setmetatable({}, globals_meta)
           current._G = current
           loaded, loading = {}, {}
-          new_group_objects()
           setenv(main, current)
           return main()
         end

@@ -81,21 +81,31 @@ public struct Scenario: Sendable {
 
     private static func widget(_ value: StoreValue, at path: String, file: JSONFile, runtime: WidgetRuntime) throws(LocatedError) -> WidgetConfiguration {
         var r = try JSONObjectReader(file, value, prefix: path + ".")
-        guard let kind = try r.string("kind") else { throw file.error("'\(path)' needs a \"kind\"", key: "widgets") }
-        var family: WidgetFamily? = nil
-        if let name = try r.string("family") {
-            guard let f = WidgetFamily(rawValue: name) else { throw r.fail("family", "is not a family: \"\(name)\" (families: \(WidgetFamily.names))") }
-            family = f
-        }
+        let widget = try readWidget(&r, path: path, runtime: runtime)
+        try r.finish()
+        return widget
+    }
+
+    /// A widget's `kind`, `family` and `config`, checked against the bundle.
+    private static func readWidget(_ r: inout JSONObjectReader, path: String, runtime: WidgetRuntime) throws(LocatedError) -> WidgetConfiguration {
+        guard let kind = try r.string("kind") else { throw r.fail("kind", "is missing: name the widget kind") }
+        let family = try readFamily(&r)
         var values: [String: LuaValue] = [:]
         if let config = r.value("config") {
             guard case .map(let map) = config else { throw r.fail("config", "must be an object of parameter values") }
             for entry in map.entries { values[entry.key] = entry.value.lua }
         }
-        try r.finish()
         do { return try runtime.configuration(kind: kind, family: family, values: values) } catch {
-            throw LocatedError(file: file.path, line: file.line(ofKey: "kind") , message: "\(path): \(error.message)")
+            throw LocatedError(file: r.file.path, line: r.file.line(ofKey: "kind"), message: "\(path): \(error.message)")
         }
+    }
+
+    private static func readFamily(_ r: inout JSONObjectReader) throws(LocatedError) -> WidgetFamily? {
+        guard let name = try r.string("family") else { return nil }
+        guard let family = WidgetFamily(rawValue: name) else {
+            throw r.fail("family", "is not a family: \"\(name)\" (families: \(WidgetFamily.names))")
+        }
+        return family
     }
 
     private static func event(_ value: StoreValue, index: Int, file: JSONFile, runtime: WidgetRuntime,
@@ -147,29 +157,9 @@ public struct Scenario: Sendable {
             if let problem = StoreText.keyProblem(key) { throw r.fail("key", "is not a valid key: \(problem)") }
             kind = .storeSet(group: group, key: key, value: r.value("value"))
         case "widgetAdded":
-            let family = try r.string("family")
-            var values: [String: LuaValue] = [:]
-            if let config = r.value("config") {
-                guard case .map(let map) = config else { throw r.fail("config", "must be an object of parameter values") }
-                for entry in map.entries { values[entry.key] = entry.value.lua }
-            }
-            guard let k = try widgetKind(true) else { throw r.fail("kind", "is missing") }
-            var f: WidgetFamily? = nil
-            if let family {
-                guard let x = WidgetFamily(rawValue: family) else { throw r.fail("family", "is not a family: \"\(family)\"") }
-                f = x
-            }
-            do { kind = .widgetAdded(try runtime.configuration(kind: k, family: f, values: values)) } catch {
-                throw file.error("\(path): \(error.message)", key: "events")
-            }
+            kind = .widgetAdded(try readWidget(&r, path: path, runtime: runtime))
         case "widgetRemoved":
-            let k = try widgetKind(true)!
-            var f: WidgetFamily? = nil
-            if let family = try r.string("family") {
-                guard let x = WidgetFamily(rawValue: family) else { throw r.fail("family", "is not a family: \"\(family)\"") }
-                f = x
-            }
-            kind = .widgetRemoved(kind: k, family: f)
+            kind = .widgetRemoved(kind: try widgetKind(true)!, family: try readFamily(&r))
         default:
             throw r.fail("type", "is not an event type: \"\(type)\" (types: \(ScenarioEvent.typeNames))")
         }

@@ -41,7 +41,7 @@ public struct SimulationReport: Sendable {
         for (k, display) in displays.enumerated() {
             let from = display.at
             let to = min(k + 1 < displays.count ? displays[k + 1].at : end, end)
-            guard to > from || (to == from && k + 1 == displays.count && from < end) else {
+            guard to > from else {
                 if case .timeline = display.source { timelineNumber += 1 }
                 continue
             }

@@ -49,9 +49,10 @@ public final class TimelineEngine {
 
     var policy: HostPolicy { runtime.services.policy }
     var now: Double { runtime.services.clock.now() }
-    /// The 5-minute floor (T8); in developer mode one second, so that a
-    /// widget that is always eligible cannot reload endlessly in one instant.
-    private var floor: Double { policy.developerMode ? 1 : policy.minimumReloadInterval }
+    /// The 5-minute floor (T8), none in developer mode; never under one
+    /// second, so that a widget that is always eligible cannot reload
+    /// endlessly in one instant.
+    private var floor: Double { max(1, policy.developerMode ? 0 : policy.minimumReloadInterval) }
 
     // MARK: Events
 

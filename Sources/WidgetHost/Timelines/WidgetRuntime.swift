@@ -44,42 +44,45 @@ public final class WidgetRuntime {
     }
 
     /// The configuration of a new `kind` widget in `family`: checks the
-    /// family and the given values (text, as the CLI and scenarios give
-    /// them) against the widget's configuration intent.
+    /// family and the given values against the widget's configuration
+    /// intent, and fills in defaults.
     public func configuration(kind: String, family: WidgetFamily? = nil, values: [String: LuaValue] = [:]) throws(ParameterError) -> WidgetConfiguration {
-        guard let widget = bundle.declarations.widget(kind) else {
-            let kinds = bundle.declarations.widgets.map(\.kind).joined(separator: ", ")
-            throw ParameterError(message: "bundle \(bundle.manifest.id) has no widget kind '\(kind)' (kinds: \(kinds.isEmpty ? "none" : kinds))")
-        }
+        let (widget, intent) = try configurationIntent(kind: kind, setting: values.keys.sorted().first)
         let family = family ?? widget.families[0]
         guard widget.families.contains(family) else {
             throw ParameterError(message: "widget '\(kind)' does not support \(family.rawValue) (families: \(widget.families.map(\.rawValue).joined(separator: ", ")))")
         }
-        guard let id = widget.configuration, let intent = bundle.declarations.intent(id) else {
-            if let name = values.keys.sorted().first {
-                throw ParameterError(message: "widget '\(kind)' has no configuration, so '\(name)' cannot be set")
-            }
-            return WidgetConfiguration(kind: kind, family: family)
-        }
+        guard let intent else { return WidgetConfiguration(kind: kind, family: family) }
         return WidgetConfiguration(kind: kind, family: family, values: try ParameterValues.configuration(values, for: intent))
     }
 
     /// Reads `name=value` texts into values of the widget's configuration parameters.
     public func parseValues(kind: String, _ texts: [String: String]) throws(ParameterError) -> [String: LuaValue] {
-        guard let id = bundle.declarations.widget(kind)?.configuration, let intent = bundle.declarations.intent(id) else {
-            if let name = texts.keys.sorted().first {
-                throw ParameterError(message: "widget '\(kind)' has no configuration, so '\(name)' cannot be set")
-            }
-            return [:]
-        }
+        guard let intent = try configurationIntent(kind: kind, setting: texts.keys.sorted().first).intent else { return [:] }
         var values: [String: LuaValue] = [:]
         for (name, text) in texts {
             guard let parameter = intent.parameters.first(where: { $0.name == name }) else {
-                throw ParameterError(message: "intent '\(id)' has no parameter '\(name)' (parameters: \(intent.parameters.map(\.name).joined(separator: ", ")))")
+                throw ParameterError.unknownParameter(name, of: intent)
             }
             values[name] = try ParameterValues.parse(text, for: parameter, calendar: services.calendar)
         }
         return values
+    }
+
+    /// The widget `kind` and its configuration intent (nil when it has
+    /// none, and then setting a parameter, `setting`, is an error).
+    private func configurationIntent(kind: String, setting: String?) throws(ParameterError) -> (widget: WidgetDeclaration, intent: IntentDeclaration?) {
+        guard let widget = bundle.declarations.widget(kind) else {
+            let kinds = bundle.declarations.widgets.map(\.kind).joined(separator: ", ")
+            throw ParameterError(message: "bundle \(bundle.manifest.id) has no widget kind '\(kind)' (kinds: \(kinds.isEmpty ? "none" : kinds))")
+        }
+        guard let id = widget.configuration, let intent = bundle.declarations.intent(id) else {
+            if let name = setting {
+                throw ParameterError(message: "widget '\(kind)' has no configuration, so '\(name)' cannot be set")
+            }
+            return (widget, nil)
+        }
+        return (widget, intent)
     }
 
     /// The placeholder entry (rule T1: instant, no store).
