@@ -2,24 +2,38 @@ import Foundation
 import Testing
 import WidgetHost
 
-/// The shared hostile scripts (../shared/attacks beside the project, or
-/// $LUNETTE_ATTACKS), run the way the issue asks: all in one `lunette eval
-/// --json` process, then a normal script that must still work.
+/// The hostile scripts: the project's copies in Tests/Fixtures/attacks
+/// (always there, so a fresh clone runs them), plus any others in
+/// ../shared/attacks beside the project or in $LUNETTE_ATTACKS (extras: a
+/// file of the same name there replaces the copy). They run the way the
+/// sample's README asks: all in one `lunette eval --json` process, then a
+/// normal script that must still work.
 enum Attacks {
-    static var directory: URL? {
+    static let projectRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// The project's own copies.
+    static let fixtures = projectRoot.appendingPathComponent("Tests/Fixtures/attacks")
+
+    /// Where extra attack scripts come from, when present.
+    static var extras: URL? {
         if let path = ProcessInfo.processInfo.environment["LUNETTE_ATTACKS"] {
             return URL(fileURLWithPath: path)
         }
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let shared = root.deletingLastPathComponent().appendingPathComponent("shared/attacks")
+        let shared = projectRoot.deletingLastPathComponent().appendingPathComponent("shared/attacks")
         return FileManager.default.fileExists(atPath: shared.path) ? shared : nil
     }
 
-    static var files: [URL] {
-        guard let directory else { return [] }
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
-        return names.filter { $0.hasSuffix(".lua") }.sorted().map { directory.appendingPathComponent($0) }
+    /// Every attack script by file name, extras over fixtures.
+    static var byName: [String: URL] {
+        var found: [String: URL] = [:]
+        for directory in [fixtures] + [extras].compactMap({ $0 }) {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+            for name in names where name.hasSuffix(".lua") { found[name] = directory.appendingPathComponent(name) }
+        }
+        return found
     }
+
+    static var files: [URL] { byName.sorted { $0.key < $1.key }.map(\.value) }
 
     /// How each file of the sample must end. Files not listed must only
     /// end in time without crashing.
@@ -38,8 +52,13 @@ enum Attacks {
     ]
 }
 
-@Suite("The shared attack scripts", .enabled(if: !Attacks.files.isEmpty, "../shared/attacks is not present"))
+@Suite("The hostile scripts")
 struct AttackTests {
+    @Test func theProjectCarriesItsOwnCopyOfEveryAttackScript() throws {
+        let names = try FileManager.default.contentsOfDirectory(atPath: Attacks.fixtures.path).filter { $0.hasSuffix(".lua") }
+        #expect(Set(names) == Set(Attacks.expected.keys), "Tests/Fixtures/attacks holds \(names.sorted())")
+    }
+
     @Test func everyAttackEndsInTimeAndTheHostKeepsServing() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lunette-attacks-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

@@ -9,8 +9,8 @@ import Testing
 struct WidgetAttackTests {
     @Test(arguments: Attacks.files.map(\.lastPathComponent))
     func anAttackEndsAndTheNextCallStillWorks(_ name: String) throws {
-        let directory = try #require(Attacks.directory)
-        let attack = try String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8)
+        let file = try #require(Attacks.byName[name])
+        let attack = try String(contentsOf: file, encoding: .utf8)
         let fixture = try BundleFixture(main: """
             widget { kind = "Attack", placeholder = function() return {} end,
               timeline = function() require("attack"); return { entries = {} } end }
