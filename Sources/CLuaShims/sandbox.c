@@ -30,12 +30,23 @@ static uint64_t lunette_thread_cpu_ns(void) {
 
 // MARK: - Kills
 
+void lunette_push_kill_message(lua_State *L) {
+    lunette_host *h = lunette_host_of(L);
+    // Pushing a string made at setup allocates nothing, so this works at the
+    // cap. A trusted state has none: its message is made now.
+    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &lunette_kill_messages_key) == LUA_TTABLE) {
+        lua_rawgeti(L, -1, h->killed);
+        lua_remove(L, -2);
+    } else {
+        lua_pop(L, 1);
+        lua_pushstring(L, h->killed == LUNETTE_KILL_MEMORY ? "memory cap exceeded" : "killed");
+    }
+}
+
 int lunette_raise_kill(lua_State *L) {
     lunette_host *h = lunette_host_of(L);
     if (h->sandboxed) lunette_arm_hook(L, 1);
-    // Pushing a string made at setup allocates nothing, so this works at the cap.
-    lua_rawgetp(L, LUA_REGISTRYINDEX, &lunette_kill_messages_key);
-    lua_rawgeti(L, -1, h->killed);
+    lunette_push_kill_message(L);
     return lua_error(L);
 }
 
@@ -141,6 +152,7 @@ void lunette_call_begin(lua_State *L, const lunette_limits *limits) {
     // state's math is Lua's own, so seed it now.
     if (h->sandboxed) h->seed_pending = 1;
     else lunette_seed_random(L, h);
+    h->active = 1;
     h->start_ns = lunette_now_ns();
     h->deadline_ns = (h->sandboxed && limits->timeout_ns != 0) ? h->start_ns + limits->timeout_ns : 0;
     // The watchdog ends the call at its deadline; the hook stays off until
@@ -155,6 +167,7 @@ uint64_t lunette_call_end(lua_State *L) {
     lunette_host *h = lunette_host_of(L);
     uint64_t elapsed = lunette_now_ns() - h->start_ns;
     lunette_watch_end(h);
+    h->active = 0;
     lua_sethook(L, NULL, 0, 0);
     h->deadline_ns = 0;
     h->instructions_left = -1;
@@ -529,7 +542,7 @@ static int lunette_protect_global_protected(lua_State *L) {
 int lunette_protect_global(lua_State *L, const char *name) {
     lua_pushcfunction(L, lunette_protect_global_protected);
     lua_pushstring(L, name);
-    return lunette_pcall(L, 1, 0);
+    return lunette_host_pcall(L, 1, 0);
 }
 
 // MARK: - Output
@@ -589,7 +602,7 @@ static int lunette_install_log_protected(lua_State *L) {
 int lunette_install_log(lua_State *L) {
     lua_pushcfunction(L, lunette_install_log_protected);
     lua_insert(L, -2);
-    return lunette_pcall(L, 1, 0);
+    return lunette_host_pcall(L, 1, 0);
 }
 
 static int lunette_remember_randomseed_protected(lua_State *L) {
@@ -602,7 +615,7 @@ static int lunette_remember_randomseed_protected(lua_State *L) {
 
 int lunette_remember_randomseed(lua_State *L) {
     lua_pushcfunction(L, lunette_remember_randomseed_protected);
-    return lunette_pcall(L, 0, 0);
+    return lunette_host_pcall(L, 0, 0);
 }
 
 // MARK: - The profile
@@ -732,5 +745,5 @@ static int lunette_open_sandbox_protected(lua_State *L) {
 
 int lunette_open_sandbox(lua_State *L) {
     lua_pushcfunction(L, lunette_open_sandbox_protected);
-    return lunette_pcall(L, 0, 0);
+    return lunette_host_pcall(L, 0, 0);
 }

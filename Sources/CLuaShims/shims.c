@@ -78,6 +78,8 @@ static int lunette_trampoline(lua_State *L) {
     h->in_host++;
     int n = lunette_dispatch(L, box);
     h->in_host--;
+    // A kill the Swift body saw (and may have swallowed) ends the call here.
+    if (h->active && h->killed != LUNETTE_KILL_NONE) return lunette_raise_kill(L);
     if (n >= 0) return n;
     if (n == LUNETTE_RAISE_WHERE || n == LUNETTE_RAISE_WHERE_CALLER) {
         luaL_where(L, n == LUNETTE_RAISE_WHERE ? 1 : 2);
@@ -113,21 +115,40 @@ static int lunette_msgh(lua_State *L) {
     return 1;
 }
 
-int lunette_pcall(lua_State *L, int nargs, int nresults) {
+// The protected call behind lunette_pcall (script mode: the cap is armed)
+// and lunette_host_pcall (host mode).
+static int lunette_pcall_in(lua_State *L, int nargs, int nresults, int host_mode) {
     lunette_host *h = lunette_host_of(L);
+    if (!host_mode && h->active && h->killed != LUNETTE_KILL_NONE) {
+        // The call is being ended: run nothing, hand back the kill.
+        lua_settop(L, lua_gettop(L) - nargs - 1);
+        lunette_push_kill_message(L);
+        return LUA_ERRRUN;
+    }
     int base = lua_gettop(L) - nargs;
     lua_pushcfunction(L, lunette_msgh);
     lua_insert(L, base);
     int saved = h->in_host;
     lua_State *running = h->running;
-    h->in_host = 0;
-    h->running = L;
+    h->in_host = host_mode ? saved + 1 : 0;
+    if (!host_mode) h->running = L;
     int status = lua_pcall(L, nargs, nresults, base);
     h->running = running;
     h->in_host = saved;
-    if (status != LUA_OK && lunette_is_memory_failure(L, status)) h->killed = LUNETTE_KILL_MEMORY;
+    if (status != LUA_OK && !host_mode && lunette_is_memory_failure(L, status)) {
+        if (h->killed == LUNETTE_KILL_NONE) h->killed = LUNETTE_KILL_MEMORY;
+        if (h->sandboxed) lunette_arm_hook(L, 1);
+    }
     lua_remove(L, base);
     return status;
+}
+
+int lunette_pcall(lua_State *L, int nargs, int nresults) {
+    return lunette_pcall_in(L, nargs, nresults, 0);
+}
+
+int lunette_host_pcall(lua_State *L, int nargs, int nresults) {
+    return lunette_pcall_in(L, nargs, nresults, 1);
 }
 
 void lunette_take_traceback(lua_State *L) {
@@ -171,7 +192,7 @@ static int lunette_open_libraries_protected(lua_State *L) {
 int lunette_open_libraries(lua_State *L, unsigned mask) {
     lua_pushcfunction(L, lunette_open_libraries_protected);
     lua_pushinteger(L, (lua_Integer)mask);
-    return lunette_pcall(L, 1, 0);
+    return lunette_host_pcall(L, 1, 0);
 }
 
 // MARK: - Loading

@@ -1,6 +1,3 @@
-import CLua
-import CLuaShims
-
 /// A Lua function held by the host (a registry reference).
 ///
 /// Call it with `LuaState.call(_:_:)`. The reference is released when this
@@ -9,16 +6,15 @@ public final class LuaFunctionRef {
     weak var state: LuaState?
     let reference: Int32
 
-    /// Takes the function on top of `L`'s stack (popping it).
-    init(state: LuaState, popping L: OpaquePointer) {
+    /// Takes the function on top of `stack` (popping it).
+    init(state: LuaState, popping stack: LuaStack) {
         self.state = state
-        self.reference = luaL_ref(L, lunette_registry_index())
+        self.reference = stack.reference()
     }
 
     deinit {
-        if let state {
-            luaL_unref(state.rawState, lunette_registry_index(), reference)
-        }
+        // The innermost running thread's stack, as for every host operation.
+        state?.stack.release(reference)
     }
 }
 

@@ -1,4 +1,3 @@
-import CLua
 import CLuaShims
 
 /// One Lua state: owns a `lua_State`, loads text chunks, calls functions in
@@ -10,18 +9,27 @@ import CLuaShims
 /// waits (run your own `LuaThread` to avoid that hop).
 ///
 /// Every call into Lua is a `lua_pcall` whose message handler records a
-/// traceback; every failure comes back as a typed `LuaError`. Swift code
-/// never calls a Lua API function that can raise, so Lua's longjmp never
-/// crosses a Swift frame (see docs/ARCHITECTURE.md).
+/// traceback; every failure comes back as a typed `LuaError`. All stack work
+/// goes through `LuaStack` (Boundary/), whose operations cannot raise, so
+/// Lua's longjmp never crosses a Swift frame (see docs/ARCHITECTURE.md).
 public final class LuaState {
-    /// The underlying `lua_State *`: an escape hatch. Never call a C API
-    /// function that may raise on it from Swift.
+    /// The underlying `lua_State *` of the main thread: an escape hatch.
+    /// Never call a C API function that may raise on it from Swift.
     public let rawState: OpaquePointer
     let host: UnsafeMutablePointer<lunette_host>
     /// The Lua thread of the innermost call: a coroutine while a Swift
     /// function runs inside it. Nested calls run there.
     var current: OpaquePointer
+    /// The stack of the innermost running thread: every stack operation of
+    /// the host goes through it, never through `rawState`.
+    var stack: LuaStack { LuaStack(current) }
     var boxes: [LuaFunctionBox] = []
+    /// Set while `lua_close` runs finalizers: Swift functions other than the
+    /// log sink refuse to run then (the state is going away).
+    var isClosing = false
+    /// Where print and log lines go; shared with the log sink, which must
+    /// not reach the state itself while it closes.
+    private let logSink = LogSink()
     /// Buffers of the C value walk, reused by every conversion.
     let tape: UnsafeMutablePointer<lunette_tape> = {
         let tape = UnsafeMutablePointer<lunette_tape>.allocate(capacity: 1)
@@ -42,7 +50,10 @@ public final class LuaState {
     /// Where `print` and `log.*` go: one call per line (no newline), after
     /// the line was counted against the call's output cap. Defaults to
     /// standard output, with "[level] " before lines other than info.
-    public var logHandler: (LuaLogLevel, LuaString) -> Void = LuaState.writeToStandardOutput
+    public var logHandler: (LuaLogLevel, LuaString) -> Void {
+        get { logSink.handler }
+        set { logSink.handler = newValue }
+    }
 
     /// Nesting of calls into Lua: limits are armed by the outermost one.
     var callDepth = 0
@@ -60,23 +71,24 @@ public final class LuaState {
         self.options = LuaCallOptions(limits: profile.defaultLimits)
         host = .allocate(capacity: 1)
         host.initialize(to: lunette_host())
-        guard let L = lunette_newstate(host) else {
+        guard let L = LuaLifecycle.newState(host) else {
             host.deallocate()
             throw .memory(LuaMemoryError(limit: nil, peak: 0))
         }
         rawState = L
         current = L
+        let stack = LuaStack(L)
         var status: Int32
         switch profile.kind {
         case .sandbox:
-            status = lunette_open_sandbox(L)
+            status = stack.openSandbox()
         case .trusted(let libraries):
-            status = lunette_open_libraries(L, libraries.rawValue)
-            if status == LUA_OK { status = lunette_remember_randomseed(L) }
+            status = stack.openLibraries(libraries.rawValue)
+            if status == LuaLifecycle.ok { status = stack.rememberRandomSeed() }
         }
-        if status == LUA_OK { status = installLog() }
-        if status != LUA_OK {
-            lua_settop(L, 0)
+        if status == LuaLifecycle.ok { status = installLog() }
+        if status != LuaLifecycle.ok {
+            stack.setTop(0)
             throw .memory(LuaMemoryError(limit: nil, peak: Int(host.pointee.peak)))
         }
     }
@@ -89,7 +101,11 @@ public final class LuaState {
     deinit {
         lunette_tape_free(tape)
         tape.deallocate()
-        lua_close(rawState)
+        // Finalizers of a trusted state run now and may print: the log sink
+        // still works, other Swift functions refuse (see LuaFunctionBox).
+        isClosing = true
+        current = rawState
+        LuaLifecycle.close(rawState)
         host.deinitialize(count: 1)
         host.deallocate()
     }
@@ -125,21 +141,21 @@ public final class LuaState {
     }
 
     private func load(_ buffer: UnsafeBufferPointer<UInt8>, name: String) throws(LuaError) -> LuaFunctionRef {
-        let L = current
-        try reserveStack(L, 2)
+        let stack = stack
+        try stack.reserveOrThrow(2)
         // "@name": Lua prints the name as given, and when it is longer than
         // LUA_IDSIZE keeps its end ("...dir/file.lua"), where file and line are.
-        let status = lunette_load(L, UnsafeRawPointer(buffer.baseAddress), buffer.count, "@" + name)
-        if status != LUA_OK {
-            defer { lunette_pop(L, 1) }
-            if status == LUA_ERRMEM { throw .memory(memoryError()) }
-            let message = errorMessage(at: -1)
+        let status = stack.load(buffer, chunkName: "@" + name)
+        if status != LuaLifecycle.ok {
+            defer { stack.pop() }
+            if status == LuaLifecycle.memoryStatus { throw .memory(memoryError()) }
+            let message = errorMessage(at: -1, stack: stack)
             if let (_, line, rest) = Self.splitLocation(message) {
                 throw .syntax(LuaSyntaxError(chunk: name, line: line, message: rest))
             }
             throw .syntax(LuaSyntaxError(chunk: name, line: nil, message: message))
         }
-        return LuaFunctionRef(state: self, popping: L)
+        return LuaFunctionRef(state: self, popping: stack)
     }
 
     // MARK: Calling
@@ -157,8 +173,8 @@ public final class LuaState {
     public func call(_ function: LuaFunctionRef, _ arguments: [LuaValue] = [], options: LuaCallOptions) throws(LuaError) -> [LuaValue] {
         precondition(function.state === self, "LuaFunctionRef belongs to another LuaState")
         return try withLargeStack { () throws(LuaError) in
-            try self.protectedCall(arguments, options: options) { L in
-                lua_rawgeti(L, lunette_registry_index(), Int64(function.reference))
+            try self.protectedCall(arguments, options: options) { stack in
+                stack.push(reference: function.reference)
             }
         }
     }
@@ -175,15 +191,15 @@ public final class LuaState {
     /// Pushes the function (via `pushFunction`), then the arguments; calls
     /// with the traceback handler; converts the results.
     func protectedCall(_ arguments: [LuaValue], options: LuaCallOptions? = nil,
-                       pushFunction: (OpaquePointer) -> Void) throws(LuaError) -> [LuaValue] {
-        let L = current
-        let base = lua_gettop(L)
-        try reserveStack(L, arguments.count + 2)
-        pushFunction(L)
-        let pusher = ValuePusher(L: L, maxDepth: conversionLimits.maxDepth)
+                       pushFunction: (LuaStack) -> Void) throws(LuaError) -> [LuaValue] {
+        let stack = stack
+        let base = stack.top
+        try stack.reserveOrThrow(arguments.count + 2)
+        pushFunction(stack)
+        let pusher = ValuePusher(stack: stack, maxDepth: conversionLimits.maxDepth)
         for (i, argument) in arguments.enumerated() {
             do { try pusher.push(argument) } catch {
-                lua_settop(L, base)
+                stack.setTop(base)
                 throw .value(error.rooted(at: "argument #\(i + 1)"))
             }
         }
@@ -191,19 +207,19 @@ public final class LuaState {
         let callOptions = options ?? self.options
         if outermost {
             var limits = callOptions.cLimits
-            lunette_call_begin(L, &limits)
+            stack.beginCall(&limits)
         }
         callDepth += 1
-        let status = lunette_pcall(L, Int32(arguments.count), LUA_MULTRET)
+        let status = stack.call(arguments: Int32(arguments.count), results: LuaLifecycle.multipleResults)
         callDepth -= 1
-        let elapsed = outermost ? lunette_call_end(L) : 0
-        defer { lua_settop(L, base) }
-        if status != LUA_OK {
-            throw callError(status: status, L: L, limits: callOptions.limits, elapsedNanoseconds: elapsed)
+        let elapsed = outermost ? stack.endCall() : 0
+        defer { stack.setTop(base) }
+        if status != LuaLifecycle.ok {
+            throw callError(status: status, stack: stack, limits: callOptions.limits, elapsedNanoseconds: elapsed)
         }
-        let top = lua_gettop(L)
+        let top = stack.top
         if top == base { return [] }
-        var reader = reader(L)
+        var reader = reader(stack)
         do { return try reader.readResults(base + 1, top) } catch { throw .value(error) }
     }
 
@@ -211,57 +227,50 @@ public final class LuaState {
 
     /// The global `name`, read raw (no metamethod runs).
     public func global(_ name: String) throws(LuaError) -> LuaValue {
-        let L = current
-        try reserveStack(L, 3)
-        lunette_pushglobaltable(L)
-        _ = lua_pushstring(L, name)
-        lua_rawget(L, -2)
-        defer { lunette_pop(L, 2) }
-        var reader = reader(L)
+        let stack = stack
+        try stack.reserveOrThrow(3)
+        stack.pushGlobals()
+        stack.push(name)
+        stack.rawGet(-2)
+        defer { stack.pop(2) }
+        var reader = reader(stack)
         do { return try reader.read(at: -1, root: name) } catch { throw .value(error) }
     }
 
     /// Sets the global `name`, raw.
     public func setGlobal(_ name: String, _ value: LuaValue) throws(LuaError) {
-        let L = current
-        try reserveStack(L, 4)
-        lunette_pushglobaltable(L)
-        _ = lua_pushstring(L, name)
-        do { try ValuePusher(L: L, maxDepth: conversionLimits.maxDepth).push(value) } catch {
-            lunette_pop(L, 2)
+        let stack = stack
+        try stack.reserveOrThrow(4)
+        stack.pushGlobals()
+        stack.push(name)
+        do { try ValuePusher(stack: stack, maxDepth: conversionLimits.maxDepth).push(value) } catch {
+            stack.pop(2)
             throw .value(error.rooted(at: name))
         }
-        lua_rawset(L, -3)
-        lunette_pop(L, 1)
+        stack.rawSet(-3)
+        stack.pop()
     }
 
     /// A reference to the global function `name`, or nil when it is not a function.
     public func globalFunction(_ name: String) throws(LuaError) -> LuaFunctionRef? {
-        let L = current
-        try reserveStack(L, 3)
-        lunette_pushglobaltable(L)
-        _ = lua_pushstring(L, name)
-        lua_rawget(L, -2)
-        lua_rotate(L, -2, 1)
-        lunette_pop(L, 1)
-        guard lua_type(L, -1) == LUA_TFUNCTION else {
-            lunette_pop(L, 1)
+        let stack = stack
+        try stack.reserveOrThrow(3)
+        stack.pushGlobals()
+        stack.push(name)
+        stack.rawGet(-2)
+        stack.remove(at: -2)
+        guard stack.type(at: -1) == .function else {
+            stack.pop()
             return nil
         }
-        return LuaFunctionRef(state: self, popping: L)
+        return LuaFunctionRef(state: self, popping: stack)
     }
 
     // MARK: Internals
 
-    /// A converter for values on `L`'s stack, with this state's limits.
-    func reader(_ L: OpaquePointer) -> ValueReader {
-        ValueReader(L, limits: conversionLimits, tape: tape)
-    }
-
-    func reserveStack(_ L: OpaquePointer, _ slots: Int) throws(LuaError) {
-        guard slots < 1_000_000, lua_checkstack(L, Int32(slots)) != 0 else {
-            throw .runtime(LuaRuntimeError(message: "Lua stack overflow (cannot reserve \(slots) slots)"))
-        }
+    /// A converter for values on `stack`, with this state's limits.
+    func reader(_ stack: LuaStack) -> ValueReader {
+        ValueReader(stack, limits: conversionLimits, tape: tape)
     }
 
     /// Runs `body` on a thread with a large enough stack.
@@ -281,15 +290,15 @@ public final class LuaState {
         return LuaMemoryError(limit: capped ? cap : nil, peak: Int(h.peak))
     }
 
-    /// Turns a failed lunette_pcall (error object on top) into a LuaError:
+    /// Turns a failed protected call (error object on top) into a LuaError:
     /// a kill by its reason, otherwise by the status.
-    func callError(status: Int32, L: OpaquePointer, limits: LuaLimits? = nil, elapsedNanoseconds: UInt64 = 0) -> LuaError {
-        lunette_take_traceback(L)
+    func callError(status: Int32, stack: LuaStack, limits: LuaLimits? = nil, elapsedNanoseconds: UInt64 = 0) -> LuaError {
+        stack.pushTraceback()
         var traceback: String?
-        if lua_type(L, -1) == LUA_TSTRING {
-            traceback = ValueReader.string(L, at: -1).displayText
+        if stack.type(at: -1) == .string {
+            traceback = stack.string(at: -1).displayText
         }
-        lunette_pop(L, 1)
+        stack.pop()
         let elapsed = Duration.nanoseconds(Int64(clamping: elapsedNanoseconds))
         switch host.pointee.killed {
         case LUNETTE_KILL_TIMEOUT:
@@ -305,24 +314,24 @@ public final class LuaState {
         default:
             break
         }
-        if status == LUA_ERRMEM {
+        if status == LuaLifecycle.memoryStatus {
             return .memory(memoryError(cap: limits?.memory))
         }
-        var error = runtimeError(at: -1)
+        var error = runtimeError(at: -1, stack: stack)
         error.traceback = traceback
         return .runtime(error)
     }
 
     /// Describes the error object at `index` without running any script code.
-    func runtimeError(at index: Int32) -> LuaRuntimeError {
-        let type = lua_type(current, index)
+    func runtimeError(at index: Int32, stack: LuaStack) -> LuaRuntimeError {
+        let type = stack.type(at: index)
         var value: LuaValue?
         let message: String
         switch type {
-        case LUA_TSTRING:
-            message = errorMessage(at: index)
-        case LUA_TNUMBER:
-            var reader = reader(current)
+        case .string:
+            message = errorMessage(at: index, stack: stack)
+        case .number:
+            var reader = reader(stack)
             value = try? reader.read(at: index, root: "")
             switch value {
             case .integer(let i): message = String(i)
@@ -330,9 +339,9 @@ public final class LuaState {
             default: message = "(error object is a number value)"
             }
         default:
-            var reader = reader(current)
+            var reader = reader(stack)
             value = try? reader.read(at: index, root: "")
-            message = "(error object is \(ValueReader.article(type)) value)"
+            message = "(error object is \(type.withArticle) value)"
         }
         var error = LuaRuntimeError(message: message, value: value)
         if let (chunk, line, _) = Self.splitLocation(message) {
@@ -344,15 +353,12 @@ public final class LuaState {
 
     /// The string at `index` as a message: invalid UTF-8 replaced, cut to
     /// `LuaRuntimeError.maxMessageBytes`.
-    func errorMessage(at index: Int32) -> String {
-        var length = 0
-        guard let pointer = lua_tolstring(current, index, &length) else { return "" }
+    func errorMessage(at index: Int32, stack: LuaStack) -> String {
+        guard stack.type(at: index) == .string else { return "" }
+        let bytes = stack.stringBytes(at: index)
         let limit = LuaRuntimeError.maxMessageBytes
-        let kept = min(length, limit)
-        let text = pointer.withMemoryRebound(to: UInt8.self, capacity: kept) {
-            String(decoding: UnsafeBufferPointer(start: $0, count: kept), as: UTF8.self)
-        }
-        return length > limit ? text + "… (message cut: \(length) bytes in all)" : text
+        let text = String(decoding: UnsafeBufferPointer(rebasing: bytes.prefix(limit)), as: UTF8.self)
+        return bytes.count > limit ? text + "… (message cut: \(bytes.count) bytes in all)" : text
     }
 
     /// Splits "chunk:12: message" into its parts.
@@ -383,17 +389,19 @@ public final class LuaState {
     // MARK: print and log
 
     /// Installs print, warn and log.*, which count output in C and hand each
-    /// line to `logHandler`.
+    /// line to the log sink.
     private func installLog() -> Int32 {
-        let sink = LuaFunctionBox(state: self, name: "log", viaWrapper: false) { [unowned self] args in
+        let sink = logSink
+        let box = LuaFunctionBox(state: self, name: "log", viaWrapper: false, runsWhileClosing: true) { args in
             let level = LuaLogLevel(rawValue: Int(try args.integer(1))) ?? .info
-            self.logHandler(level, try args.string(2))
+            sink.handler(level, try args.string(2))
             return []
         }
-        boxes.append(sink)
-        lunette_push_swift_function(rawState, Unmanaged.passUnretained(sink).toOpaque())
-        var status = lunette_install_log(rawState)
-        if status == LUA_OK, profile.isSandbox { status = lunette_protect_global(rawState, "log") }
+        boxes.append(box)
+        let stack = LuaStack(rawState)
+        stack.pushSwiftFunction(Unmanaged.passUnretained(box).toOpaque())
+        var status = stack.installLog()
+        if status == LuaLifecycle.ok, profile.isSandbox { status = stack.protectGlobal("log") }
         return status
     }
 
@@ -408,3 +416,9 @@ public final class LuaState {
 
 @available(*, unavailable)
 extension LuaState: Sendable {}
+
+/// Where a state's print and log lines go. A separate object, so the sink
+/// works while the state itself is being destroyed (finalizers at close).
+final class LogSink {
+    var handler: (LuaLogLevel, LuaString) -> Void = LuaState.writeToStandardOutput
+}

@@ -1,4 +1,3 @@
-import CLua
 import CLuaShims
 
 /// Reads a value off a Lua stack into a `LuaValue`.
@@ -11,7 +10,7 @@ import CLuaShims
 /// - when C refuses a value, the Swift walk here reads it again to say what
 ///   is wrong and where. It is the reference for the rules and stays simple.
 struct ValueReader {
-    let L: OpaquePointer
+    let stack: LuaStack
     let limits: LuaConversionLimits
     private var budget: Int
     /// Tables on the path from the root to the table being read (cycle check).
@@ -19,8 +18,8 @@ struct ValueReader {
     /// The state's C flattening buffers.
     let tape: UnsafeMutablePointer<lunette_tape>
 
-    init(_ L: OpaquePointer, limits: LuaConversionLimits, tape: UnsafeMutablePointer<lunette_tape>) {
-        self.L = L
+    init(_ stack: LuaStack, limits: LuaConversionLimits, tape: UnsafeMutablePointer<lunette_tape>) {
+        self.stack = stack
         self.limits = limits
         self.budget = limits.maxBytes
         self.tape = tape
@@ -28,14 +27,14 @@ struct ValueReader {
 
     /// The Swift walk: converts the value at `index`; the error's path is relative to it.
     private mutating func read(at index: Int32) throws(PathedValueError) -> LuaValue {
-        try read(lua_absindex(L, index), depth: 0)
+        try read(stack.absolute(index), depth: 0)
     }
 
     /// Converts the value at `index`; errors name their path from `root`.
     mutating func read(at index: Int32, root: String) throws(LuaValueError) -> LuaValue {
         // Only tables need the C walk; a scalar is one step of the Swift walk.
-        if lua_type(L, index) == LUA_TTABLE,
-           lunette_tape_read(L, index, tape, Int32(clamping: limits.maxDepth), budget) != 0 {
+        if stack.type(at: index) == .table,
+           stack.readTape(at: index, into: tape, maxDepth: limits.maxDepth, maxBytes: budget) {
             budget = Int(tape.pointee.budget)
             return TapeDecoder(tape: tape).value(at: 0)
         }
@@ -63,82 +62,69 @@ struct ValueReader {
 
     private mutating func read(_ index: Int32, depth: Int) throws(PathedValueError) -> LuaValue {
         try spend(16)
-        switch lua_type(L, index) {
-        case LUA_TNIL, LUA_TNONE:
+        switch stack.type(at: index) {
+        case .nil, .none:
             return .nil
-        case LUA_TBOOLEAN:
-            return .boolean(lua_toboolean(L, index) != 0)
-        case LUA_TNUMBER:
-            if lua_isinteger(L, index) != 0 {
-                return .integer(lua_tointegerx(L, index, nil))
-            }
-            return .number(lua_tonumberx(L, index, nil))
-        case LUA_TSTRING:
-            let s = ValueReader.string(L, at: index)
+        case .boolean:
+            return .boolean(stack.boolean(at: index))
+        case .number:
+            return stack.isInteger(at: index) ? .integer(stack.integer(at: index)) : .number(stack.number(at: index))
+        case .string:
+            let s = stack.string(at: index)
             try spend(s.count)
             return .string(s)
-        case LUA_TTABLE:
+        case .table:
             return .table(try readTable(index, depth: depth))
         case let type:
-            throw PathedValueError(reason: "\(Self.article(type)) is not plain data")
-        }
-    }
-
-    /// The string at `index` of `L`, which must be of type string (never a
-    /// number: lua_tolstring would convert the stack slot in place).
-    static func string(_ L: OpaquePointer, at index: Int32) -> LuaString {
-        var length = 0
-        guard let pointer = lua_tolstring(L, index, &length) else { return LuaString("") }
-        return pointer.withMemoryRebound(to: UInt8.self, capacity: length) {
-            LuaString(copying: UnsafeBufferPointer(start: $0, count: length))
+            throw PathedValueError(reason: "\(type.withArticle) is not plain data")
         }
     }
 
     private mutating func readTable(_ t: Int32, depth: Int) throws(PathedValueError) -> LuaTable {
-        guard let identity = lua_topointer(L, t) else { return LuaTable() }
+        guard let identity = stack.identity(at: t) else { return LuaTable() }
         if onPath.contains(identity) {
             throw PathedValueError(reason: "a table that contains itself (a cycle) is not plain data")
         }
         if depth >= limits.maxDepth {
             throw PathedValueError(reason: "tables are nested more than \(limits.maxDepth) deep")
         }
-        guard lua_checkstack(L, 3) != 0 else {
+        guard stack.reserve(3) else {
             throw PathedValueError(reason: "out of Lua stack space while reading the value")
         }
         onPath.append(identity)
         defer { onPath.removeLast() }
-        let top = lua_gettop(L)
+        let top = stack.top
         var entries: [LuaFields.Entry] = []
         var integerKeys: Int64 = 0
         var largestKey: Int64 = 0
-        lua_pushnil(L)
-        while lua_next(L, t) != 0 {
+        stack.pushNil()
+        while stack.next(t) {
             // key at -2, value at -1
-            switch lua_type(L, -2) {
-            case LUA_TSTRING:
-                let key = ValueReader.string(L, at: -2)
+            switch stack.type(at: -2) {
+            case .string:
+                let key = stack.string(at: -2)
                 try spend(key.count)
                 do {
                     entries.append(LuaFields.Entry(key: key, value: try read(top + 2, depth: depth + 1)))
                 } catch {
-                    lua_settop(L, top)
+                    stack.setTop(top)
                     throw error.adding(.field(key))
                 }
-            case LUA_TNUMBER where lua_isinteger(L, -2) != 0:
-                let key = lua_tointegerx(L, -2, nil)
+            case .number where stack.isInteger(at: -2):
+                let key = stack.integer(at: -2)
                 if key < 1 {
-                    lua_settop(L, top)
+                    stack.setTop(top)
                     throw PathedValueError(reason: "array index \(key) is not plain data (arrays run from 1 to n)").adding(.index(key))
                 }
                 integerKeys += 1
                 largestKey = max(largestKey, key)
             case let type:
-                let description = type == LUA_TNUMBER ? "\(LuaLiteral.number(lua_tonumberx(L, -2, nil)))" : Self.typeName(type)
-                lua_settop(L, top)
-                throw PathedValueError(reason: "a \(Self.typeName(type)) key is not plain data (keys are strings or array indices 1..n)")
+                let description = type == .number ? "\(LuaLiteral.number(stack.number(at: -2)))" : type.name
+                stack.setTop(top)
+                throw PathedValueError(reason: "a \(type.name) key is not plain data (keys are strings or array indices 1..n)")
                     .adding(.key(description))
             }
-            lunette_pop(L, 1)
+            stack.pop()
         }
 
         var array: [LuaValue] = []
@@ -146,48 +132,29 @@ struct ValueReader {
             if largestKey != integerKeys {
                 // Sparse: report the first missing index; never allocate by the largest key.
                 var missing: Int64 = 1
-                while missing <= integerKeys, lua_rawgeti(L, t, missing) != LUA_TNIL {
-                    lunette_pop(L, 1)
+                while missing <= integerKeys, stack.rawGet(t, index: missing) != .nil {
+                    stack.pop()
                     missing += 1
                 }
-                lua_settop(L, top)
+                stack.setTop(top)
                 throw PathedValueError(
                     reason: "array has a hole at [\(missing)] (\(integerKeys) integer keys, largest \(largestKey)); arrays must run from 1 to n without nil"
                 )
             }
             array.reserveCapacity(Int(integerKeys))
             for i in 1...integerKeys {
-                lua_rawgeti(L, t, i)
+                stack.rawGet(t, index: i)
                 do {
                     array.append(try read(top + 1, depth: depth + 1))
                 } catch {
-                    lua_settop(L, top)
+                    stack.setTop(top)
                     throw error.adding(.index(i))
                 }
-                lunette_pop(L, 1)
+                stack.pop()
             }
         }
         entries.sort { $0.key < $1.key }
         return LuaTable(array: array, fields: LuaFields(sorted: entries))
-    }
-
-    static func typeName(_ type: Int32) -> String {
-        switch type {
-        case LUA_TNIL: return "nil"
-        case LUA_TBOOLEAN: return "boolean"
-        case LUA_TLIGHTUSERDATA, LUA_TUSERDATA: return "userdata"
-        case LUA_TNUMBER: return "number"
-        case LUA_TSTRING: return "string"
-        case LUA_TTABLE: return "table"
-        case LUA_TFUNCTION: return "function"
-        case LUA_TTHREAD: return "thread"
-        default: return "no value"
-        }
-    }
-
-    static func article(_ type: Int32) -> String {
-        let name = typeName(type)
-        return (name.first.map { "aeiou".contains($0) } ?? false ? "an " : "a ") + name
     }
 }
 
@@ -204,14 +171,14 @@ struct TapeDecoder {
 
     func value(at index: Int) -> LuaValue {
         let slot = slots + index
-        switch slot.pointee.type {
-        case LUA_TBOOLEAN:
+        switch LuaType(rawValue: slot.pointee.type) {
+        case .boolean:
             return .boolean(slot.pointee.integer != 0)
-        case LUA_TNUMBER:
+        case .number:
             return slot.pointee.is_integer != 0 ? .integer(slot.pointee.integer) : .number(slot.pointee.number)
-        case LUA_TSTRING:
+        case .string:
             return .string(string(slot.pointee.str, slot.pointee.len))
-        case LUA_TTABLE:
+        case .table:
             return .table(table(slot))
         default:
             return .nil

@@ -14,7 +14,7 @@ struct CleanupTests {
             let tracker = Tracker()
             weakTracker = tracker
             let state = try LuaState(profile: .trusted)
-            state.register(function: "raise") { _ in
+            try state.register(function: "raise") { _ in
                 defer { tracker.deferred += 1 }
                 throw LuaFunctionError("raised")
             }
@@ -48,7 +48,7 @@ struct CleanupTests {
 
     @Test func memoryIsReturnedWhenCallsFail() throws {
         let state = try LuaState(profile: .trusted)
-        state.register(function: "raise") { _ in throw LuaFunctionError(String(repeating: "x", count: 1000)) }
+        try state.register(function: "raise") { _ in throw LuaFunctionError(String(repeating: "x", count: 1000)) }
         _ = try? state.run("for i = 1, 1000 do pcall(raise) end")
         _ = try state.run("collectgarbage(); collectgarbage()")
         let before = state.memoryUsed

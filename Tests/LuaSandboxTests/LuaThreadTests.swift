@@ -28,7 +28,7 @@ struct LuaThreadTests {
         let small = Thread {
             do {
                 let state = try LuaState()
-                state.register(function: "stackSize") { _ in [.integer(Int64(currentStackSize()))] }
+                try state.register(function: "stackSize") { _ in [.integer(Int64(currentStackSize()))] }
                 let source = "return stackSize(), " + String(repeating: "(", count: 190) + "1" + String(repeating: ")", count: 190)
                 outcome.callerStack = currentStackSize()
                 outcome.value = try state.run(source)

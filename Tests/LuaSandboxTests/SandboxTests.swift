@@ -98,7 +98,7 @@ struct DeadlineTests {
     /// set (Lua 5.4 would trap every instruction). An instruction budget needs one.
     @Test func noHookRunsUntilTheDeadlinePasses() throws {
         let state = try LuaState(profile: .sandbox)
-        state.register(function: "hooked") { [unowned state] _ in [.boolean(lua_gethook(state.rawState) != nil)] }
+        try state.register(function: "hooked") { [unowned state] _ in [.boolean(lua_gethook(state.rawState) != nil)] }
         let probe = try state.load("return hooked(), coroutine.wrap(function() return hooked() end)()", name: "probe.lua")
         #expect(try state.call(probe, options: LuaCallOptions(limits: .sandbox)) == [false, false])
         #expect(try state.call(probe, options: LuaCallOptions(limits: LuaLimits(instructions: 1_000_000))) == [true, true])
@@ -227,7 +227,7 @@ struct EscapeTests {
         let state = try LuaState(profile: .sandbox)
         var module = LuaModule(name: "clock")
         module.add("now") { _ in [1_795_254_600] }
-        state.register(module)
+        try state.register(module)
         #expect(try state.run("return require('clock') == clock, clock.now(), select(2, pcall(function() clock.now = nil end))")
                 == [true, 1_795_254_600, "chunk:1: attempt to modify read-only table 'clock'"])
     }

@@ -16,14 +16,14 @@ struct SwiftFunctionTests {
 
     @Test func moduleFunctionsReceiveArgumentsAndReturnResults() throws {
         let h = try Harness()
-        h.state.register(clockModule())
+        try h.state.register(clockModule())
         #expect(try h.run("return clock.add(clock.now(), { seconds = 30 })") == [1_030.0])
         #expect(try h.run("return type(clock), type(clock.add)") == ["table", "function"])
     }
 
     @Test func argumentErrorsReadLikeLuasOwn() throws {
         let h = try Harness()
-        h.state.register(clockModule())
+        try h.state.register(clockModule())
         let error = luaError { try h.run("local t = nil\nreturn clock.add(t)", name: "w.lua") }
         #expect(error?.message == "w.lua:2: bad argument #1 to 'clock.add' (number expected, got nil)")
         let missing = luaError { try h.run("return clock.add(1)", name: "w.lua") }
@@ -34,7 +34,7 @@ struct SwiftFunctionTests {
 
     @Test func integerArgumentsFollowLuaRules() throws {
         let h = try Harness()
-        h.state.register(function: "twice") { args in [.integer(try args.integer(1) * 2)] }
+        try h.state.register(function: "twice") { args in [.integer(try args.integer(1) * 2)] }
         #expect(try h.run("return twice(21), twice(4.0)") == [42, 8])
         let error = luaError { try h.run("return twice(1.5)", name: "i.lua") }
         #expect(error?.message == "i.lua:1: bad argument #1 to 'twice' (number has no integer representation)")
@@ -42,7 +42,7 @@ struct SwiftFunctionTests {
 
     @Test func scriptPcallCatchesSwiftErrors() throws {
         let h = try Harness()
-        h.state.register(function: "fail") { _ in throw LuaFunctionError("no such task") }
+        try h.state.register(function: "fail") { _ in throw LuaFunctionError("no such task") }
         let results = try h.run("local ok, err = pcall(function() local x = fail(); return x end); return ok, err", name: "p.lua")
         #expect(results == [false, "p.lua:1: no such task"])
         // Called straight from pcall (a C function) there is no Lua caller to name, as with Lua's error().
@@ -52,7 +52,7 @@ struct SwiftFunctionTests {
     @Test func otherSwiftErrorsBecomeLuaErrors() throws {
         struct Broken: Error, CustomStringConvertible { var description: String { "disk on fire" } }
         let h = try Harness()
-        h.state.register(function: "broken") { _ in throw Broken() }
+        try h.state.register(function: "broken") { _ in throw Broken() }
         let error = luaError { try h.run("broken()", name: "b.lua") }
         #expect(error?.message == "b.lua:1: disk on fire")
     }
@@ -60,8 +60,8 @@ struct SwiftFunctionTests {
     @Test func nestedSwiftLuaSwiftLuaErrorsKeepTheInnermostMessageAndTraceback() throws {
         let h = try Harness()
         // Lua (outer.lua) → Swift apply → Lua callback → Swift fail
-        h.state.register(function: "apply") { args in try args.call(1, [5]) }
-        h.state.register(function: "fail") { args in throw LuaFunctionError("bad value \(try args.integer(1))") }
+        try h.state.register(function: "apply") { args in try args.call(1, [5]) }
+        try h.state.register(function: "fail") { args in throw LuaFunctionError("bad value \(try args.integer(1))") }
         let error = luaError {
             try h.run("""
                 local function callback(n)
@@ -81,7 +81,7 @@ struct SwiftFunctionTests {
 
     @Test func nestedErrorObjectsPassThroughUnchanged() throws {
         let h = try Harness()
-        h.state.register(function: "apply") { args in try args.call(1) }
+        try h.state.register(function: "apply") { args in try args.call(1) }
         let results = try h.run("""
             local ok, e = pcall(apply, function() error({ code = 7 }) end)
             return ok, type(e), e.code
@@ -91,7 +91,7 @@ struct SwiftFunctionTests {
 
     @Test func nestedCallsReturnValues() throws {
         let h = try Harness()
-        h.state.register(function: "map") { args in
+        try h.state.register(function: "map") { args in
             let list = try args.table(1)
             var out: [LuaValue] = []
             for element in list.array { out += try args.call(2, [element]) }
@@ -102,7 +102,7 @@ struct SwiftFunctionTests {
 
     @Test func swiftFunctionsWorkInsideCoroutines() throws {
         let h = try Harness()
-        h.state.register(function: "apply") { args in try args.call(1, [try args.value(2)]) }
+        try h.state.register(function: "apply") { args in try args.call(1, [try args.value(2)]) }
         let results = try h.run("""
             local co = coroutine.wrap(function(x)
               local y = coroutine.yield(apply(function(v) return v + 1 end, x))
@@ -118,7 +118,7 @@ struct SwiftFunctionTests {
         var deep: LuaValue = 1
         for _ in 0..<200 { deep = [deep] }
         let captured = deep
-        h.state.register(function: "deep") { _ in [captured] }
+        try h.state.register(function: "deep") { _ in [captured] }
         let error = luaError { try h.run("return deep()", name: "d.lua") }
         #expect(error?.message.hasPrefix("d.lua:1: 'deep' returned a bad value: result[1][1]") == true)
         #expect(error?.message.hasSuffix("tables are nested more than 100 deep") == true)

@@ -122,7 +122,7 @@ struct StoreBindingTests {
         let h = try StoreHarness()
         let app = try h.app()
         var seenDuringCall: [StoreValue?] = []
-        h.state.register(function: "appSide") { _ in
+        try h.state.register(function: "appSide") { _ in
             seenDuringCall.append(try app.get("a"))
             try app.set("fromApp", 7)   // the write lock is free while the script runs
             return []
@@ -144,8 +144,8 @@ struct StoreBindingTests {
         let app = try h.app()
         try app.set("n", 10)
         var runs = 0
-        h.state.register(function: "counted") { _ in runs += 1; return [] }
-        h.state.register(function: "appIncrements") { _ in
+        try h.state.register(function: "counted") { _ in runs += 1; return [] }
+        try h.state.register(function: "appIncrements") { _ in
             try app.update("n") { .integer(($0?.integerValue ?? 0) + 100) }
             return []
         }
@@ -165,7 +165,7 @@ struct StoreBindingTests {
     @Test func aPlainWriteNeedsNoReplay() throws {
         let h = try StoreHarness()
         let app = try h.app()
-        h.state.register(function: "appWrites") { _ in try app.set("n", 500); return [] }
+        try h.state.register(function: "appWrites") { _ in try app.set("n", 500); return [] }
         try h.run("local g = store.group('group.t'); g:set('n', 1); g:update('n', function(n) return n + 1 end); appWrites()")
         #expect(try app.get("n") == .integer(2))   // last writer wins; the update read the call's own value
     }

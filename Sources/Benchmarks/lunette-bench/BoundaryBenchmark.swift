@@ -49,7 +49,7 @@ enum BoundaryBenchmark {
         for i in -50..<iterations {
             let ns = try measureNanoseconds {
                 let state = try LuaState()
-                state.register(module)
+                try state.register(module)
             }
             if i >= 0 { samples.append(ns / 1000) }
         }

@@ -141,7 +141,7 @@ enum StoreBenchmark {
                 limits.timeout = .seconds(seconds * 3)
                 state.options = LuaCallOptions(limits: limits)
                 let binding = StoreBinding(store: SharedStore(root: root), grants: ["group.bench"], owner: "lunette-bench")
-                state.register(function: "started") { _ in started.signal(); return [] }
+                try state.register(function: "started") { _ in started.signal(); return [] }
                 try binding.install(in: state)
                 let chunk = try state.load("""
                     local g = store.group('group.bench')

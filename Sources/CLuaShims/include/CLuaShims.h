@@ -48,6 +48,7 @@ typedef struct lunette_host {
     lua_Integer seed;                   ///< math.random seed of the call
     int seed_pending;                   ///< the sandbox seeds on first use
     struct lunette_host *previous_thread_host; ///< the thread's host before this call
+    int active;                         ///< a top-level call is between lunette_call_begin and lunette_call_end
 } lunette_host;
 
 /// Why a call was ended by the host. A kill cannot be caught by the script.
@@ -144,6 +145,9 @@ void lunette_watch_end(lunette_host *h);
 /// Raises the error of the call's kill (h->killed must be set). Never returns.
 int lunette_raise_kill(lua_State *L);
 
+/// Pushes the message of the call's kill (h->killed must be set).
+void lunette_push_kill_message(lua_State *L);
+
 /// Opens the guarded string and table functions into the real `string`
 /// and `table` library tables on top of the stack (string below table).
 void lunette_install_guards(lua_State *L, int string_index, int table_index);
@@ -187,9 +191,18 @@ void lunette_push_swift_function(lua_State *L, void *box);
 
 /// Calls the function below `nargs` arguments in protected mode with a
 /// message handler that records a traceback (see lunette_take_traceback).
-/// Script code runs with the memory cap armed. The caller must have
-/// reserved one extra stack slot. Returns the lua_pcall status.
+/// Script code runs with the memory cap armed. A memory failure is a kill
+/// like a deadline: it is recorded, the hook is armed, and the trampoline
+/// raises it again when the Swift function that made this call returns.
+/// While the call is being ended nothing runs: the kill comes back at once.
+/// The caller must have reserved one extra stack slot. Returns the
+/// lua_pcall status.
 int lunette_pcall(lua_State *L, int nargs, int nresults);
+
+/// lunette_pcall for the host's own work (opening libraries, read-only
+/// views, host glue): it runs in host mode, so its allocations are never
+/// charged to the script's cap and never refused by it.
+int lunette_host_pcall(lua_State *L, int nargs, int nresults);
 
 /// Pushes the traceback recorded by the last failed lunette_pcall (a string)
 /// or nil, and forgets it.

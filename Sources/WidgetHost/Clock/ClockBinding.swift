@@ -14,7 +14,7 @@ public struct ClockBinding {
     }
 
     /// Gives `state` the global `clock`.
-    public func install(in state: LuaState) {
+    public func install(in state: LuaState) throws(LuaError) {
         let clock = self.clock, calendar = self.calendar
         var module = LuaModule(name: "clock")
         module.add("now") { _ in [Self.date(clock.now())] }
@@ -52,7 +52,7 @@ public struct ClockBinding {
             case .failure(let error): return [.nil, .string(error.message)]
             }
         }
-        state.register(module)
+        try state.register(module)
     }
 
     /// A date as Lua sees it: an integer when whole, else a float.

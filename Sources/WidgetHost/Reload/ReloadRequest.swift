@@ -35,7 +35,7 @@ struct ReloadBinding {
     let widgetKinds: [String]?
     let controlKinds: [String]?
 
-    func install(in state: LuaState, record: @escaping (ReloadRequest) -> Void) {
+    func install(in state: LuaState, record: @escaping (ReloadRequest) -> Void) throws(LuaError) {
         var module = LuaModule(name: "reload")
         module.add("timelines") { args in
             record(.timelines(kind: try Self.kind(args, among: widgetKinds, what: "widget")))
@@ -53,7 +53,7 @@ struct ReloadBinding {
             record(.allControls)
             return []
         }
-        state.register(module)
+        try state.register(module)
     }
 
     private static func kind(_ args: LuaArguments, among kinds: [String]?, what: String) throws(LuaFunctionError) -> String {

@@ -57,13 +57,13 @@ final class BundleSandbox {
         state.logHandler = { [unowned self] level, line in
             self.logs.append((level, String(decoding: line.bytes, as: UTF8.self)))
         }
-        ClockBinding(clock: services.clock, calendar: services.calendar).install(in: state)
+        try ClockBinding(clock: services.clock, calendar: services.calendar).install(in: state)
         try storeBinding.install(in: state)
         let declared = bundle.declarations
-        ReloadBinding(widgetKinds: role == .load ? nil : declared.widgets.map(\.kind),
+        try ReloadBinding(widgetKinds: role == .load ? nil : declared.widgets.map(\.kind),
                       controlKinds: role == .load ? nil : declared.controls.map(\.kind))
             .install(in: state) { [unowned self] request in self.reloads.append(request) }
-        installHost()
+        try installHost()
         if role == .load {
             // Compile main.lua once on the host's side first, for a syntax error with its line.
             _ = try state.load(bytes: bundle.main.bytes, name: bundle.main.chunkName)
@@ -138,7 +138,7 @@ final class BundleSandbox {
     // MARK: host
 
     /// `host.usage()`: memory, time and budget of the running call.
-    private func installHost() {
+    private func installHost() throws(LuaError) {
         var module = LuaModule(name: "host")
         module.add("usage") { [unowned self] _ in
             var fields: LuaFields = [
@@ -153,7 +153,7 @@ final class BundleSandbox {
             }
             return [.table(LuaTable(fields: fields))]
         }
-        state.register(module)
+        try state.register(module)
     }
 
     // MARK: The bundle's glue

@@ -1,0 +1,172 @@
+/// What a Swift function gets of its call: its arguments, read raw.
+///
+/// Valid only while the function runs; do not keep it.
+public struct LuaArguments {
+    /// The state the call runs in (for nested calls).
+    public let state: LuaState
+    /// The stack of the thread that called the function.
+    let stack: LuaStack
+    /// Number of arguments passed.
+    public let count: Int
+    /// The qualified name used in error messages, e.g. "clock.add".
+    public let functionName: String
+    /// 1 for functions called from a method wrapper: argument `n` is the
+    /// script's argument `n - 1` in messages.
+    let argumentOffset: Int
+
+    /// "bad argument #n to 'name' (detail)", numbered as the script sees its arguments.
+    public func badArgument(_ n: Int, _ detail: String) -> LuaFunctionError {
+        .badArgument(n - argumentOffset, to: functionName, detail)
+    }
+
+    /// Lua's type name of argument `n` (1-based), or "no value".
+    public func typeName(_ n: Int) -> String {
+        n >= 1 && n <= count ? stack.type(at: Int32(n)).name : "no value"
+    }
+
+    /// True when argument `n` is absent or nil.
+    public func isNil(_ n: Int) -> Bool {
+        n > count || stack.type(at: Int32(n)) == .nil
+    }
+
+    /// Argument `n` as plain data (`.nil` when absent).
+    public func value(_ n: Int) throws(LuaFunctionError) -> LuaValue {
+        guard n >= 1, n <= count else { return .nil }
+        var reader = state.reader(stack)
+        do { return try reader.read(at: Int32(n), root: "") } catch {
+            throw badArgument(n, error.description)
+        }
+    }
+
+    /// Argument `n` as an integer: an integer, or a float with an exact integer value.
+    public func integer(_ n: Int) throws(LuaFunctionError) -> Int64 {
+        guard n <= count, stack.type(at: Int32(n)) == .number else { throw expected("number", n) }
+        if stack.isInteger(at: Int32(n)) { return stack.integer(at: Int32(n)) }
+        guard let i = Int64(exactly: stack.number(at: Int32(n))) else {
+            throw badArgument(n, "number has no integer representation")
+        }
+        return i
+    }
+
+    /// Argument `n` as a number.
+    public func number(_ n: Int) throws(LuaFunctionError) -> Double {
+        guard n <= count, stack.type(at: Int32(n)) == .number else { throw expected("number", n) }
+        return stack.number(at: Int32(n))
+    }
+
+    /// Argument `n` as a string (numbers are converted as Lua converts them).
+    public func string(_ n: Int) throws(LuaFunctionError) -> LuaString {
+        guard n <= count else { throw expected("string", n) }
+        switch stack.type(at: Int32(n)) {
+        case .string:
+            return stack.string(at: Int32(n))
+        case .number:
+            if stack.isInteger(at: Int32(n)) { return LuaString(String(stack.integer(at: Int32(n)))) }
+            return LuaString(LuaLiteral.number(stack.number(at: Int32(n))))
+        default:
+            throw expected("string", n)
+        }
+    }
+
+    /// Argument `n` as text: a string of valid UTF-8.
+    public func text(_ n: Int) throws(LuaFunctionError) -> String {
+        guard let text = try string(n).string else {
+            throw badArgument(n, "string is not valid UTF-8")
+        }
+        return text
+    }
+
+    /// Argument `n` as a boolean.
+    public func boolean(_ n: Int) throws(LuaFunctionError) -> Bool {
+        guard n <= count, stack.type(at: Int32(n)) == .boolean else { throw expected("boolean", n) }
+        return stack.boolean(at: Int32(n))
+    }
+
+    /// Argument `n` as a table of plain data.
+    public func table(_ n: Int) throws(LuaFunctionError) -> LuaTable {
+        guard n <= count, stack.type(at: Int32(n)) == .table else { throw expected("table", n) }
+        guard case .table(let t) = try value(n) else { throw expected("table", n) }
+        return t
+    }
+
+    /// Table argument `n` as named numbers (`{ minutes = 15 }`, at most
+    /// `limit` fields), read in place without converting the table: option
+    /// tables are read on hot paths. Anything else in the table is an
+    /// argument error that names the field.
+    public func numberFields(_ n: Int, limit: Int = 8) throws(LuaFunctionError) -> [(key: String, value: Double)] {
+        guard n <= count, stack.type(at: Int32(n)) == .table else { throw expected("table", n) }
+        guard stack.reserve(2) else { throw LuaFunctionError("stack overflow") }
+        var fields: [(key: String, value: Double)] = []
+        stack.pushNil()
+        while stack.next(Int32(n)) {
+            guard stack.type(at: -2) == .string, let key = stack.string(at: -2).string else {
+                let type = stack.type(at: -2).name
+                stack.pop(2)
+                throw badArgument(n, "expected { name = number, ... }, got a \(type) key")
+            }
+            guard stack.type(at: -1) == .number else {
+                let type = stack.type(at: -1).name
+                stack.pop(2)
+                throw badArgument(n, "'\(key)' must be a number, got \(type)")
+            }
+            guard fields.count < limit else {
+                stack.pop(2)
+                throw badArgument(n, "more than \(limit) fields")
+            }
+            fields.append((key, stack.number(at: -1)))
+            stack.pop()
+        }
+        return fields
+    }
+
+    /// Argument `n` when present and not nil, read by `read`; nil otherwise.
+    public func optional<T>(_ n: Int, _ read: (Int) throws(LuaFunctionError) -> T) throws(LuaFunctionError) -> T? {
+        isNil(n) ? nil : try read(n)
+    }
+
+    /// Argument `n`, which must be a function, kept for later: call it with
+    /// `state.call(_:_:options:)` after this Swift function has returned
+    /// (e.g. to run it again). The reference lives until it is released.
+    public func function(_ n: Int) throws(LuaFunctionError) -> LuaFunctionRef {
+        guard n <= count, stack.type(at: Int32(n)) == .function else { throw expected("function", n) }
+        guard stack.reserve(1) else { throw LuaFunctionError("stack overflow") }
+        stack.pushCopy(of: Int32(n))
+        return LuaFunctionRef(state: state, popping: stack)
+    }
+
+    /// The chunk and line of the function `level` calls up the stack (0 is
+    /// this Swift function, 1 its caller…), or nil when there is no such
+    /// Lua function. Chunk names are as loaded, without Lua's "@".
+    public func location(level: Int) -> (chunk: String, line: Int)? {
+        stack.location(level: level)
+    }
+
+    /// Makes table argument `m` the globals of Lua function argument `n`:
+    /// sets its first upvalue, which must be its `_ENV` (as in any chunk
+    /// compiled from text). For host glue that runs one compiled chunk with
+    /// fresh globals on each call; never give it to scripts.
+    public func setEnvironment(ofFunction n: Int, to m: Int) throws(LuaFunctionError) {
+        guard n <= count, stack.type(at: Int32(n)) == .function, !stack.isCFunction(at: Int32(n)) else {
+            throw badArgument(n, "Lua function expected, got \(typeName(n))")
+        }
+        guard m <= count, stack.type(at: Int32(m)) == .table else { throw expected("table", m) }
+        guard stack.reserve(1) else { throw LuaFunctionError("stack overflow") }
+        guard let name = stack.pushUpvalue(of: Int32(n), 1) else { throw badArgument(n, "the function has no _ENV") }
+        stack.pop()
+        guard name == "_ENV" else { throw badArgument(n, "the function's first upvalue is not _ENV") }
+        stack.pushCopy(of: Int32(m))
+        stack.setUpvalue(of: Int32(n), 1)
+    }
+
+    /// Calls argument `n`, which must be a function, in protected mode.
+    /// Errors come back as `LuaError`; rethrow them to pass them on.
+    public func call(_ n: Int, _ arguments: [LuaValue] = []) throws -> [LuaValue] {
+        guard n <= count, stack.type(at: Int32(n)) == .function else { throw expected("function", n) }
+        return try state.protectedCall(arguments) { stack in stack.pushCopy(of: Int32(n)) }
+    }
+
+    private func expected(_ type: String, _ n: Int) -> LuaFunctionError {
+        badArgument(n, "\(type) expected, got \(typeName(n))")
+    }
+}
+

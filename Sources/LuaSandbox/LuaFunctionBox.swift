@@ -1,0 +1,96 @@
+import CLuaShims
+
+/// The Swift side of the trampoline: keeps a Swift function body alive for
+/// its state and runs it when a script calls it.
+///
+/// The C trampoline (`lunette_trampoline` in CLuaShims) enters `invoke` in
+/// host mode and, after it has returned, raises what it asked for — or the
+/// call's kill, if one happened while the body ran, whatever the body did
+/// with that error. No Lua error ever unwinds this frame.
+final class LuaFunctionBox {
+    unowned(unsafe) let state: LuaState
+    let name: String
+    let body: LuaFunctionBody
+    /// Called from a host glue wrapper (see `register(_:glue:)`).
+    let viaWrapper: Bool
+    /// Runs while the state closes (the log sink); every other function
+    /// refuses then, because its host may already be gone.
+    let runsWhileClosing: Bool
+
+    init(state: LuaState, name: String, viaWrapper: Bool, runsWhileClosing: Bool = false, body: @escaping LuaFunctionBody) {
+        self.state = state
+        self.name = name
+        self.viaWrapper = viaWrapper
+        self.runsWhileClosing = runsWhileClosing
+        self.body = body
+    }
+
+    /// Installs the C trampoline's entry point (once per process).
+    static let installDispatcher: Void = {
+        LuaLifecycle.setDispatch { L, raw in
+            let box = Unmanaged<LuaFunctionBox>.fromOpaque(raw!).takeUnretainedValue()
+            return box.invoke(LuaStack(L!))
+        }
+    }()
+
+    /// Runs the body; returns the number of results pushed, or a LUNETTE_RAISE
+    /// code with the error value on top. Never raises itself.
+    func invoke(_ stack: LuaStack) -> Int32 {
+        if state.isClosing && !runsWhileClosing {
+            return raise(stack, "'\(name)' cannot run while the Lua state closes", where: true)
+        }
+        let saved = state.current
+        state.current = stack.L
+        defer { state.current = saved }
+        let arguments = LuaArguments(state: state, stack: stack, count: Int(stack.top), functionName: name, argumentOffset: viaWrapper ? 1 : 0)
+        let results: [LuaValue]
+        do {
+            results = try body(arguments)
+        } catch let error as LuaFunctionError {
+            return raise(stack, error.message, where: error.addsPosition)
+        } catch let error as LuaError {
+            return reraise(stack, error)
+        } catch {
+            return raise(stack, String(describing: error), where: true)
+        }
+        let base = stack.top
+        guard stack.reserve(results.count + 1) else {
+            return raise(stack, "'\(name)' returned too many results (\(results.count))", where: true)
+        }
+        let pusher = ValuePusher(stack: stack, maxDepth: state.conversionLimits.maxDepth)
+        for (i, result) in results.enumerated() {
+            do { try pusher.push(result) } catch {
+                stack.setTop(base)
+                let root = results.count == 1 ? "result" : "result #\(i + 1)"
+                return raise(stack, "'\(name)' returned a bad value: \(error.rooted(at: root))", where: true)
+            }
+        }
+        return Int32(results.count)
+    }
+
+    private func raise(_ stack: LuaStack, _ message: String, where: Bool) -> Int32 {
+        stack.push(message)
+        return `where` ? (viaWrapper ? LUNETTE_RAISE_WHERE_CALLER : LUNETTE_RAISE_WHERE) : LUNETTE_RAISE
+    }
+
+    /// Passes an error from a nested call on to the script, keeping its
+    /// innermost traceback and, for non-string errors, the error object.
+    private func reraise(_ stack: LuaStack, _ error: LuaError) -> Int32 {
+        switch error {
+        case .runtime(let e):
+            if let value = e.value, (try? ValuePusher(stack: stack, maxDepth: state.conversionLimits.maxDepth).push(value)) != nil {
+                // pushed the original error object
+            } else {
+                stack.push(e.message)
+            }
+            if let traceback = e.traceback {
+                stack.push(traceback)
+                stack.keepTraceback()
+            }
+            return LUNETTE_RAISE
+        default:
+            stack.push(error.message)
+            return LUNETTE_RAISE
+        }
+    }
+}

@@ -1,0 +1,156 @@
+import Foundation
+import LuaSandbox
+import Testing
+
+/// The boundary holds by construction: host work on the running thread's
+/// stack, kills that no Swift body can swallow, host helpers that are never
+/// charged to the script, and a state that closes safely.
+@Suite("The Lua boundary")
+struct BoundaryTests {
+    /// A module of one function, `name.answer()` → 42.
+    func answerModule(_ name: String) -> LuaModule {
+        var module = LuaModule(name: name)
+        module.add("answer") { _ in [42] }
+        return module
+    }
+
+    @Test(arguments: [SandboxProfile.sandbox, .trusted])
+    func functionsRegisteredFromInsideACoroutineWork(_ profile: SandboxProfile) throws {
+        // The globals table and the new function used to be pushed on two
+        // different threads' stacks: a crash inside a coroutine.
+        let h = try Harness(profile: profile)
+        let state = h.state
+        try state.register(function: "define") { [unowned state] _ in
+            try state.register(function: "inner") { _ in ["inner"] }
+            try state.register(self.answerModule("plain"))
+            try state.register(self.answerModule("glued"), glue: "local f = ...; return { answer = function() return f.answer(nil) end }")
+            return []
+        }
+        let results = try h.run("""
+            local co = coroutine.wrap(function()
+              define()
+              coroutine.yield(inner(), plain.answer())
+              return glued.answer()
+            end)
+            local a, b = co()
+            return a, b, co(), select('#', coroutine.running())
+            """)
+        #expect(results == ["inner", 42, 42, 2])
+    }
+
+    @Test func aSwallowedMemoryKillStillEndsTheCall() throws {
+        let h = try Harness(profile: .sandbox)
+        var afterKill = 0
+        try h.state.register(function: "swallow") { args in
+            _ = try? args.call(1)
+            // The call is being ended: a second nested call does not run.
+            _ = try? args.call(2)
+            return ["survived"]
+        }
+        try h.state.register(function: "ranAfterKill") { _ in afterKill += 1; return [] }
+        h.state.options.limits = LuaLimits(memory: 2 << 20, timeout: .seconds(5))
+        let error = luaError {
+            try h.run("""
+                local r = swallow(function() local t = {} for i = 1, 1e7 do t[i] = i end end,
+                                  function() ranAfterKill() end)
+                return r
+                """)
+        }
+        guard case .memory(let memory) = error else {
+            Issue.record("expected a memory kill, got \(String(describing: error))")
+            return
+        }
+        #expect(memory.limit == 2 << 20)
+        #expect(afterKill == 0)
+        // The state is fine afterwards.
+        h.state.options.limits = .sandbox
+        #expect(try h.run("return 1 + 1") == [2])
+    }
+
+    @Test func aSwallowedTimeoutStillEndsTheCall() throws {
+        let h = try Harness(profile: .sandbox)
+        try h.state.register(function: "swallow") { args in
+            _ = try? args.call(1)
+            return ["survived"]
+        }
+        h.state.options.limits = LuaLimits(timeout: .milliseconds(50))
+        let error = luaError { try h.run("local r = swallow(function() while true do end end); return r") }
+        guard case .timeout = error else {
+            Issue.record("expected a timeout, got \(String(describing: error))")
+            return
+        }
+    }
+
+    @Test func aTrustedStateEndsACallWhoseMemoryKillWasSwallowed() throws {
+        let h = try Harness(profile: .trusted)
+        try h.state.register(function: "swallow") { args in
+            _ = try? args.call(1)
+            return ["survived"]
+        }
+        h.state.options.limits = LuaLimits(memory: 2 << 20)
+        let error = luaError { try h.run("return swallow(function() local t = {} for i = 1, 1e7 do t[i] = i end end)") }
+        guard case .memory = error else {
+            Issue.record("expected a memory kill, got \(String(describing: error))")
+            return
+        }
+    }
+
+    @Test func registeringDuringACallIsNotChargedToTheScript() throws {
+        // The read-only view made for a module used to be built under the
+        // script's cap: past it, `register` hit a precondition and aborted.
+        let h = try Harness(profile: .sandbox)
+        let state = h.state
+        try state.register(function: "defineMany") { [unowned state] _ in
+            var module = LuaModule(name: "many")
+            for i in 0..<4000 { module.add("f\(i)") { _ in [.integer(Int64(i))] } }
+            try state.register(module)
+            try state.register(self.answerModule("glued"), glue: "local f = ...; local t = {}; for i = 1, 2000 do t['g' .. i] = i end; t.answer = f.answer; return t")
+            return [.boolean(state.memoryUsed > 256 << 10)]
+        }
+        h.state.options.limits = LuaLimits(memory: 256 << 10, timeout: .seconds(5))
+        #expect(try h.run("return defineMany()") == [true])
+        #expect(h.state.memoryPeak <= 256 << 10, "the peak counts script memory only")
+        h.state.options.limits = .sandbox
+        #expect(try h.run("return many.f3999(), glued.g2000, rawequal(require('many'), many)") == [3999, 2000, true])
+    }
+
+    @Test func aFinalizerAtCloseMayPrintButNotReachTheHost() throws {
+        var printed: [String] = []
+        var touched = 0
+        do {
+            let state = try LuaState(profile: .trusted)
+            state.logHandler = { _, line in printed.append(line.displayText) }
+            try state.register(function: "touch") { _ in touched += 1; return [] }
+            try state.run("""
+                X = setmetatable({}, { __gc = function() print("closing") end })
+                Y = setmetatable({}, { __gc = function() touch() end })
+                """)
+        }
+        // The state is gone; the process is alive.
+        #expect(printed == ["closing"])
+        #expect(touched == 0)
+    }
+
+    @Test func onlyTheBoundaryLayerCallsTheLuaCAPI() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let sources = root.appendingPathComponent("Sources")
+        let allowed = ["Sources/LuaSandbox/Boundary/", "Sources/Benchmarks/"]
+        let pattern = try Regex(#"\blua(L)?_[a-z]+\s*\("#)
+        var offenders: [String] = []
+        var scanned = 0
+        let files = FileManager.default.enumerator(at: sources, includingPropertiesForKeys: nil)
+        while let url = files?.nextObject() as? URL {
+            guard url.pathExtension == "swift" else { continue }
+            let relative = String(url.path.dropFirst(root.path.count + 1))
+            scanned += 1
+            if allowed.contains(where: { relative.hasPrefix($0) }) { continue }
+            let text = try String(contentsOf: url, encoding: .utf8)
+            for (n, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+                let code = line.split(separator: "//", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+                if code.contains(pattern) { offenders.append("\(relative):\(n + 1): \(line.trimmingCharacters(in: .whitespaces))") }
+            }
+        }
+        #expect(scanned > 50, "found only \(scanned) Swift files under \(sources.path)")
+        #expect(offenders.isEmpty, "raw Lua C API calls outside Sources/LuaSandbox/Boundary:\n\(offenders.joined(separator: "\n"))")
+    }
+}
