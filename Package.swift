@@ -15,6 +15,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
     ],
     targets: [
         // The system's Lua 5.4, found through pkg-config (no hard-coded header paths).
@@ -34,12 +35,15 @@ let package = Package(
         ),
         // The app-group store: no Lua inside, so an app can link it alone.
         .target(name: "SharedStore", dependencies: ["CSQLite"]),
-        .target(name: "WidgetHost", dependencies: ["LuaSandbox", "SharedStore"]),
+        // The host's own log (swift-log): details a script must not see,
+        // such as database paths, go there.
+        .target(name: "WidgetHost", dependencies: ["LuaSandbox", "SharedStore", .product(name: "Logging", package: "swift-log")]),
         .executableTarget(
             name: "lunette",
             dependencies: [
                 "WidgetHost",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // Benchmarks (scripts/bench): Lunette's figures and a bare C baseline
@@ -51,7 +55,7 @@ let package = Package(
         .executableTarget(name: "lua-baseline-bench", dependencies: ["CLua"], path: "Sources/Benchmarks/lua-baseline-bench"),
         .testTarget(name: "LuaSandboxTests", dependencies: ["LuaSandbox", "CLua", "CLuaShims"]),
         .testTarget(name: "SharedStoreTests", dependencies: ["SharedStore", "CSQLite"]),
-        .testTarget(name: "WidgetHostTests", dependencies: ["WidgetHost", "SharedStore"]),
+        .testTarget(name: "WidgetHostTests", dependencies: ["WidgetHost", "SharedStore", .product(name: "Logging", package: "swift-log")]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -13,14 +13,14 @@ public enum LuaError: Error, Sendable, Equatable {
     /// A value crossing the boundary was not plain data.
     case value(LuaValueError)
 
-    /// A one-word name of the kind: "syntax", "error", "memory", "timeout" or "value".
-    public var status: String {
+    /// How the call ended, in the one vocabulary of `CallStatus`.
+    public var status: CallStatus {
         switch self {
-        case .syntax: return "syntax"
-        case .runtime: return "error"
-        case .memory: return "memory"
-        case .timeout: return "timeout"
-        case .value: return "error"
+        case .syntax: return .syntax
+        case .runtime: return .error
+        case .memory: return .memory
+        case .timeout: return .timeout
+        case .value: return .invalid
         }
     }
 
@@ -86,13 +86,17 @@ public struct LuaRuntimeError: Error, Sendable, Equatable, CustomStringConvertib
     public var traceback: String?
     /// The error object itself when it is plain data (e.g. `error({ code = 1 })`).
     public var value: LuaValue?
+    /// Set when the call was ended for printing or logging more than this many bytes.
+    public var outputLimit: Int?
 
-    public init(message: String, chunk: String? = nil, line: Int? = nil, traceback: String? = nil, value: LuaValue? = nil) {
+    public init(message: String, chunk: String? = nil, line: Int? = nil, traceback: String? = nil, value: LuaValue? = nil,
+                outputLimit: Int? = nil) {
         self.message = message
         self.chunk = chunk
         self.line = line
         self.traceback = traceback
         self.value = value
+        self.outputLimit = outputLimit
     }
 
     public var description: String { message }

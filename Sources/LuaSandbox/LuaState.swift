@@ -310,7 +310,7 @@ public final class LuaState {
         case LUNETTE_KILL_OUTPUT:
             let cap = limits?.output ?? 0
             return .runtime(LuaRuntimeError(message: "output limit exceeded: the call printed or logged more than \(cap) bytes",
-                                            traceback: traceback))
+                                            traceback: traceback, outputLimit: cap))
         default:
             break
         }

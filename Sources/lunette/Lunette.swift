@@ -1,4 +1,6 @@
 import ArgumentParser
+import Foundation
+import Logging
 import WidgetHost
 
 /// `lunette`: run and inspect Lunette widget scripts.
@@ -8,7 +10,10 @@ struct Lunette: ParsableCommand {
         abstract: "Run widget logic written in Lua under an emulated widget system.",
         discussion: """
             Exit status: 0 when everything succeeded, 1 when a script failed, \
-            2 for usage errors.
+            2 for usage errors. The host's own log (what scripts must not see, \
+            such as database paths) goes to standard error, from the level in \
+            $LUNETTE_LOG_LEVEL (trace, debug, info, notice, warning, error, \
+            critical; default warning).
             """,
         version: LunetteVersion.current,
         subcommands: [Eval.self, Store.self, TimelineCommand.self, Simulate.self, Check.self]
@@ -24,6 +29,12 @@ enum LunetteVersion {
 @main
 enum Main {
     static func main() {
+        let level = ProcessInfo.processInfo.environment["LUNETTE_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .warning
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
         do {
             var command = try Lunette.parseAsRoot()
             try command.run()

@@ -11,7 +11,7 @@ struct LuaErrorTests {
         #expect(syntax.line == 4)
         #expect(syntax.message == "'end' expected (to close 'if' at line 2) near <eof>")
         #expect(syntax.description == "widgets/tasks.lua:4: 'end' expected (to close 'if' at line 2) near <eof>")
-        #expect(error?.status == "syntax")
+        #expect(error?.status == .syntax)
     }
 
     @Test func longChunkNamesKeepTheirEnd() throws {
@@ -48,7 +48,7 @@ struct LuaErrorTests {
         #expect(traceback.hasPrefix("stack traceback:"))
         #expect(traceback.contains("crash.lua:1: in"))
         #expect(traceback.contains("crash.lua:2: in"))
-        #expect(error?.status == "error")
+        #expect(error?.status == .error)
     }
 
     @Test func errorWithLevelZeroHasNoLocation() throws {

@@ -152,7 +152,7 @@ struct OutputCapTests {
         state.options.limits = LuaLimits(output: 1000)
         let chunk = try state.load("for i = 1, 1e6 do pcall(log.info, string.rep('L', 99)) end", name: "flood.lua")
         let error = luaError { try state.call(chunk) }
-        #expect(error?.status == "error")
+        #expect(error?.status == .error)
         #expect(error?.message == "output limit exceeded: the call printed or logged more than 1000 bytes")
         #expect(bytes == 1000)
         #expect(try state.run("print('next call'); return 1") == [1])

@@ -60,7 +60,7 @@ public struct BundleChecker {
         let placeholder = runtime.placeholder(widget)
         if !placeholder.outcome.succeeded {
             let message = placeholder.outcome.message ?? ""
-            if message.contains("is not granted to bundle") && message.contains("placeholder") {
+            if !placeholder.outcome.deniedGroups.isEmpty {
                 add(.error, "placeholder", "the placeholder reads the store; it must return sample data at once (rule T1): \(message)")
             } else {
                 add(.error, "placeholder", "placeholder \(placeholder.outcome.status.rawValue): \(message)")

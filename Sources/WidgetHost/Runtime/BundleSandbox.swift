@@ -100,12 +100,12 @@ final class BundleSandbox {
         do {
             try runMain()
             guard let function = recorder.function(what, id, field) else {
-                return finish(CallOutcome(status: .invalid, message: "\(what) '\(id)' has no function '\(field)'"))
+                return finish(CallOutcome(Diagnostic(.invalid, "\(what) '\(id)' has no function '\(field)'")))
             }
             let values = try storeBinding.perform { () throws(LuaError) in
                 try state.call(function, arguments, options: options())
             }
-            outcome = CallOutcome(status: .ok)
+            outcome = CallOutcome()
             outcome.values = values
             outcome.reloadRequests = reloads
         } catch {
@@ -120,6 +120,7 @@ final class BundleSandbox {
         outcome.elapsed = Self.seconds(ContinuousClock.now - started)
         outcome.memoryPeak = state.memoryPeak
         outcome.logs = logs
+        outcome.deniedGroups = storeBinding.deniedGroups
         if outcome.elapsed > deadline.soft && outcome.status != .timeout {
             outcome.warnings.append("\(role.rawValue) took \(Self.milliseconds(outcome.elapsed)) ms, over its soft deadline of \(Self.milliseconds(deadline.soft)) ms")
         }

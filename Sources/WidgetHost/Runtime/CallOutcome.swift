@@ -2,25 +2,10 @@ import LuaSandbox
 
 /// How one call of a script ended, and what it did on the way.
 public struct CallOutcome: Sendable {
-    public enum Status: String, Sendable {
-        /// Returned normally (its result may still be refused: see `invalid`).
-        case ok
-        /// A runtime error.
-        case error
-        /// Ended at its hard deadline.
-        case timeout
-        /// Went over its memory cap.
-        case memory
-        /// main.lua or a module did not compile.
-        case syntax
-        /// Returned something the host cannot use (a timeline without dates…).
-        case invalid
-    }
-
-    public var status: Status
-    /// What went wrong, with chunk:line when the script said where.
-    public var message: String?
-    public var traceback: String?
+    /// How the call ended: `.ok`, or the kind of its `diagnostic`.
+    public var status: CallStatus { diagnostic?.kind ?? .ok }
+    /// What went wrong (nil on success): message, location, traceback, limit.
+    public var diagnostic: Diagnostic?
     /// The function's results (on success).
     public var values: [LuaValue] = []
     /// Wall time of the whole call, main.lua included, in seconds.
@@ -31,25 +16,31 @@ public struct CallOutcome: Sendable {
     public var logs: [(level: LuaLogLevel, text: String)] = []
     /// Reload requests the call made (kept only when the call succeeds).
     public var reloadRequests: [ReloadRequest] = []
+    /// App groups the call asked for and was refused (typed, so a check can
+    /// tell "the placeholder reads the store" without reading messages).
+    public var deniedGroups: [String] = []
     /// Things the host noticed that did not stop the call (a soft deadline passed…).
     public var warnings: [String] = []
 
-    public var succeeded: Bool { status == .ok }
+    public var succeeded: Bool { diagnostic == nil }
+    /// The diagnostic's message (nil on success).
+    public var message: String? { diagnostic?.message }
+    /// The diagnostic's traceback.
+    public var traceback: String? { diagnostic?.traceback }
 
-    init(status: Status, message: String? = nil, traceback: String? = nil) {
-        self.status = status
-        self.message = message
-        self.traceback = traceback
-    }
+    /// A successful call.
+    init() {}
 
-    init(_ error: LuaError) {
-        switch error {
-        case .syntax: status = .syntax
-        case .runtime, .value: status = .error
-        case .timeout: status = .timeout
-        case .memory: status = .memory
-        }
-        message = error.message
-        traceback = error.traceback
+    /// A call that failed with `diagnostic`.
+    init(_ diagnostic: Diagnostic) { self.diagnostic = diagnostic }
+
+    /// A call whose Lua call failed.
+    init(_ error: LuaError) { self.init(error.diagnostic) }
+
+    /// Refuses what the call returned: it ran, but the host cannot use the
+    /// result. Its reload requests are dropped with it.
+    mutating func refuse(_ message: String) {
+        diagnostic = Diagnostic(.invalid, message)
+        reloadRequests = []
     }
 }

@@ -149,11 +149,12 @@ final class GroupStage {
 
     /// Stages again every key whose log starts with an update: reads the
     /// current value and version, and runs the key's operations on it.
-    func replay(_ run: (LuaFunctionRef, StoreValue?) throws(LuaError) -> StoreValue?) throws(LuaError) {
+    /// A read that fails is reported through `failure`.
+    func replay(failure: (StoreError) -> LuaError, _ run: (LuaFunctionRef, StoreValue?) throws(LuaError) -> StoreValue?) throws(LuaError) {
         for (id, stage) in keys where stage.readVersion != nil {
             var fresh = stage
             do { (fresh.value, fresh.readVersion) = try group.entry(stage.key) } catch {
-                throw .runtime(LuaRuntimeError(message: "store commit failed: \(error.message)"))
+                throw failure(error)
             }
             // The commit checks the new values' sizes.
             for transform in stage.transforms { fresh.value = try run(transform, fresh.value) }

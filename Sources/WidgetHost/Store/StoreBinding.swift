@@ -1,4 +1,5 @@
 import LuaSandbox
+import Logging
 import SharedStore
 
 /// The `store` module of scripts, over a `SharedStore`, with the rule that a
@@ -28,6 +29,9 @@ public final class StoreBinding {
     public let grantHint: String
     /// Commit attempts before a call whose updates keep conflicting fails.
     public var maxCommitAttempts = 32
+    /// The host's log: the full text of database failures goes here (it
+    /// names files on the host); scripts get a neutral message.
+    public var logger: Logger
 
     /// Group ids by handle: group objects carry a small integer, so each
     /// method call finds its stage without string work.
@@ -37,13 +41,17 @@ public final class StoreBinding {
     private var active = false
     /// Bumped by `resetObjects()`: group objects are made again after it.
     private var objectEpoch = 0
+    /// App groups asked for and refused since the last `resetObjects()`.
+    public private(set) var deniedGroups: [String] = []
     private weak var state: LuaState?
 
-    public init(store: SharedStore, grants: [String], owner: String, grantHint: String = "") {
+    public init(store: SharedStore, grants: [String], owner: String, grantHint: String = "",
+                logger: Logger = Logger(label: "lunette.store")) {
         self.store = store
         self.grants = grants
         self.owner = owner
         self.grantHint = grantHint
+        self.logger = logger
     }
 
     /// Gives `state` the global `store`.
@@ -110,8 +118,12 @@ public final class StoreBinding {
 
     /// Makes `store.group(id)` return new group objects from now on (the
     /// old ones stop working), so that a state reused for another call
-    /// shares no objects with the call before.
-    public func resetObjects() { objectEpoch += 1 }
+    /// shares no objects with the call before; forgets `deniedGroups`.
+    /// Call it at the start of each call.
+    public func resetObjects() {
+        objectEpoch += 1
+        deniedGroups = []
+    }
 
     // MARK: Calls
 
@@ -141,7 +153,7 @@ public final class StoreBinding {
                 attempt += 1
                 let outcome: StoreCommitOutcome
                 do { outcome = try stage.group.commit(stage.batch, expecting: stage.expectations) } catch {
-                    throw Self.commitError(error.message)
+                    throw Self.commitError(scriptMessage(error, group: id))
                 }
                 guard case .conflict(let keys) = outcome else { break }
                 guard attempt < maxCommitAttempts else {
@@ -155,10 +167,11 @@ public final class StoreBinding {
     /// Runs the conflicting updates' transforms again on the current values.
     private func replay(_ stage: GroupStage) throws(LuaError) {
         guard let state else { throw Self.commitError("store: the Lua state is gone") }
-        try stage.replay { (transform, old) throws(LuaError) -> StoreValue? in
+        let failure = { (error: StoreError) -> LuaError in Self.commitError(self.scriptMessage(error, group: stage.group.id)) }
+        try stage.replay(failure: failure) { (transform, old) throws(LuaError) -> StoreValue? in
             let results = try state.call(transform, [old?.lua ?? .nil])
             do { return try StoreValue(lua: results.first ?? .nil) } catch let error as StoreError {
-                throw Self.commitError(error.message)
+                throw Self.commitError(self.scriptMessage(error, group: stage.group.id))
             } catch {
                 throw Self.commitError("\(error)")
             }
@@ -176,6 +189,7 @@ public final class StoreBinding {
             return [.nil, .string("bad argument #1 to 'store.group' (app-group id expected, got \(args.typeName(1)))")]
         }
         guard grants.contains(id) else {
+            deniedGroups.append(id)
             let listed = grants.isEmpty ? "no app groups" : "only " + grants.joined(separator: ", ")
             return [.nil, .string("store.group: app group \(StoreText.quoted(id)) is not granted to \(owner), which has \(listed)\(grantHint.isEmpty ? "" : " (\(grantHint))")")]
         }
@@ -198,7 +212,7 @@ public final class StoreBinding {
             slots[handle] = stage
             return stage
         } catch {
-            throw LuaFunctionError(error.message)
+            throw LuaFunctionError(scriptMessage(error, group: id))
         }
     }
 
@@ -212,7 +226,33 @@ public final class StoreBinding {
 
     /// Runs a store operation; its error is raised in the script at the caller's line.
     private func mapped<R>(_ args: LuaArguments, _ body: () throws(StoreError) -> R) throws(LuaFunctionError) -> R {
-        do { return try body() } catch { throw LuaFunctionError(error.message) }
+        do { return try body() } catch {
+            let group = (try? args.integer(1)).flatMap { $0 >= 0 && $0 < handles.count ? handles[Int($0)] : nil } ?? "?"
+            throw LuaFunctionError(scriptMessage(error, group: group))
+        }
+    }
+
+    /// What a script may read of a store failure. The script's own mistakes
+    /// (names, values, sizes, quotas, conflicts) are its to see; failures of
+    /// the database itself name files on the host, so the script gets a
+    /// neutral message and the host's log the full one.
+    func scriptMessage(_ error: StoreError, group: String) -> String {
+        switch error.code {
+        case .database, .notAStore, .corruptValue, .noSuchGroup:
+            logger.error("store failure seen by \(owner)", metadata: ["group": "\(group)", "code": "\(error.code)", "error": "\(error.message)"])
+            return "the store of app group \(StoreText.quoted(group)) is unavailable (\(Self.neutralReason(error.code))); the host's log has the details"
+        case .invalidName, .invalidValue, .valueTooLarge, .quotaExceeded, .conflict:
+            return error.message
+        }
+    }
+
+    private static func neutralReason(_ code: StoreError.Code) -> String {
+        switch code {
+        case .notAStore: return "its database is not a Lunette store"
+        case .corruptValue: return "a stored value does not decode"
+        case .noSuchGroup: return "it has no store yet"
+        default: return "database error"
+        }
     }
 
     private func stageAndKey(_ args: LuaArguments) throws(LuaFunctionError) -> (GroupStage, String) {

@@ -219,8 +219,7 @@ public final class TimelineEngine {
     /// Records a call's failure, warnings and logs on the instance.
     private func note(_ outcome: CallOutcome, role: CallRole, at t: Double, into instance: inout WidgetInstance) {
         if !outcome.succeeded {
-            instance.failures.append(CallFailure(at: t, role: role, status: outcome.status,
-                                                 message: outcome.message ?? outcome.status.rawValue, traceback: outcome.traceback))
+            instance.failures.append(CallFailure(at: t, role: role, diagnostic: outcome.diagnostic ?? Diagnostic(.error, "failed")))
         }
         for warning in outcome.warnings { instance.notes.append(CallNote(at: t, message: warning)) }
         for line in outcome.logs { instance.logs.append((t, line.level, line.text)) }

@@ -33,7 +33,7 @@ public struct ReloadRecord: Sendable {
     public var deferredFrom: Double?
     /// Requests it answered at once (rule B4: they coalesce).
     public var coalescedRequests: Int
-    public var status: CallOutcome.Status
+    public var status: CallStatus
     /// Wall time of the provider call, in seconds.
     public var elapsed: Double
 }
@@ -42,9 +42,11 @@ public struct ReloadRecord: Sendable {
 public struct CallFailure: Sendable {
     public var at: Double
     public var role: CallRole
-    public var status: CallOutcome.Status
-    public var message: String
-    public var traceback: String?
+    /// What went wrong.
+    public var diagnostic: Diagnostic
+    public var status: CallStatus { diagnostic.kind }
+    public var message: String { diagnostic.message }
+    public var traceback: String? { diagnostic.traceback }
 }
 
 /// Something the host noticed about a call that did not stop it.

@@ -109,9 +109,7 @@ public final class WidgetRuntime {
             outcome.warnings += decoded.warnings
             return ProviderResult(outcome: outcome, value: decoded.value)
         case .failure(let error):
-            outcome.status = .invalid
-            outcome.message = error.message
-            outcome.reloadRequests = []
+            outcome.refuse(error.message)
             return ProviderResult(outcome: outcome, value: nil)
         }
     }
@@ -122,8 +120,7 @@ public final class WidgetRuntime {
         switch TimelineDecoder.entry(outcome.values.first ?? .nil, at: "the \(role.rawValue) entry", defaultDate: services.clock.now()) {
         case .success(let entry): return ProviderResult(outcome: outcome, value: entry)
         case .failure(let error):
-            outcome.status = .invalid
-            outcome.message = error.message
+            outcome.refuse(error.message)
             return ProviderResult(outcome: outcome, value: nil)
         }
     }
