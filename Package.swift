@@ -15,7 +15,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
-        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
     ],
     targets: [
         // The system's Lua 5.4, found through pkg-config (no hard-coded header paths).
@@ -37,7 +37,16 @@ let package = Package(
         .target(name: "SharedStore", dependencies: ["CSQLite"]),
         // The host's own log (swift-log): details a script must not see,
         // such as database paths, go there.
-        .target(name: "WidgetHost", dependencies: ["LuaSandbox", "SharedStore", .product(name: "Logging", package: "swift-log")]),
+        .target(
+            name: "WidgetHost",
+            dependencies: ["LuaSandbox", "SharedStore", .product(name: "Logging", package: "swift-log")],
+            // The host's Lua glue, beside the service each belongs to, compiled into the binary.
+            resources: [
+                .embedInCode("Declarations/declarations.lua"),
+                .embedInCode("Runtime/bundle.lua"),
+                .embedInCode("Store/store.lua"),
+            ]
+        ),
         .executableTarget(
             name: "lunette",
             dependencies: [

@@ -20,9 +20,9 @@ final class CollectedLog: @unchecked Sendable {
             get { metadata[key] }
             set { metadata[key] = newValue }
         }
-        func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String, function: String, line: UInt) {
-            let fields = (metadata ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
-            log.lock.withLock { log.lines.append("\(level) \(message) \(fields)") }
+        func log(event: LogEvent) {
+            let fields = (event.metadata ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+            log.lock.withLock { log.lines.append("\(event.level) \(event.message) \(fields)") }
         }
     }
 }

@@ -18,13 +18,17 @@ struct WidgetAttackTests {
               timeline = function() return { entries = { { date = clock.now(), secret = rawget(_ENV, "leaked_secret") or "none" } } } end }
             """, manifest: #"{ "id": "com.example.attack", "appGroups": ["group.attack"] }"#,
             files: ["attack.lua": attack])
+        // Loops end at a short deadline; memory bombs get the 1 s of the
+        // sample's README to reach the 30 MB cap, even on a busy machine.
+        let expectsMemory = Attacks.expected[name] == ["memory"]
+        let hard = expectsMemory ? 1.0 : 0.3
         var policy = HostPolicy()
-        policy.timelineDeadline = .init(soft: 0.1, hard: 0.3)
+        policy.timelineDeadline = .init(soft: 0.1, hard: hard)
         let (runtime, _) = try fixture.runtime(policy: policy)
         let started = ContinuousClock.now
         let outcome = runtime.timeline(try runtime.configuration(kind: "Attack")).outcome
         let elapsed = ContinuousClock.now - started
-        #expect(elapsed < .milliseconds(300 + 400), "\(name) took \(elapsed)")
+        #expect(elapsed < .milliseconds(Int(hard * 1000) + 400), "\(name) took \(elapsed)")
         if let allowed = Attacks.expected[name] {
             let status = outcome.status == .ok ? "ok" : (outcome.status == .invalid ? "error" : outcome.status.rawValue)
             // 40 floods the log: in a widget the output cap ends it as an error.

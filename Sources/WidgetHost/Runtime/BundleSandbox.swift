@@ -163,8 +163,10 @@ final class BundleSandbox {
     private func installBundle() throws(LuaError) {
         let modules = bundle.modules
         let main = bundle.main
+        var declare = LuaModule(name: "declarations")
+        recorder.add(to: &declare)
+        try state.runGlue(DeclarationRecorder.glue, name: "declarations", functions: declare)
         var module = LuaModule(name: "bundle")
-        recorder.add(to: &module)
         module.add("main") { _ in [.string(LuaString(bytes: main.bytes)), .string(main.chunkName)] }
         module.add("source") { args in
             let name = try args.text(1)
@@ -175,68 +177,10 @@ final class BundleSandbox {
             try args.setEnvironment(ofFunction: 1, to: 2)
             return []
         }
-        begin = try state.runGlue(DeclarationRecorder.glue + Self.glue, name: "bundle", functions: module).first
+        begin = try state.runGlue(Self.glue, name: "bundle", functions: module).first
     }
 
-    /// Runs with the state's own globals as _ENV (where the libraries and
-    /// host modules live). Each call's globals are a table that reads
-    /// through to them; `_G`, `load` and `require` work on the call's table.
-    static let glue = """
+    /// require, load and the per-call entry point (Runtime/bundle.lua).
+    static let glue = HostGlue.source(PackageResources.bundle_lua)
 
-        local setenv, source, main_source = raw.setenv, raw.source, raw.main
-        local base, stock_load, select, setmetatable, error, pcall, host_require =
-          _ENV, load, select, setmetatable, error, pcall, require
-        local globals_meta = { __index = base, __metatable = false }
-        local current, loaded, loading, compiled = nil, {}, {}, {}
-
-        -- load without an environment loads into the call's globals.
-        base.load = function(...)
-          if select("#", ...) >= 4 then return stock_load(...) end
-          local chunk, name, mode = ...
-          return stock_load(chunk, name, mode, current)
-        end
-
-        -- require: the bundle's module (util.format is util/format.lua), run
-        -- once per call in the call's globals; else a host module.
-        base.require = function(name)
-          if type(name) ~= "string" then
-            error("bad argument #1 to 'require' (string expected, got " .. type(name) .. ")", 2)
-          end
-          local value = loaded[name]
-          if value ~= nil then return value end
-          local f = compiled[name]
-          if f == nil then
-            local text, chunk = source(name)
-            if text == nil then
-              local ok, host = pcall(host_require, name)
-              if ok then return host end
-              error("module '" .. name .. "' not found: no " .. name:gsub("%.", "/") .. ".lua in the bundle, and no host module of that name", 2)
-            end
-            local message
-            f, message = stock_load(text, "@" .. chunk, "t", base)
-            if f == nil then error(message, 0) end
-            compiled[name] = f
-          end
-          if loading[name] then error("module '" .. name .. "' is required while it loads (a require cycle)", 2) end
-          loading[name] = true
-          setenv(f, current)
-          value = f(name)
-          loading[name] = nil
-          if value == nil then value = true end
-          loaded[name] = value
-          return value
-        end
-
-        local text, chunk = main_source()
-        local main = stock_load(text, "@" .. chunk, "t", base)
-
-        -- A call begins: new globals, modules to load again, main.lua.
-        return function()
-          current = setmetatable({}, globals_meta)
-          current._G = current
-          loaded, loading = {}, {}
-          setenv(main, current)
-          return main()
-        end
-        """
 }

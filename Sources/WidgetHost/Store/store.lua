@@ -1,0 +1,38 @@
+-- Host glue (Lunette): store.group(id) objects with methods over the Swift
+-- functions. Each group object is made once per state (or per resetObjects())
+-- and known by identity, so a script cannot forge one; it carries the group's
+-- handle to the Swift functions, whose errors point at the script's line.
+-- Called with the host's function table; returns the `store` module.
+local raw = ...
+local error, type, setmetatable = error, type, setmetatable
+local ids, objects = {}, {}
+local methods = {}
+local names = { "get", "set", "remove", "keys", "update", "readFile", "writeFile", "removeFile", "files" }
+for i = 1, #names do
+  local name, f = names[i], raw[names[i]]
+  methods[name] = function(self, ...)
+    local handle = ids[self]
+    if handle == nil then
+      error("bad argument #1 to '" .. name .. "' (store group expected, got " .. type(self) ..
+            "; call it as g:" .. name .. "(...))", 2)
+    end
+    return f(handle, ...)
+  end
+end
+local function readonly() error("store group objects are read-only", 2) end
+local group, epoch, seen = raw.group, raw.epoch, 0
+return {
+  group = function(id)
+    local now = epoch()
+    if now ~= seen then ids, objects, seen = {}, {}, now end
+    local handle, canonical = group(id)
+    if handle == nil then error(canonical, 2) end
+    local object = objects[handle]
+    if object == nil then
+      local index = setmetatable({ id = canonical }, { __index = methods, __metatable = false })
+      object = setmetatable({}, { __index = index, __newindex = readonly, __metatable = false })
+      ids[object], objects[handle] = handle, object
+    end
+    return object
+  end,
+}
