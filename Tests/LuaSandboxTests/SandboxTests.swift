@@ -135,6 +135,25 @@ struct MemoryCapTests {
         #expect(m.peak > 0)
     }
 
+    @Test func gsubThatChangesNothingCopiesNothing() throws {
+        // Stock gsub returns its subject when nothing was substituted; a
+        // copy of the 4 MB subject (a buffer, then the string) would pass
+        // the 8 MB cap at once.
+        let (state, result) = try sandboxed("""
+            local a = string.rep('a', 1 << 20)
+            local s = a .. a .. a .. a
+            local same = 0
+            for _ = 1, 10 do
+              local r, n = s:gsub('b', 'c')
+              if r == s and n == 0 then same = same + 1 end
+            end
+            local r, n = s:gsub('a', { b = 'x' }, 1000)
+            return same, n, r == s
+            """, limits: LuaLimits(memory: 8 << 20, timeout: .seconds(10)))
+        #expect(try result.get() == [10, 1000, true])
+        #expect(state.memoryPeak < 6 << 20)
+    }
+
     @Test func garbageIsNotAKill() throws {
         // Allocates far more than the cap in all, little at once.
         let (_, result) = try sandboxed("local n = 0; for i = 1, 2000 do local s = string.rep('x', 10000) .. i; n = n + #s end; return n",
