@@ -205,8 +205,43 @@ struct EscapeTests {
             return a, b, c, d, e, f
             """)
         let values = try result.get()
-        #expect(values == [.nil, "attempt to load a binary chunk (mode is 't')", .nil, "attempt to load a binary chunk (mode is 't')",
+        #expect(values == [.nil, "attempt to load a binary chunk (mode is 't')",
+                           .nil, "attempt to load a binary chunk (the sandbox loads text chunks only)",
                            .nil, "attempt to load a binary chunk (mode is 't')"])
+    }
+
+    @Test func binaryChunksFromAReaderNeverLoadWhateverTheMode() throws {
+        let (_, result) = try sandboxed("""
+            local function reader(pieces)
+              local i = 0
+              return function() i = i + 1; return pieces[i] end
+            end
+            local bytecode = { "\\27Lua", "\\84\\0\\25\\147\\13\\10\\26\\10\\4\\8\\8\\120\\86" }
+            local a, b = load(reader(bytecode), "x", "b")
+            local c, d = load(reader(bytecode), "x", "")
+            local e, f = load(reader(bytecode))
+            return a, b, c, d, e, f
+            """)
+        #expect(try result.get() == [.nil, "attempt to load a binary chunk (the sandbox loads text chunks only)",
+                                     .nil, "attempt to load a binary chunk (the sandbox loads text chunks only)",
+                                     .nil, "attempt to load a binary chunk (mode is 't')"])
+    }
+
+    @Test func aModeWithoutTextRefusesTextChunksAsLuaDoes() throws {
+        // calls.lua 301-302: load(text, name, "b") is refused, from a string or a reader.
+        let (_, result) = try sandboxed("""
+            local function reader(s) local done; return function() if not done then done = true; return s end end end
+            local a, b = load("return 1", "x", "b")
+            local c, d = load(reader("return 2"), "x", "b")
+            local e, f = load("return 3", "x", "")
+            local g = load("return 4", "x", "bt")
+            local h = load("return 5", "x", "t")
+            local i = load(reader("return 6"), "x", "tb")
+            return a, b, c, d, e, f, g(), h(), i()
+            """)
+        #expect(try result.get() == [.nil, "attempt to load a text chunk (mode is 'b')",
+                                     .nil, "attempt to load a text chunk (mode is 'b')",
+                                     .nil, "attempt to load a text chunk (mode is '')", 4, 5, 6])
     }
 
     @Test func loadedChunksSeeTheSandboxGlobals() throws {
