@@ -730,6 +730,12 @@ static int lunette_open_sandbox_protected(lua_State *L) {
     lua_pushcclosure(L, lunette_os_date, 1);
     lua_setfield(L, -2, "date");
     lunette_set_field(L, -1, "clock", lunette_os_clock);
+    // Also in the loaded-modules table, where luaL_argerror looks for the
+    // name of a function called from C (pcall(os.date, "%Ez") says 'os.date').
+    lua_getfield(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+    lua_pushvalue(L, -2);
+    lua_setfield(L, -2, "os");
+    lua_pop(L, 1);
     lua_setfield(L, G, "os");
     lua_pop(L, 1);
 
