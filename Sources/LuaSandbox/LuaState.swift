@@ -176,6 +176,14 @@ public final class LuaState {
     /// with the traceback handler; converts the results.
     func protectedCall(_ arguments: [LuaValue], options: LuaCallOptions? = nil,
                        pushFunction: (OpaquePointer) -> Void) throws(LuaError) -> [LuaValue] {
+        try protectedCall(arguments, options: options, pushFunction: pushFunction) { reader, first, last throws(LuaValueError) in
+            try reader.readResults(first, last)
+        }
+    }
+
+    /// The same, with the results at `first...last` converted by `readResults`.
+    func protectedCall<Result>(_ arguments: [LuaValue], options: LuaCallOptions? = nil, pushFunction: (OpaquePointer) -> Void,
+                               readResults: (inout ValueReader, Int32, Int32) throws(LuaValueError) -> [Result]) throws(LuaError) -> [Result] {
         let L = current
         let base = lua_gettop(L)
         try reserveStack(L, arguments.count + 2)
@@ -204,7 +212,7 @@ public final class LuaState {
         let top = lua_gettop(L)
         if top == base { return [] }
         var reader = reader(L)
-        do { return try reader.readResults(base + 1, top) } catch { throw .value(error) }
+        do { return try readResults(&reader, base + 1, top) } catch { throw .value(error) }
     }
 
     // MARK: Globals
