@@ -16,11 +16,12 @@ struct Eval: ParsableCommand {
         discussion: """
             Files run one after another in one process. Text output: what each \
             script prints, then its returned values (tab-separated, as Lua \
-            literals); errors go to standard error with file:line and a \
-            traceback. With --json: one JSON object per file and line, \
-            {"file", "status", "message", "traceback", "elapsedMs", "results", \
-            "memoryPeakBytes", "output"}, status one of ok, syntax, error, \
-            timeout, memory.
+            literals; functions, userdata and threads as <function: file.lua:3>, \
+            <function: builtin>, <userdata>, <thread>); errors go to standard \
+            error with file:line and a traceback. With --json: one JSON object \
+            per file and line, {"file", "status", "message", "traceback", \
+            "elapsedMs", "results", "memoryPeakBytes", "output"}, status one of \
+            ok, syntax, error, timeout, memory.
             Each file runs in the sandbox profile by default, with a memory cap, \
             a deadline and a 64 KB output cap; a script cannot catch being ended. \
             The trusted profile opens every standard library and enforces only \

@@ -64,6 +64,18 @@ struct CLITests {
         #expect(text.stderr.contains("bad.lua:1: nope\nstack traceback:"))
     }
 
+    @Test func evalShowsFunctionsAmongTheResults() throws {
+        let module = try file("module.lua", "local M = {}\nfunction M.start() end\nreturn M, print")
+        let result = try CLI.run(["eval", module])
+        #expect(result.status == 0)
+        // Lua shortens long chunk names to their end ("...cli-…/module.lua").
+        #expect(result.stdout.hasPrefix("{start = <function: "))
+        #expect(result.stdout.hasSuffix("module.lua:2>}\t<function: builtin>\n"), "\(result.stdout)")
+        let json = try CLI.run(["eval", "--json", module])
+        #expect(json.status == 0)
+        #expect(json.stdout.contains(#"module.lua:2"}},{"$function":"builtin"}],"output":"""#), "\(json.stdout)")
+    }
+
     @Test func usageErrorsExitTwo() throws {
         let missing = try CLI.run(["eval", directory.appendingPathComponent("missing.lua").path])
         #expect(missing.status == 2)

@@ -56,7 +56,8 @@ public struct ScriptEvaluator {
             try binding.install(in: state)
             let chunk = try state.load(bytes: source, name: name)
             // The file's store writes are committed when it succeeds, dropped when it fails.
-            result.results = try binding.perform { () throws(LuaError) in try state.call(chunk) }
+            // Eval is a developer's tool: a function or other non-data result is shown, not refused.
+            result.results = try binding.perform { () throws(LuaError) in try state.callForDisplay(chunk) }
         } catch {
             result.status = Self.status(of: error)
             result.message = error.message
