@@ -76,6 +76,15 @@ struct CLITests {
         #expect(json.stdout.contains(#"module.lua:2"}},{"$function":"builtin"}],"output":"""#), "\(json.stdout)")
     }
 
+    @Test func evalRunsCodeGivenWithEBeforeEachFile() throws {
+        let first = try file("first.lua", "return _port, _soft")
+        let second = try file("second.lua", "_port = 'changed'; return _port")
+        let third = try file("third.lua", "return _port")
+        let result = try CLI.run(["eval", "-e", "_port = true", "--execute", "_soft = 2", first, second, third])
+        #expect(result.status == 0)
+        #expect(result.stdout == "==> \(first) <==\ntrue\t2\n==> \(second) <==\n\"changed\"\n==> \(third) <==\ntrue\n")
+    }
+
     @Test func usageErrorsExitTwo() throws {
         let missing = try CLI.run(["eval", directory.appendingPathComponent("missing.lua").path])
         #expect(missing.status == 2)

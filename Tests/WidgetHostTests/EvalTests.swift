@@ -63,6 +63,31 @@ struct EvalTests {
         #expect(result.jsonLine.contains(#""results":[{"$userdata":"FILE*"},[{"$userdata":"FILE*"}]]"#))
     }
 
+    @Test func preludeRunsInEachFilesStateBeforeTheFile() {
+        var evaluator = ScriptEvaluator()
+        evaluator.prelude = ["_port = true", "_soft = _port and 1"]
+        let result = evaluator.evaluate(source: Array("return _port, _soft".utf8), name: "p.lua")
+        #expect(result.results == [.data(true), .data(1)])
+        evaluator.prelude = ["error('no')"]
+        let failed = evaluator.evaluate(source: Array("return 1".utf8), name: "p.lua")
+        #expect(failed.status == .error)
+        #expect(failed.message == "(command line):1: no")
+    }
+
+    @Test func aFirstLineStartingWithHashIsSkippedInFiles() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lunette-eval-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let script = directory.appendingPathComponent("script.lua").path
+        try "#!/usr/bin/env lunette eval\nlocal x = 1\nerror('line 3')".write(toFile: script, atomically: true, encoding: .utf8)
+        let result = ScriptEvaluator().evaluate(file: script)
+        #expect(result.status == .error)
+        #expect(result.message?.hasSuffix("script.lua:3: line 3") == true, "\(result.message ?? "")")
+        let bom = directory.appendingPathComponent("bom.lua").path
+        try Data([0xEF, 0xBB, 0xBF] + Array("# comment\nreturn 2".utf8)).write(to: URL(fileURLWithPath: bom))
+        #expect(ScriptEvaluator().evaluate(file: bom).results == [.data(2)])
+    }
+
     @Test func outputBeforeAFailureIsKept() {
         let result = evaluate("print('before')\nerror('after')")
         #expect(result.status == .error)
