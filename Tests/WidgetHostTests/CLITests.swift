@@ -85,6 +85,18 @@ struct CLITests {
         #expect(result.stdout == "==> \(first) <==\ntrue\t2\n==> \(second) <==\n\"changed\"\n==> \(third) <==\ntrue\n")
     }
 
+    /// KNOWN FAILURE until the boundary work lands from main: a finalizer
+    /// that prints while the first file's state closes aborts the process
+    /// (SIGABRT from the log sink's unowned reference to the state), so the
+    /// second file never runs. See FinalizerAtCloseTests.
+    @Test func aFinalizerThatPrintsAtCloseDoesNotStopTheNextFile() throws {
+        let first = try file("finalizer.lua", #"X = setmetatable({}, { __gc = function() print("x") end })"#)
+        let second = try file("after.lua", "print('second ran')")
+        let result = try CLI.run(["eval", "--profile", "trusted", first, second])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("second ran\n"), "\(result.stdout)")
+    }
+
     @Test func usageErrorsExitTwo() throws {
         let missing = try CLI.run(["eval", directory.appendingPathComponent("missing.lua").path])
         #expect(missing.status == 2)
