@@ -465,8 +465,25 @@ static void lunette_add_replacement(lunette_matcher *m, luaL_Buffer *b, const ch
     luaL_addlstring(b, r, len);
 }
 
-// Appends the replacement for the match s..e, by the kind of argument 3.
-static void lunette_add_substitute(lunette_matcher *m, luaL_Buffer *b, const char *s, const char *e, int kind) {
+// The output of a gsub. Subject bytes go into the buffer only when a
+// substitution follows them (from `copied` on), so a gsub that changes
+// nothing copies nothing and returns its subject, as Lua's does.
+typedef struct lunette_gsub_output {
+    luaL_Buffer b;
+    const char *copied;            // subject bytes before this are in the buffer
+    int changed;                   // something was substituted
+    int slot;                      // a stack slot below the buffer, for a replacement value
+} lunette_gsub_output;
+
+// Appends the subject bytes from `copied` up to `upto`.
+static void lunette_gsub_flush(lunette_gsub_output *out, const char *upto) {
+    luaL_addlstring(&out->b, out->copied, (size_t)(upto - out->copied));
+    out->copied = upto;
+}
+
+// Substitutes the match s..e by the kind of argument 3. A function or table
+// that gives nil or false keeps the match (it stays with the uncopied bytes).
+static void lunette_add_substitute(lunette_matcher *m, lunette_gsub_output *out, const char *s, const char *e, int kind) {
     lua_State *L = m->L;
     if (kind == LUA_TFUNCTION) {
         lua_pushvalue(L, 3);
@@ -476,17 +493,23 @@ static void lunette_add_substitute(lunette_matcher *m, luaL_Buffer *b, const cha
         lunette_push_capture(m, 0, s, e);
         lua_gettable(L, 3);
     } else {
-        lunette_add_replacement(m, b, s, e);
+        lunette_gsub_flush(out, s);
+        lunette_add_replacement(m, &out->b, s, e);
+        out->copied = e;
+        out->changed = 1;
         return;
     }
     if (!lua_toboolean(L, -1)) {          // nil or false: keep the match
         lua_pop(L, 1);
-        luaL_addlstring(b, s, (size_t)(e - s));
-    } else if (!lua_isstring(L, -1)) {
-        luaL_error(L, "invalid replacement value (a %s)", luaL_typename(L, -1));
-    } else {
-        luaL_addvalue(b);
+        return;
     }
+    if (!lua_isstring(L, -1)) luaL_error(L, "invalid replacement value (a %s)", luaL_typename(L, -1));
+    lua_replace(L, out->slot);            // the buffer must be on top to take the bytes before it
+    lunette_gsub_flush(out, s);
+    lua_pushvalue(L, out->slot);
+    luaL_addvalue(&out->b);
+    out->copied = e;
+    out->changed = 1;
 }
 
 // string.gsub(s, pattern, repl [, n])
@@ -505,8 +528,11 @@ static int lunette_string_gsub(lua_State *L) {
     }
     lunette_matcher m;
     lunette_matcher_init(&m, L, s, ls, p, lp);
-    luaL_Buffer b;
-    luaL_buffinit(L, &b);
+    lunette_gsub_output out = { .copied = s, .changed = 0 };
+    lua_settop(L, 4);
+    lua_pushnil(L);
+    out.slot = lua_gettop(L);
+    luaL_buffinit(L, &out.b);
     const char *at = s, *last_end = NULL;
     lua_Integer count = 0;
     while (count < max) {
@@ -514,17 +540,21 @@ static int lunette_string_gsub(lua_State *L) {
         const char *end = lunette_match(&m, at, p);
         if (end != NULL && end != last_end) {
             count++;
-            lunette_add_substitute(&m, &b, at, end, kind);
+            lunette_add_substitute(&m, &out, at, end, kind);
             at = last_end = end;
         } else if (at < m.subject_end) {
-            luaL_addchar(&b, *at++);
+            at++;
         } else {
             break;
         }
         if (anchored) break;
     }
-    luaL_addlstring(&b, at, (size_t)(m.subject_end - at));
-    luaL_pushresult(&b);
+    if (out.changed) {
+        lunette_gsub_flush(&out, m.subject_end);
+        luaL_pushresult(&out.b);
+    } else {
+        lua_pushvalue(L, 1);
+    }
     lua_pushinteger(L, count);
     return 2;
 }

@@ -381,17 +381,52 @@ static int lunette_sandbox_close(lua_State *L) {
 // MARK: - Base library wrappers (upvalue 1: Lua's own function, called directly
 // so that its argument errors keep their names)
 
+#define LUNETTE_BINARY_REFUSED "attempt to load a binary chunk (the sandbox loads text chunks only)"
+
 static int lunette_call_stock(lua_State *L) {
     lua_CFunction stock = lua_tocfunction(L, lua_upvalueindex(1));
     return stock(L);
 }
 
-// load(chunk [, chunkname [, mode [, env]]]): text chunks only, whatever
-// mode says (a string mode is replaced by "t"; other types keep Lua's error).
+// The reader load gets for a mode without "t" (upvalue 1: the script's
+// reader; upvalue 2: true once the first piece was seen). Such a mode lets
+// Lua's own check pass binary chunks, which the sandbox never loads, so a
+// first piece that starts a binary chunk is refused here.
+static int lunette_text_only_reader(lua_State *L) {
+    lua_settop(L, 0);
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_call(L, 0, 1);
+    if (!lua_toboolean(L, lua_upvalueindex(2))) {
+        lua_pushboolean(L, 1);
+        lua_replace(L, lua_upvalueindex(2));
+        size_t len;
+        const char *piece = lua_type(L, 1) == LUA_TSTRING ? lua_tolstring(L, 1, &len) : NULL;
+        if (piece != NULL && len > 0 && piece[0] == LUA_SIGNATURE[0]) return luaL_error(L, LUNETTE_BINARY_REFUSED);
+    }
+    return 1;
+}
+
+// load(chunk [, chunkname [, mode [, env]]]): text chunks only. A mode
+// that allows text ("t", "bt", none) becomes "t", so Lua refuses binary
+// chunks; a mode without "t" ("b") goes to Lua as it is, so a text chunk
+// is refused as stock Lua refuses it ("attempt to load a text chunk (mode
+// is 'b')"), and a binary chunk is refused here. A mode of another type
+// keeps Lua's own error.
 static int lunette_sandbox_load(lua_State *L) {
     if (lua_gettop(L) < 3) lua_settop(L, 3);
     int mode_type = lua_type(L, 3);
-    if (mode_type == LUA_TNIL || mode_type == LUA_TSTRING) {
+    if (mode_type == LUA_TSTRING && strchr(lua_tostring(L, 3), 't') == NULL) {
+        if (lua_type(L, 1) == LUA_TFUNCTION) {
+            lua_pushvalue(L, 1);
+            lua_pushboolean(L, 0);
+            lua_pushcclosure(L, lunette_text_only_reader, 2);
+            lua_replace(L, 1);
+        } else if (lua_type(L, 1) == LUA_TSTRING && lua_tostring(L, 1)[0] == LUA_SIGNATURE[0]) {
+            luaL_pushfail(L);
+            lua_pushliteral(L, LUNETTE_BINARY_REFUSED);
+            return 2;
+        }
+    } else if (mode_type == LUA_TNIL || mode_type == LUA_TSTRING) {
         lua_pushliteral(L, "t");
         lua_replace(L, 3);
     }
@@ -708,6 +743,12 @@ static int lunette_open_sandbox_protected(lua_State *L) {
     lua_pushcclosure(L, lunette_os_date, 1);
     lua_setfield(L, -2, "date");
     lunette_set_field(L, -1, "clock", lunette_os_clock);
+    // Also in the loaded-modules table, where luaL_argerror looks for the
+    // name of a function called from C (pcall(os.date, "%Ez") says 'os.date').
+    lua_getfield(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE);
+    lua_pushvalue(L, -2);
+    lua_setfield(L, -2, "os");
+    lua_pop(L, 1);
     lua_setfield(L, G, "os");
     lua_pop(L, 1);
 

@@ -192,6 +192,14 @@ public final class LuaState {
     /// with the traceback handler; converts the results.
     func protectedCall(_ arguments: [LuaValue], options: LuaCallOptions? = nil,
                        pushFunction: (LuaStack) -> Void) throws(LuaError) -> [LuaValue] {
+        try protectedCall(arguments, options: options, pushFunction: pushFunction) { reader, first, last throws(LuaValueError) in
+            try reader.readResults(first, last)
+        }
+    }
+
+    /// The same, with the results at `first...last` converted by `readResults`.
+    func protectedCall<Result>(_ arguments: [LuaValue], options: LuaCallOptions? = nil, pushFunction: (LuaStack) -> Void,
+                               readResults: (inout ValueReader, Int32, Int32) throws(LuaValueError) -> [Result]) throws(LuaError) -> [Result] {
         let stack = stack
         let base = stack.top
         try stack.reserveOrThrow(arguments.count + 2)
@@ -220,7 +228,7 @@ public final class LuaState {
         let top = stack.top
         if top == base { return [] }
         var reader = reader(stack)
-        do { return try reader.readResults(base + 1, top) } catch { throw .value(error) }
+        do { return try readResults(&reader, base + 1, top) } catch { throw .value(error) }
     }
 
     // MARK: Globals

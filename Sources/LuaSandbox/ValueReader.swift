@@ -25,31 +25,46 @@ struct ValueReader {
         self.tape = tape
     }
 
-    /// The Swift walk: converts the value at `index`; the error's path is relative to it.
-    private mutating func read(at index: Int32) throws(PathedValueError) -> LuaValue {
-        try read(stack.absolute(index), depth: 0)
+    /// Converts the value at `index` to plain data; errors name their path from `root`.
+    mutating func read(at index: Int32, root: String) throws(LuaValueError) -> LuaValue {
+        try read(at: index, root: root, as: PlainData.self)
     }
 
-    /// Converts the value at `index`; errors name their path from `root`.
-    mutating func read(at index: Int32, root: String) throws(LuaValueError) -> LuaValue {
-        // Only tables need the C walk; a scalar is one step of the Swift walk.
-        if stack.type(at: index) == .table,
-           stack.readTape(at: index, into: tape, maxDepth: limits.maxDepth, maxBytes: budget) {
-            budget = Int(tape.pointee.budget)
-            return TapeDecoder(tape: tape).value(at: 0)
-        }
-        do { return try read(at: index) } catch { throw error.rooted(at: root) }
+    /// Converts the value at `index` for showing (`LuaDisplayValue`): as
+    /// `read`, but functions, userdata and threads are described, not refused.
+    mutating func readForDisplay(at index: Int32, root: String) throws(LuaValueError) -> LuaDisplayValue {
+        try read(at: index, root: root, as: DisplayData.self)
     }
 
     /// Converts the values at `first...last` as the results of a call.
     mutating func readResults(_ first: Int32, _ last: Int32) throws(LuaValueError) -> [LuaValue] {
-        var results: [LuaValue] = []
+        try readResults(first, last, as: PlainData.self)
+    }
+
+    /// Converts the values at `first...last` as the results of a call, for showing.
+    mutating func readResultsForDisplay(_ first: Int32, _ last: Int32) throws(LuaValueError) -> [LuaDisplayValue] {
+        try readResults(first, last, as: DisplayData.self)
+    }
+
+    private mutating func readResults<B: ValueBuilder>(_ first: Int32, _ last: Int32, as builder: B.Type) throws(LuaValueError) -> [B.Value] {
+        var results: [B.Value] = []
         results.reserveCapacity(Int(last - first + 1))
         for index in first...last {
             let root = first == last ? "result" : "result #\(index - first + 1)"
-            results.append(try read(at: index, root: root))
+            results.append(try read(at: index, root: root, as: builder))
         }
         return results
+    }
+
+    private mutating func read<B: ValueBuilder>(at index: Int32, root: String, as builder: B.Type) throws(LuaValueError) -> B.Value {
+        // Only tables need the C walk, which takes plain data only; a scalar
+        // is one step of the Swift walk.
+        if stack.type(at: index) == .table,
+           stack.readTape(at: index, into: tape, maxDepth: limits.maxDepth, maxBytes: budget) {
+            budget = Int(tape.pointee.budget)
+            return B.plain(TapeDecoder(tape: tape).value(at: 0))
+        }
+        do { return try read(stack.absolute(index), depth: 0, as: builder) } catch { throw error.rooted(at: root) }
     }
 
     @inline(__always)
@@ -60,28 +75,31 @@ struct ValueReader {
         }
     }
 
-    private mutating func read(_ index: Int32, depth: Int) throws(PathedValueError) -> LuaValue {
+    /// The Swift walk: raw access only, bounded depth and size, no cycles,
+    /// string keys or array indices 1...n. The reference for the rules, and
+    /// what says why and where C refused a value.
+    private mutating func read<B: ValueBuilder>(_ index: Int32, depth: Int, as builder: B.Type) throws(PathedValueError) -> B.Value {
         try spend(16)
         switch stack.type(at: index) {
         case .nil, .none:
-            return .nil
+            return B.plain(.nil)
         case .boolean:
-            return .boolean(stack.boolean(at: index))
+            return B.plain(.boolean(stack.boolean(at: index)))
         case .number:
-            return stack.isInteger(at: index) ? .integer(stack.integer(at: index)) : .number(stack.number(at: index))
+            return B.plain(stack.isInteger(at: index) ? .integer(stack.integer(at: index)) : .number(stack.number(at: index)))
         case .string:
             let s = stack.string(at: index)
             try spend(s.count)
-            return .string(s)
+            return B.plain(.string(s))
         case .table:
-            return .table(try readTable(index, depth: depth))
+            return try readTable(index, depth: depth, as: builder)
         case let type:
-            throw PathedValueError(reason: "\(type.withArticle) is not plain data")
+            return try B.other(type, at: index, on: stack)
         }
     }
 
-    private mutating func readTable(_ t: Int32, depth: Int) throws(PathedValueError) -> LuaTable {
-        guard let identity = stack.identity(at: t) else { return LuaTable() }
+    private mutating func readTable<B: ValueBuilder>(_ t: Int32, depth: Int, as builder: B.Type) throws(PathedValueError) -> B.Value {
+        guard let identity = stack.identity(at: t) else { return B.plain(.table(LuaTable())) }
         if onPath.contains(identity) {
             throw PathedValueError(reason: "a table that contains itself (a cycle) is not plain data")
         }
@@ -94,7 +112,7 @@ struct ValueReader {
         onPath.append(identity)
         defer { onPath.removeLast() }
         let top = stack.top
-        var entries: [LuaFields.Entry] = []
+        var fields: [(key: LuaString, value: B.Value)] = []
         var integerKeys: Int64 = 0
         var largestKey: Int64 = 0
         stack.pushNil()
@@ -105,7 +123,7 @@ struct ValueReader {
                 let key = stack.string(at: -2)
                 try spend(key.count)
                 do {
-                    entries.append(LuaFields.Entry(key: key, value: try read(top + 2, depth: depth + 1)))
+                    fields.append((key, try read(top + 2, depth: depth + 1, as: builder)))
                 } catch {
                     stack.setTop(top)
                     throw error.adding(.field(key))
@@ -127,7 +145,7 @@ struct ValueReader {
             stack.pop()
         }
 
-        var array: [LuaValue] = []
+        var array: [B.Value] = []
         if integerKeys > 0 {
             if largestKey != integerKeys {
                 // Sparse: report the first missing index; never allocate by the largest key.
@@ -145,7 +163,7 @@ struct ValueReader {
             for i in 1...integerKeys {
                 stack.rawGet(t, index: i)
                 do {
-                    array.append(try read(top + 1, depth: depth + 1))
+                    array.append(try read(top + 1, depth: depth + 1, as: builder))
                 } catch {
                     stack.setTop(top)
                     throw error.adding(.index(i))
@@ -153,8 +171,55 @@ struct ValueReader {
                 stack.pop()
             }
         }
-        entries.sort { $0.key < $1.key }
-        return LuaTable(array: array, fields: LuaFields(sorted: entries))
+        fields.sort { $0.key < $1.key }
+        return B.table(array: array, fields: fields)
+    }
+}
+
+/// What the Swift walk makes of the values it reads.
+protocol ValueBuilder {
+    associatedtype Value
+    /// Plain data.
+    static func plain(_ value: LuaValue) -> Value
+    /// A function, userdata or thread at `index`.
+    static func other(_ type: LuaType, at index: Int32, on stack: LuaStack) throws(PathedValueError) -> Value
+    /// A table, its fields sorted by key.
+    static func table(array: [Value], fields: [(key: LuaString, value: Value)]) -> Value
+}
+
+/// The walk for hosts: plain data, anything else refused.
+enum PlainData: ValueBuilder {
+    static func plain(_ value: LuaValue) -> LuaValue { value }
+
+    static func other(_ type: LuaType, at index: Int32, on stack: LuaStack) throws(PathedValueError) -> LuaValue {
+        throw PathedValueError(reason: "\(type.withArticle) is not plain data")
+    }
+
+    static func table(array: [LuaValue], fields: [(key: LuaString, value: LuaValue)]) -> LuaValue {
+        .table(LuaTable(array: array, fields: LuaFields(sorted: fields.map { LuaFields.Entry(key: $0.key, value: $0.value) })))
+    }
+}
+
+/// The walk for developer tools: what is not plain data is described.
+enum DisplayData: ValueBuilder {
+    static func plain(_ value: LuaValue) -> LuaDisplayValue { .data(value) }
+
+    static func other(_ type: LuaType, at index: Int32, on stack: LuaStack) throws(PathedValueError) -> LuaDisplayValue {
+        switch type {
+        case .function: return .function(definedAt: stack.functionDefinition(at: index))
+        case .userdata, .lightUserdata: return .userdata(name: stack.metatableName(at: index))
+        default: return .thread
+        }
+    }
+
+    /// Plain data when every entry is: the same value the plain walk gives.
+    static func table(array: [LuaDisplayValue], fields: [(key: LuaString, value: LuaDisplayValue)]) -> LuaDisplayValue {
+        let plainArray = array.compactMap(\.data)
+        let plainFields = fields.compactMap { field in field.value.data.map { (key: field.key, value: $0) } }
+        if plainArray.count == array.count, plainFields.count == fields.count {
+            return .data(PlainData.table(array: plainArray, fields: plainFields))
+        }
+        return .table(LuaDisplayTable(array: array, fields: fields.map { LuaDisplayTable.Field(key: $0.key, value: $0.value) }))
     }
 }
 

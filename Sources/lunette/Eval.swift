@@ -9,18 +9,20 @@ enum ProfileName: String, ExpressibleByArgument, CaseIterable {
     var profile: SandboxProfile { self == .sandbox ? .sandbox : .trusted }
 }
 
-/// `lunette eval FILE... [--json] [--profile P] [--memory-mb N] [--timeout-ms N] [--seed N]`
+/// `lunette eval FILE... [--json] [--profile P] [--memory-mb N] [--timeout-ms N] [--seed N] [-e CODE]...`
 struct Eval: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run Lua files, each in a fresh state, and print what they return.",
         discussion: """
             Files run one after another in one process. Text output: what each \
             script prints, then its returned values (tab-separated, as Lua \
-            literals); errors go to standard error with file:line and a \
-            traceback. With --json: one JSON object per file and line, \
-            {"file", "status", "message", "traceback", "elapsedMs", "results", \
-            "memoryPeakBytes", "output"}, status one of ok, syntax, error, \
-            timeout, memory.
+            literals; functions, userdata and threads as <function: file.lua:3>, \
+            <function: builtin>, <userdata>, <thread>); errors go to standard \
+            error with file:line and a traceback. -e CODE runs CODE in each \
+            file's state before the file (e.g. -e '_port = true'). With \
+            --json: one JSON object per file and line, {"file", "status", \
+            "message", "traceback", "elapsedMs", "results", "memoryPeakBytes", \
+            "output"}, status one of ok, syntax, error, timeout, memory.
             Each file runs in the sandbox profile by default, with a memory cap, \
             a deadline and a 64 KB output cap; a script cannot catch being ended. \
             The trusted profile opens every standard library and enforces only \
@@ -57,6 +59,10 @@ struct Eval: ParsableCommand {
     @Option(name: .customLong("store-dir"), help: ArgumentHelp("Store root (default: $LUNETTE_STORE, else ~/.lunette/store).", valueName: "dir"))
     var storeDir: String?
 
+    @Option(name: [.customShort("e"), .customLong("execute")],
+            help: ArgumentHelp("Lua code run in each file's state before the file, as chunk '(command line)' (repeatable, in order).", valueName: "code"))
+    var execute: [String] = []
+
     func validate() throws {
         if files.isEmpty { throw ValidationError("give at least one Lua file") }
         if memoryMB < 1 || memoryMB > 1 << 20 { throw ValidationError("--memory-mb must be between 1 and 1048576, not \(memoryMB)") }
@@ -88,6 +94,7 @@ struct Eval: ParsableCommand {
             limits.timeout = .milliseconds(timeoutMs)
             var evaluator = ScriptEvaluator(profile: profile.profile, options: LuaCallOptions(limits: limits, randomSeed: seed),
                                             store: store, appGroups: appGroups)
+            evaluator.prelude = execute
             if !json {
                 evaluator.onLog = { level, line in
                     out.write(bytes: Array(level.linePrefix.utf8) + line.bytes + [0x0A])

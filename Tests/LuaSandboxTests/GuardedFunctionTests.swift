@@ -164,6 +164,27 @@ struct GuardedFunctionTests {
             """#, minimumCompared: 5000)
     }
 
+    /// Stock gsub returns the subject itself when it substituted nothing
+    /// (pm.lua checks with %p): no copy. Identity shows only for long
+    /// strings (short ones are interned), so the subjects here are long.
+    @Test func gsubReturnsItsSubjectExactlyWhenStockDoes() throws {
+        try expectNoMismatches(Self.patternCorpus + #"""
+            local replacements = { "x", "%0", "", function() end, function() return false end, function(a) return a end,
+              { a = "A" }, { z = "Z" }, {} }
+            local function identity(gsub)
+              return function(s, p, r, n)
+                local out, count = gsub(s, p, r, n)
+                return string.format("%p", out) == string.format("%p", s), out, count
+              end
+            end
+            for _ = 1, 3000 do
+              local s = subject() .. string.rep("-", 41) .. subject()
+              same("gsub identity", identity(string.gsub), identity(guarded.gsub), s, pattern(), pick(replacements),
+                   pick({ nil, 0, 1 }))
+            end
+            """#, minimumCompared: 3000)
+    }
+
     @Test func repAndTableFunctionsAgree() throws {
         try expectNoMismatches(#"""
             for _, args in ipairs({ { "ab", 3 }, { "ab", 3, "," }, { "", 5 }, { "", 5, "" }, { "x", 0 }, { "x", -1 },

@@ -135,6 +135,25 @@ struct MemoryCapTests {
         #expect(m.peak > 0)
     }
 
+    @Test func gsubThatChangesNothingCopiesNothing() throws {
+        // Stock gsub returns its subject when nothing was substituted; a
+        // copy of the 4 MB subject (a buffer, then the string) would pass
+        // the 8 MB cap at once.
+        let (state, result) = try sandboxed("""
+            local a = string.rep('a', 1 << 20)
+            local s = a .. a .. a .. a
+            local same = 0
+            for _ = 1, 10 do
+              local r, n = s:gsub('b', 'c')
+              if r == s and n == 0 then same = same + 1 end
+            end
+            local r, n = s:gsub('a', { b = 'x' }, 1000)
+            return same, n, r == s
+            """, limits: LuaLimits(memory: 8 << 20, timeout: .seconds(10)))
+        #expect(try result.get() == [10, 1000, true])
+        #expect(state.memoryPeak < 6 << 20)
+    }
+
     @Test func garbageIsNotAKill() throws {
         // Allocates far more than the cap in all, little at once.
         let (_, result) = try sandboxed("local n = 0; for i = 1, 2000 do local s = string.rep('x', 10000) .. i; n = n + #s end; return n",
@@ -186,8 +205,43 @@ struct EscapeTests {
             return a, b, c, d, e, f
             """)
         let values = try result.get()
-        #expect(values == [.nil, "attempt to load a binary chunk (mode is 't')", .nil, "attempt to load a binary chunk (mode is 't')",
+        #expect(values == [.nil, "attempt to load a binary chunk (mode is 't')",
+                           .nil, "attempt to load a binary chunk (the sandbox loads text chunks only)",
                            .nil, "attempt to load a binary chunk (mode is 't')"])
+    }
+
+    @Test func binaryChunksFromAReaderNeverLoadWhateverTheMode() throws {
+        let (_, result) = try sandboxed("""
+            local function reader(pieces)
+              local i = 0
+              return function() i = i + 1; return pieces[i] end
+            end
+            local bytecode = { "\\27Lua", "\\84\\0\\25\\147\\13\\10\\26\\10\\4\\8\\8\\120\\86" }
+            local a, b = load(reader(bytecode), "x", "b")
+            local c, d = load(reader(bytecode), "x", "")
+            local e, f = load(reader(bytecode))
+            return a, b, c, d, e, f
+            """)
+        #expect(try result.get() == [.nil, "attempt to load a binary chunk (the sandbox loads text chunks only)",
+                                     .nil, "attempt to load a binary chunk (the sandbox loads text chunks only)",
+                                     .nil, "attempt to load a binary chunk (mode is 't')"])
+    }
+
+    @Test func aModeWithoutTextRefusesTextChunksAsLuaDoes() throws {
+        // calls.lua 301-302: load(text, name, "b") is refused, from a string or a reader.
+        let (_, result) = try sandboxed("""
+            local function reader(s) local done; return function() if not done then done = true; return s end end end
+            local a, b = load("return 1", "x", "b")
+            local c, d = load(reader("return 2"), "x", "b")
+            local e, f = load("return 3", "x", "")
+            local g = load("return 4", "x", "bt")
+            local h = load("return 5", "x", "t")
+            local i = load(reader("return 6"), "x", "tb")
+            return a, b, c, d, e, f, g(), h(), i()
+            """)
+        #expect(try result.get() == [.nil, "attempt to load a text chunk (mode is 'b')",
+                                     .nil, "attempt to load a text chunk (mode is 'b')",
+                                     .nil, "attempt to load a text chunk (mode is '')", 4, 5, 6])
     }
 
     @Test func loadedChunksSeeTheSandboxGlobals() throws {
@@ -233,9 +287,17 @@ struct EscapeTests {
     }
 
     @Test func argumentErrorsNameTheLibraryFunction() throws {
-        let (_, result) = try sandboxed("return select(2, pcall(string.rep)), select(2, pcall(table.concat, {}, {}))")
+        // Called from C (pcall), a function is named by where the loaded
+        // modules hold it, which must include the sandbox's own os.
+        let (_, result) = try sandboxed("""
+            return select(2, pcall(string.rep)), select(2, pcall(table.concat, {}, {})),
+                   select(2, pcall(os.date, '%Ez')), select(2, pcall(os.date, '%d', {})), select(2, pcall(os.time, 5))
+            """)
         #expect(try result.get() == ["bad argument #1 to 'string.rep' (string expected, got no value)",
-                                     "bad argument #2 to 'table.concat' (string expected, got table)"])
+                                     "bad argument #2 to 'table.concat' (string expected, got table)",
+                                     "bad argument #1 to 'os.date' (invalid conversion specifier '%Ez')",
+                                     "bad argument #2 to 'os.date' (number expected, got table)",
+                                     "bad argument #1 to 'os.time' (table expected, got number)"])
     }
 
     @Test func deepRecursionIsAnErrorNotACrash() throws {

@@ -238,6 +238,31 @@ struct LuaStack {
         return (chunk, Int(ar.currentline))
     }
 
+    /// "chunk:line" where the Lua function at `index` was defined, the
+    /// chunk's name for a main chunk, nil for a C function (`lua_getinfo`
+    /// with ">S" on a copy; reads the prototype, never raises).
+    func functionDefinition(at index: Int32) -> String? {
+        guard reserve(1) else { return nil }
+        var ar = lua_Debug()
+        lua_pushvalue(L, index)
+        guard lua_getinfo(L, ">S", &ar) != 0, let what = ar.what, String(cString: what) != "C" else { return nil }
+        let source = withUnsafeBytes(of: &ar.short_src) { bytes in
+            String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
+        }
+        return ar.linedefined > 0 ? "\(source):\(ar.linedefined)" : source
+    }
+
+    /// The string `__name` of the metatable of the value at `index`, read
+    /// raw (`lua_getmetatable`, `lua_rawget`: no metamethod, never raise).
+    func metatableName(at index: Int32) -> String? {
+        guard reserve(2), lua_getmetatable(L, index) != 0 else { return nil }
+        defer { pop(2) }
+        push("__name")
+        rawGet(-2)
+        guard type(at: -1) == .string else { return nil }
+        return string(at: -1).displayText
+    }
+
     // MARK: Loading and calling
 
     /// Compiles a text chunk and pushes it, or the error message

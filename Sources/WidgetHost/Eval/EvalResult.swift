@@ -6,7 +6,8 @@ public enum EvalStatus: String, Sendable, Equatable {
     case ok
     /// Did not compile.
     case syntax
-    /// Raised an error, or returned something that is not plain data.
+    /// Raised an error, or returned a table that breaks the plain-data rules
+    /// (a cycle, a key that is not a string or array index, a hole).
     case error
     /// Ran past its deadline.
     case timeout
@@ -25,8 +26,9 @@ public struct EvalResult: Sendable, Equatable {
     public var traceback: String?
     /// Wall time of compiling and running the file.
     public var elapsed: Duration
-    /// The values the chunk returned.
-    public var results: [LuaValue]
+    /// The values the chunk returned: plain data, or a description of a
+    /// function, userdata or thread (also inside tables).
+    public var results: [LuaDisplayValue]
     /// Everything the script printed or logged, one line per call; lines
     /// other than print / log.info start with "[level] ".
     public var output: String
@@ -34,7 +36,7 @@ public struct EvalResult: Sendable, Equatable {
     public var memoryPeakBytes: Int
 
     public init(file: String, status: EvalStatus, message: String? = nil, traceback: String? = nil,
-                elapsed: Duration = .zero, results: [LuaValue] = [], output: String = "", memoryPeakBytes: Int = 0) {
+                elapsed: Duration = .zero, results: [LuaDisplayValue] = [], output: String = "", memoryPeakBytes: Int = 0) {
         self.file = file
         self.status = status
         self.message = message

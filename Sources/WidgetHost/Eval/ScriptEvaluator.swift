@@ -15,6 +15,10 @@ public struct ScriptEvaluator {
     public var store: SharedStore
     /// The app groups scripts may open (none by default).
     public var appGroups: [String]
+    /// Lua code run in each file's state before the file, each piece as its
+    /// own call named "(command line)" (`lunette eval -e`), e.g. `_port = true`.
+    /// A piece that fails makes the file fail with its error.
+    public var prelude: [String] = []
 
     public init(profile: SandboxProfile = .sandbox, options: LuaCallOptions? = nil,
                 store: SharedStore = SharedStore(), appGroups: [String] = [],
@@ -26,12 +30,25 @@ public struct ScriptEvaluator {
         self.onLog = onLog
     }
 
-    /// Reads and runs the file at `path` in a fresh state.
+    /// Reads and runs the file at `path` in a fresh state. As the `lua`
+    /// program reads files, a UTF-8 byte order mark and a first line that
+    /// starts with `#` (`#!/usr/bin/env …`) are skipped.
     public func evaluate(file path: String) -> EvalResult {
         guard let data = FileManager.default.contents(atPath: path) else {
             return EvalResult(file: path, status: .error, message: "cannot read \(path): \(Self.readFailure(path))")
         }
-        return evaluate(source: [UInt8](data), name: path)
+        return evaluate(source: Self.skippingFirstLineComment([UInt8](data)), name: path)
+    }
+
+    /// The source without a leading byte order mark and without the text of
+    /// a first line that starts with `#`; its newline stays, so line numbers
+    /// hold (luaL_loadfile does the same).
+    static func skippingFirstLineComment(_ bytes: [UInt8]) -> [UInt8] {
+        var start = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
+        if start < bytes.count, bytes[start] == UInt8(ascii: "#") {
+            start = bytes[start...].firstIndex(of: UInt8(ascii: "\n")) ?? bytes.count
+        }
+        return start == 0 ? bytes : Array(bytes[start...])
     }
 
     /// Runs `source` in a fresh state; `name` is the chunk name in messages.
@@ -54,9 +71,14 @@ public struct ScriptEvaluator {
             let binding = StoreBinding(store: store, grants: appGroups, owner: "lunette eval",
                                        grantHint: "grant one with --app-group")
             try binding.install(in: state)
+            for code in prelude {
+                let piece = try state.load(code, name: "(command line)")
+                _ = try binding.perform { () throws(LuaError) in try state.call(piece) }
+            }
             let chunk = try state.load(bytes: source, name: name)
             // The file's store writes are committed when it succeeds, dropped when it fails.
-            result.results = try binding.perform { () throws(LuaError) in try state.call(chunk) }
+            // Eval is a developer's tool: a function or other non-data result is shown, not refused.
+            result.results = try binding.perform { () throws(LuaError) in try state.callForDisplay(chunk) }
         } catch {
             result.status = Self.status(of: error)
             result.message = error.message

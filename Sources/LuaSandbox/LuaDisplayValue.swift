@@ -1,0 +1,168 @@
+import CLuaShims
+
+/// A value as a developer tool shows it (`lunette eval`): plain data, or a
+/// description of a value that is not plain data (a function, userdata, a
+/// thread), also inside tables.
+///
+/// Hosts exchange plain data (`LuaValue`); this type is only for showing
+/// what a script returned, never for passing it on. Read one with
+/// `LuaState.callForDisplay(_:_:)`.
+public indirect enum LuaDisplayValue: Sendable, Hashable {
+    /// Plain data, all the way down.
+    case data(LuaValue)
+    /// A function: where a Lua function was defined ("tasks.lua:12", or the
+    /// chunk's name for a main chunk); nil for a C function.
+    case function(definedAt: String?)
+    /// Full or light userdata, with the `__name` of its metatable when it
+    /// has one (Lua's files say "FILE*").
+    case userdata(name: String?)
+    /// A coroutine.
+    case thread
+    /// A table that holds one of the above somewhere inside.
+    case table(LuaDisplayTable)
+}
+
+/// A table that holds a value that is not plain data: an array part
+/// `t[1...n]` and string-keyed fields, as in `LuaTable`.
+public struct LuaDisplayTable: Sendable, Hashable {
+    /// One string key and its value.
+    public struct Field: Sendable, Hashable {
+        public var key: LuaString
+        public var value: LuaDisplayValue
+
+        public init(key: LuaString, value: LuaDisplayValue) {
+            self.key = key
+            self.value = value
+        }
+    }
+
+    /// `t[1]`, `t[2]`, … in order.
+    public var array: [LuaDisplayValue]
+    /// The string-keyed entries, in ascending key order.
+    public var fields: [Field]
+
+    public init(array: [LuaDisplayValue] = [], fields: [Field] = []) {
+        self.array = array
+        self.fields = fields.sorted { $0.key < $1.key }
+    }
+}
+
+extension LuaDisplayValue {
+    /// The plain data, when the whole value is plain data.
+    public var data: LuaValue? {
+        if case .data(let value) = self { return value }
+        return nil
+    }
+}
+
+// MARK: - Text and JSON
+
+extension LuaDisplayValue: CustomStringConvertible {
+    /// Lua source for plain data (as `LuaValue.description`); the other
+    /// values in angle brackets, which no Lua literal uses:
+    /// `<function: builtin>`, `<function: tasks.lua:12>`,
+    /// `<userdata: FILE*>`, `<userdata>`, `<thread>`.
+    public var description: String {
+        var out = ""
+        write(to: &out)
+        return out
+    }
+
+    private func write(to out: inout String) {
+        switch self {
+        case .data(let value): out += value.description
+        case .function(let definedAt): out += "<function: \(definedAt ?? "builtin")>"
+        case .userdata(let name): out += name.map { "<userdata: \($0)>" } ?? "<userdata>"
+        case .thread: out += "<thread>"
+        case .table(let t):
+            out += "{"
+            var first = true
+            for element in t.array {
+                if !first { out += ", " }
+                first = false
+                element.write(to: &out)
+            }
+            for field in t.fields {
+                if !first { out += ", " }
+                first = false
+                if let name = field.key.string, PathComponent.isIdentifier(name) {
+                    out += name
+                } else {
+                    out += "[" + LuaLiteral.quoted(field.key) + "]"
+                }
+                out += " = "
+                field.value.write(to: &out)
+            }
+            out += "}"
+        }
+    }
+
+    /// JSON text: plain data as `LuaValue.writeJSON` writes it; the other
+    /// values as one-key objects, like `{"$bytes": …}` for bytes:
+    /// `{"$function": "builtin"}`, `{"$function": "tasks.lua:12"}`,
+    /// `{"$userdata": "FILE*"}` (or `null` without a name), `{"$thread": null}`.
+    /// Tables follow the plain-data rules (an array, or an object with
+    /// sorted keys and array entries keyed "1", "2", …).
+    public func writeJSON(to out: inout String) {
+        switch self {
+        case .data(let value): value.writeJSON(to: &out)
+        case .function(let definedAt):
+            out += "{\"$function\":"
+            JSON.writeString(definedAt ?? "builtin", to: &out)
+            out += "}"
+        case .userdata(let name):
+            out += "{\"$userdata\":"
+            if let name { JSON.writeString(name, to: &out) } else { out += "null" }
+            out += "}"
+        case .thread:
+            out += "{\"$thread\":null}"
+        case .table(let t):
+            if t.fields.isEmpty, !t.array.isEmpty {
+                out += "["
+                for (i, element) in t.array.enumerated() {
+                    if i > 0 { out += "," }
+                    element.writeJSON(to: &out)
+                }
+                out += "]"
+                return
+            }
+            out += "{"
+            var first = true
+            for (i, element) in t.array.enumerated() {
+                if !first { out += "," }
+                first = false
+                out += "\"\(i + 1)\":"
+                element.writeJSON(to: &out)
+            }
+            for field in t.fields {
+                if !first { out += "," }
+                first = false
+                JSON.writeString(field.key.displayText, to: &out)
+                out += ":"
+                field.value.writeJSON(to: &out)
+            }
+            out += "}"
+        }
+    }
+}
+
+// MARK: - Calling
+
+extension LuaState {
+    /// Calls `function` like `call(_:_:)`, but returns what is not plain
+    /// data as a description instead of failing: for developer tools that
+    /// show what a chunk returned (`lunette eval`). Tables are still read
+    /// raw, with the same walk, rules and limits; a cycle, a bad key or a
+    /// hole is still an error (`LuaError.value`).
+    @discardableResult
+    public func callForDisplay(_ function: LuaFunctionRef, _ arguments: [LuaValue] = []) throws(LuaError) -> [LuaDisplayValue] {
+        precondition(function.state === self, "LuaFunctionRef belongs to another LuaState")
+        return try withLargeStack { () throws(LuaError) in
+            try self.protectedCall(arguments, options: self.options, pushFunction: { stack in
+                stack.push(reference: function.reference)
+            }, readResults: { reader, first, last throws(LuaValueError) in
+                try reader.readResultsForDisplay(first, last)
+            })
+        }
+    }
+}
