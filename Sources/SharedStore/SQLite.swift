@@ -6,8 +6,9 @@ final class SQLiteConnection {
     let handle: OpaquePointer
     let path: String
 
-    /// Opens (and, when `create`, creates) the database at `path`.
-    init(path: String, create: Bool, readOnly: Bool = false) throws(StoreError) {
+    /// Opens (and, when `create`, creates) the database at `path`, and sets
+    /// its busy timeout before anything can run a statement on it.
+    init(path: String, create: Bool, readOnly: Bool = false, busyTimeoutMs: Int32) throws(StoreError) {
         var db: OpaquePointer?
         var flags = readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE
         if create && !readOnly { flags |= SQLITE_OPEN_CREATE }
@@ -21,6 +22,13 @@ final class SQLiteConnection {
         handle = db
         self.path = path
         sqlite3_extended_result_codes(db, 1)
+        setBusyTimeout(milliseconds: busyTimeoutMs)
+    }
+
+    /// How long a statement waits for another connection's lock before it
+    /// fails with SQLITE_BUSY (where SQLite waits at all: see `StoreDatabase.init`).
+    func setBusyTimeout(milliseconds: Int32) {
+        sqlite3_busy_timeout(handle, milliseconds)
     }
 
     deinit {
@@ -63,6 +71,8 @@ final class SQLiteConnection {
         switch primary {
         case SQLITE_NOTADB, SQLITE_CORRUPT:
             return StoreError(.notAStore, "store database \(path): \(message) (\(name)); it was left as it is")
+        case SQLITE_BUSY, SQLITE_LOCKED:
+            return StoreError(.busy, "store database \(path): \(message) (\(name))")
         default:
             return StoreError(.database, "store database \(path): \(message) (\(name))")
         }

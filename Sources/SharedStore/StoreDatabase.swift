@@ -63,36 +63,116 @@ final class StoreDatabase {
     /// How many commits of change log to keep for observers that poll.
     static let changeLogRetention: Int64 = 1024
 
-    /// Opens the database at `path`, creating it and its schema when `create`.
-    init(path: String, create: Bool, durability: StoreDurability, busyTimeoutMs: Int32 = 5000) throws(StoreError) {
-        connection = try SQLiteConnection(path: path, create: create)
-        sqlite3_busy_timeout(connection.handle, busyTimeoutMs)
-        // Reads the header: a file that is not SQLite fails here, untouched.
-        let mode = try connection.text("PRAGMA journal_mode")
-        if mode.lowercased() != "wal" {
+    /// How long to wait for other connections' locks: SQLite's busy
+    /// timeout, and the bound of all the retries of opening.
+    static let busyTimeoutMs: Int32 = 5000
+
+    /// The group whose database this is, for messages a script may show.
+    let group: String
+
+    /// Opens the database of `group` at `path`, creating it and its schema when `create`.
+    ///
+    /// Other processes may be opening or creating the same database at the
+    /// same moment, and SQLite's busy handler does not cover every lock that
+    /// opening takes: switching a new file to WAL mode upgrades a read lock
+    /// to a write lock, and where another connection holds or waits for the
+    /// write lock SQLite answers SQLITE_BUSY at once rather than risk a
+    /// deadlock (see `sqlite3_busy_handler`). So the busy timeout is set
+    /// before the first statement, and every step of opening is idempotent
+    /// and runs again after a short, growing pause when it meets a lock,
+    /// until the busy timeout has passed in all; then the error is `.busy`
+    /// and names the group.
+    init(path: String, group: String, create: Bool, durability: StoreDurability,
+         busyTimeoutMs: Int32 = StoreDatabase.busyTimeoutMs) throws(StoreError) {
+        self.group = group
+        connection = try SQLiteConnection(path: path, create: create, busyTimeoutMs: busyTimeoutMs)
+        try retryingWhileLocked(timeoutMs: busyTimeoutMs) { () throws(StoreError) in
+            try setUp(durability: durability)
+        }
+    }
+
+    /// Runs `body` until it ends without SQLITE_BUSY or SQLITE_LOCKED, or
+    /// `timeoutMs` have passed since the first try. SQLite's own waits
+    /// inside a try are cut to the time left, so the whole stays within
+    /// `timeoutMs` (plus one statement).
+    private func retryingWhileLocked(timeoutMs: Int32, _ body: () throws(StoreError) -> Void) throws(StoreError) {
+        let clock = ContinuousClock()
+        let deadline = clock.now + .milliseconds(timeoutMs)
+        defer { connection.setBusyTimeout(milliseconds: timeoutMs) }
+        var pauseMs: Int32 = 1
+        while true {
+            do {
+                return try body()
+            } catch where error.code == .busy {
+                let left = Self.milliseconds(deadline - clock.now)
+                guard left > 0 else {
+                    throw StoreError(.busy, "store group \(group): its database was still locked by another process or connection after \(timeoutMs) ms of waiting to open it (SQLITE_BUSY)")
+                }
+                // Half to all of the pause, at random, so that processes
+                // that met at one lock do not meet again in step.
+                sqlite3_sleep(min(Int32.random(in: (pauseMs + 1) / 2...pauseMs), left))
+                pauseMs = min(pauseMs * 2, 32)
+                connection.setBusyTimeout(milliseconds: max(1, Self.milliseconds(deadline - clock.now)))
+            }
+        }
+    }
+
+    private static func milliseconds(_ duration: Duration) -> Int32 {
+        Int32(clamping: duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000)
+    }
+
+    /// The steps of opening, in order; each may run again after a lock.
+    private func setUp(durability: StoreDurability) throws(StoreError) {
+        // 1. What the file holds, in one read. A file that is not SQLite
+        //    fails here; nothing is written to a file before it is known to
+        //    be a Lunette store or empty.
+        let found = try identity()
+        try check(found)
+        // 2. WAL mode. The first switch writes the header under the write lock.
+        if try connection.text("PRAGMA journal_mode").lowercased() != "wal" {
             _ = try connection.text("PRAGMA journal_mode=WAL")
         }
         try connection.exec(durability == .powerLoss ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL")
-        try prepareSchema()
+        // 3. The schema, created or migrated in one write transaction.
+        if !found.isCurrent { try prepareSchema() }
     }
 
-    /// Checks that the file is a Lunette store and brings its schema up to date.
+    /// The application id, schema version and number of schema objects.
+    private struct Identity {
+        var applicationID: Int64
+        var version: Int64
+        var schemaObjects: Int64
+        var isCurrent: Bool { applicationID == StoreDatabase.applicationID && version == StoreDatabase.schemaVersion }
+    }
+
+    /// Reads the three in one statement, so from one snapshot: separate
+    /// reads could see the id of an empty file and the tables another
+    /// process has just committed, and take a new store for a stranger's.
+    private func identity() throws(StoreError) -> Identity {
+        let s = try connection.prepare("""
+            SELECT (SELECT application_id FROM pragma_application_id), (SELECT user_version FROM pragma_user_version),
+                   (SELECT count(*) FROM sqlite_schema)
+            """)
+        defer { s.reset() }
+        guard try s.step() else { return Identity(applicationID: 0, version: 0, schemaObjects: 0) }
+        return Identity(applicationID: s.integer(0), version: s.integer(1), schemaObjects: s.integer(2))
+    }
+
+    /// Brings the schema up to date under the write lock (BEGIN IMMEDIATE),
+    /// deciding again there: another process may have created it meanwhile.
     private func prepareSchema() throws(StoreError) {
-        let appID = try connection.integer("PRAGMA application_id")
-        let version = try connection.integer("PRAGMA user_version")
-        if appID == Self.applicationID && version == Self.schemaVersion { return }
-        try check(applicationID: appID, version: version, tables: try connection.integer("SELECT count(*) FROM sqlite_schema"))
-        // Another process may be creating the same store: decide again under the write lock.
         try connection.exec("BEGIN IMMEDIATE")
         do {
-            let appID = try connection.integer("PRAGMA application_id")
-            var version = try connection.integer("PRAGMA user_version")
-            try check(applicationID: appID, version: version, tables: try connection.integer("SELECT count(*) FROM sqlite_schema"))
-            while version < Self.schemaVersion {
-                try connection.exec(Self.migrations[Int(version)])
-                version += 1
+            let found = try identity()
+            try check(found)
+            if !found.isCurrent {
+                var version = found.version
+                while version < Self.schemaVersion {
+                    try connection.exec(Self.migrations[Int(version)])
+                    version += 1
+                }
+                try connection.exec("PRAGMA application_id=\(Self.applicationID); PRAGMA user_version=\(version)")
             }
-            try connection.exec("PRAGMA application_id=\(Self.applicationID); PRAGMA user_version=\(version)")
             try connection.exec("COMMIT")
         } catch {
             try? connection.exec("ROLLBACK")
@@ -100,13 +180,13 @@ final class StoreDatabase {
         }
     }
 
-    private func check(applicationID: Int64, version: Int64, tables: Int64) throws(StoreError) {
-        if applicationID == Self.applicationID {
-            if version > Self.schemaVersion {
-                throw StoreError(.notAStore, "store database \(path): written by a newer Lunette (schema \(version); this build knows up to \(Self.schemaVersion)); it was left as it is")
+    private func check(_ found: Identity) throws(StoreError) {
+        if found.applicationID == Self.applicationID {
+            if found.version > Self.schemaVersion {
+                throw StoreError(.notAStore, "store database \(path): written by a newer Lunette (schema \(found.version); this build knows up to \(Self.schemaVersion)); it was left as it is")
             }
-        } else if applicationID != 0 || tables != 0 {
-            throw StoreError(.notAStore, "store database \(path): an SQLite database, but not a Lunette store (application_id \(applicationID), \(tables) schema objects); it was left as it is")
+        } else if found.applicationID != 0 || found.schemaObjects != 0 {
+            throw StoreError(.notAStore, "store database \(path): an SQLite database, but not a Lunette store (application_id \(found.applicationID), \(found.schemaObjects) schema objects); it was left as it is")
         }
     }
 

@@ -13,8 +13,11 @@ public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         /// The file at the database path is not a Lunette store (not SQLite,
         /// corrupted, another application's database, or a newer schema).
         case notAStore
-        /// SQLite reported an error (I/O, locking that outlasted the busy timeout, …).
+        /// SQLite reported an error (I/O, a full disk, …).
         case database
+        /// Other connections kept the database locked for longer than the
+        /// busy timeout (5 s), while it was being opened or written.
+        case busy
         /// A stored value could not be decoded.
         case corruptValue
         /// Reads found the group missing and it was not to be created.

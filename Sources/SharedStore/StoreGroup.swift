@@ -22,7 +22,7 @@ public final class StoreGroup: @unchecked Sendable {
         self.id = id
         self.path = path
         self.limits = limits
-        database = try StoreDatabase(path: path, create: create, durability: durability)
+        database = try StoreDatabase(path: path, group: id, create: create, durability: durability)
         observers = StoreObservers(group: id, path: path)
     }
 

@@ -68,7 +68,7 @@ final class StoreObservers: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         if poller == nil {
-            let database = try StoreDatabase(path: path, create: false, durability: .processCrash)
+            let database = try StoreDatabase(path: path, group: group, create: false, durability: .processCrash)
             pollDatabase = database
             lastDataVersion = try database.dataVersion()
             lastSeen = sequence

@@ -222,9 +222,13 @@ struct StoreTests {
         sqlite3_open(path, &db)
         sqlite3_exec(db, "CREATE TABLE people (name TEXT)", nil, nil, nil)
         sqlite3_close(db)
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
         let error = storeError { _ = try temp.store.group("group.other") }
         #expect(error?.code == .notAStore)
         #expect(error?.message.contains("not a Lunette store") == true)
+        // Not even switched to WAL mode (bytes 18 and 19 of the header).
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+        #expect(!FileManager.default.fileExists(atPath: path + "-wal"))
     }
 
     @Test func aNewerSchemaIsRefused() throws {
