@@ -238,7 +238,7 @@ public final class StoreBinding {
     /// neutral message and the host's log the full one.
     func scriptMessage(_ error: StoreError, group: String) -> String {
         switch error.code {
-        case .database, .notAStore, .corruptValue, .noSuchGroup:
+        case .database, .busy, .notAStore, .corruptValue, .noSuchGroup:
             logger.error("store failure seen by \(owner)", metadata: ["group": "\(group)", "code": "\(error.code)", "error": "\(error.message)"])
             return "the store of app group \(StoreText.quoted(group)) is unavailable (\(Self.neutralReason(error.code))); the host's log has the details"
         case .invalidName, .invalidValue, .valueTooLarge, .quotaExceeded, .conflict:
@@ -251,6 +251,7 @@ public final class StoreBinding {
         case .notAStore: return "its database is not a Lunette store"
         case .corruptValue: return "a stored value does not decode"
         case .noSuchGroup: return "it has no store yet"
+        case .busy: return "its database stayed locked by another process"
         default: return "database error"
         }
     }
