@@ -25,6 +25,10 @@ let package = Package(
         ),
         // The only C code of the project: the boundary pieces that may raise Lua errors.
         .target(name: "CLuaShims", dependencies: ["CLua"]),
+        // The one JSON layer (docs/json.md): escaper, number formatter, bytes,
+        // writer and a located parser. No dependencies, so the store and the
+        // sandbox can share it and stay independent of each other.
+        .target(name: "LunetteJSON"),
         .target(name: "LuaSandbox", dependencies: ["CLua", "CLuaShims"]),
         // The system's SQLite 3, found through pkg-config.
         .systemLibrary(
@@ -49,6 +53,7 @@ let package = Package(
         // after each commit returns, so a test can kill it at any moment.
         .executableTarget(name: "store-stress", dependencies: ["SharedStore"], path: "Sources/Tools/store-stress"),
         .executableTarget(name: "lua-baseline-bench", dependencies: ["CLua"], path: "Sources/Benchmarks/lua-baseline-bench"),
+        .testTarget(name: "LunetteJSONTests", dependencies: ["LunetteJSON"]),
         .testTarget(name: "LuaSandboxTests", dependencies: ["LuaSandbox", "CLua", "CLuaShims"]),
         .testTarget(name: "SharedStoreTests", dependencies: ["SharedStore", "CSQLite"]),
         .testTarget(name: "WidgetHostTests", dependencies: ["WidgetHost", "SharedStore"]),
