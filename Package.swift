@@ -2,6 +2,7 @@
 // Lunette: widget logic as Lua 5.4 scripts, run by a host that emulates the
 // iOS widget system. Layers (arrows point down only):
 //   lunette → WidgetHost → (LuaSandbox → CLuaShims → CLua, SharedStore → CSQLite)
+//   LuaSandbox, SharedStore and WidgetHost write and read JSON through LunetteJSON.
 import PackageDescription
 
 let package = Package(
@@ -29,7 +30,7 @@ let package = Package(
         // writer and a located parser. No dependencies, so the store and the
         // sandbox can share it and stay independent of each other.
         .target(name: "LunetteJSON"),
-        .target(name: "LuaSandbox", dependencies: ["CLua", "CLuaShims"]),
+        .target(name: "LuaSandbox", dependencies: ["CLua", "CLuaShims", "LunetteJSON"]),
         // The system's SQLite 3, found through pkg-config.
         .systemLibrary(
             name: "CSQLite",
@@ -37,8 +38,8 @@ let package = Package(
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
         // The app-group store: no Lua inside, so an app can link it alone.
-        .target(name: "SharedStore", dependencies: ["CSQLite"]),
-        .target(name: "WidgetHost", dependencies: ["LuaSandbox", "SharedStore"]),
+        .target(name: "SharedStore", dependencies: ["CSQLite", "LunetteJSON"]),
+        .target(name: "WidgetHost", dependencies: ["LuaSandbox", "SharedStore", "LunetteJSON"]),
         .executableTarget(
             name: "lunette",
             dependencies: [

@@ -1,11 +1,13 @@
 import Foundation
+import LunetteJSON
 
 // JSON for store values: what `lunette store` reads and prints, and the
-// bridge for Codable types. Integers and doubles stay apart: a number with
-// ".", "e" or "E" is a double, any other an integer (a double when it does
-// not fit in 64 bits), and doubles with an integral value are written with
-// ".0". Bytes are written as base64 text (as `Data` encodes itself), and
-// non-finite doubles as "Infinity", "-Infinity" and "NaN".
+// bridge for Codable types. The text follows the project's one JSON
+// convention (LunetteJSON, docs/json.md): integers and doubles stay apart
+// (a number with ".", "e" or "E" is a double, any other an integer, or a
+// double when it does not fit in 64 bits; doubles are written with a "." or
+// an exponent), non-finite doubles are the strings "NaN", "Infinity" and
+// "-Infinity", and `.bytes` is `{"$bytes": "<base64>"}`.
 
 extension StoreValue {
     /// Parses JSON text. `null` gives nil at the top level and is an error
@@ -19,61 +21,34 @@ extension StoreValue {
 
     /// The value as compact JSON text.
     public var json: String {
-        var out = ""
-        writeJSON(to: &out)
-        return out
+        let writer = JSONWriter()
+        writeJSON(to: writer)
+        return writer.text
     }
 
-    private func writeJSON(to out: inout String) {
+    /// Writes the value to `writer` (map keys in their byte order).
+    public func writeJSON(to writer: JSONWriter) {
         switch self {
-        case .integer(let v): out += String(v)
-        case .double(let v):
-            if v.isNaN { out += "\"NaN\"" }
-            else if v.isInfinite { out += v > 0 ? "\"Infinity\"" : "\"-Infinity\"" }
-            else if v == v.rounded(.towardZero) && abs(v) < 1e16 { out += String(format: "%.1f", v) }
-            else { out += "\(v)" }
-        case .boolean(let v): out += v ? "true" : "false"
-        case .string(let s): Self.writeJSON(s, to: &out)
-        case .bytes(let b): out += "\"" + Data(b).base64EncodedString() + "\""
-        case .array(let items):
-            out += "["
-            for (i, item) in items.enumerated() {
-                if i > 0 { out += "," }
-                item.writeJSON(to: &out)
-            }
-            out += "]"
+        case .integer(let v): writer.integer(v)
+        case .double(let v): writer.number(v)
+        case .boolean(let v): writer.bool(v)
+        case .string(let s): writer.string(s)
+        case .bytes(let b): writer.bytes(b)
+        case .array(let items): writer.array(items) { $0.writeJSON(to: writer) }
         case .map(let map):
-            out += "{"
-            for (i, entry) in map.entries.enumerated() {
-                if i > 0 { out += "," }
-                Self.writeJSON(entry.key, to: &out)
-                out += ":"
-                entry.value.writeJSON(to: &out)
+            writer.object {
+                for entry in map.entries {
+                    writer.key(entry.key)
+                    entry.value.writeJSON(to: writer)
+                }
             }
-            out += "}"
         }
     }
 
-    public static func writeJSON(_ s: String, to out: inout String) {
-        out += "\""
-        if !s.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) {
-            out += s
-            out += "\""
-            return
-        }
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
-                out += "\\u" + String(format: "%04x", scalar.value)
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        out += "\""
+    /// Appends `s` as a JSON string literal (`JSON.writeString`); the
+    /// database binds its batches of names with it.
+    static func writeJSON(_ s: String, to out: inout String) {
+        JSON.writeString(s, to: &out)
     }
 }
 
@@ -94,15 +69,39 @@ extension StoreGroup {
 }
 
 extension StoreValue {
+    /// Non-finite doubles as the convention's strings; `Data` as base64
+    /// text (Foundation's default), so a struct's data reaches scripts as
+    /// a string, as before.
     static var jsonEncoder: JSONEncoder {
         let encoder = JSONEncoder()
-        encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "Infinity", negativeInfinity: "-Infinity", nan: "NaN")
+        encoder.nonConformingFloatEncodingStrategy = .convertToString(
+            positiveInfinity: JSON.infinityText, negativeInfinity: JSON.negativeInfinityText, nan: JSON.nanText)
         return encoder
     }
 
+    /// Reads what `json` writes: non-finite doubles from their strings, and
+    /// `Data` from base64 text or from `{"$bytes": …}` (a `.bytes` value).
     static var jsonDecoder: JSONDecoder {
         let decoder = JSONDecoder()
-        decoder.nonConformingFloatDecodingStrategy = .convertFromString(positiveInfinity: "Infinity", negativeInfinity: "-Infinity", nan: "NaN")
+        decoder.nonConformingFloatDecodingStrategy = .convertFromString(
+            positiveInfinity: JSON.infinityText, negativeInfinity: JSON.negativeInfinityText, nan: JSON.nanText)
+        decoder.dataDecodingStrategy = .custom { decoder in
+            let container = try decoder.singleValueContainer()
+            let text: String
+            if let plain = try? container.decode(String.self) {
+                text = plain
+            } else {
+                let object = try container.decode([String: String].self)
+                guard object.count == 1, let base64 = object[JSON.bytesKey] else {
+                    throw DecodingError.dataCorruptedError(in: container, debugDescription: "expected base64 text or {\"\(JSON.bytesKey)\": base64}")
+                }
+                text = base64
+            }
+            guard let bytes = Base64.decode(text) else {
+                throw DecodingError.dataCorruptedError(in: container, debugDescription: "not base64: \(text)")
+            }
+            return Data(bytes)
+        }
         return decoder
     }
 }
