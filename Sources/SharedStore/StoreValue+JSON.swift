@@ -19,6 +19,34 @@ extension StoreValue {
         self = value
     }
 
+    /// The store value of a parsed JSON value: nil for a top-level `null`.
+    /// A `null` inside an array or object is an error at its location.
+    public init?(json value: JSONValue) throws(JSONError) {
+        if value.isNull { return nil }
+        self = try Self.converting(value)
+    }
+
+    private static func converting(_ value: JSONValue) throws(JSONError) -> StoreValue {
+        switch value.kind {
+        case .null: throw JSONError("null inside an array or object (the store keeps no nil in a table)", at: value.location)
+        case .boolean(let b): return .boolean(b)
+        case .integer(let i): return .integer(i)
+        case .double(let d): return .double(d)
+        case .string(let s): return .string(s)
+        case .array(let items):
+            var values: [StoreValue] = []
+            values.reserveCapacity(items.count)
+            for item in items { values.append(try converting(item)) }
+            return .array(values)
+        case .object(let members):
+            if let bytes = value.bytesValue { return .bytes(bytes) }
+            var pairs: [(String, StoreValue)] = []
+            pairs.reserveCapacity(members.count)
+            for member in members { pairs.append((member.key, try converting(member.value))) }
+            return .map(StoreMap(pairs))
+        }
+    }
+
     /// The value as compact JSON text.
     public var json: String {
         let writer = JSONWriter()
