@@ -23,10 +23,12 @@ struct JSONConventionTests {
         }
     }
 
-    @Test func storeDataCrossingIntoLuaKeepsItsText() {
+    @Test func storeDataCrossingIntoLuaKeepsItsText() throws {
         let values: [StoreValue] = [.double(.nan), .double(-0.0), .bytes([0, 0xC0]), ["k": [.string("\u{2029}"), .double(1e300)]]]
         for value in values {
             #expect(value.lua.jsonText == value.json)
+            let back = try #require(try StoreValue(json: value.json))
+            #expect(back.json == value.json, "the store reads back what it writes")
         }
     }
 
