@@ -2,6 +2,7 @@
 // Lunette: widget logic as Lua 5.4 scripts, run by a host that emulates the
 // iOS widget system. Layers (arrows point down only):
 //   lunette → WidgetHost → (LuaSandbox → CLuaShims → CLua, SharedStore → CSQLite)
+//   LuaSandbox, SharedStore and WidgetHost write and read JSON through LunetteJSON.
 import PackageDescription
 
 let package = Package(
@@ -26,7 +27,11 @@ let package = Package(
         ),
         // The only C code of the project: the boundary pieces that may raise Lua errors.
         .target(name: "CLuaShims", dependencies: ["CLua"]),
-        .target(name: "LuaSandbox", dependencies: ["CLua", "CLuaShims"]),
+        // The one JSON layer (docs/json.md): escaper, number formatter, bytes,
+        // writer and a located parser. No dependencies, so the store and the
+        // sandbox can share it and stay independent of each other.
+        .target(name: "LunetteJSON"),
+        .target(name: "LuaSandbox", dependencies: ["CLua", "CLuaShims", "LunetteJSON"]),
         // The system's SQLite 3, found through pkg-config.
         .systemLibrary(
             name: "CSQLite",
@@ -34,12 +39,12 @@ let package = Package(
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
         // The app-group store: no Lua inside, so an app can link it alone.
-        .target(name: "SharedStore", dependencies: ["CSQLite"]),
+        .target(name: "SharedStore", dependencies: ["CSQLite", "LunetteJSON"]),
         // The host's own log (swift-log): details a script must not see,
         // such as database paths, go there.
         .target(
             name: "WidgetHost",
-            dependencies: ["LuaSandbox", "SharedStore", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["LuaSandbox", "SharedStore", "LunetteJSON", .product(name: "Logging", package: "swift-log")],
             // The host's Lua glue, beside the service each belongs to, compiled into the binary.
             resources: [
                 .embedInCode("Declarations/declarations.lua"),
@@ -62,7 +67,8 @@ let package = Package(
         // after each commit returns, so a test can kill it at any moment.
         .executableTarget(name: "store-stress", dependencies: ["SharedStore"], path: "Sources/Tools/store-stress"),
         .executableTarget(name: "lua-baseline-bench", dependencies: ["CLua"], path: "Sources/Benchmarks/lua-baseline-bench"),
-        .testTarget(name: "LuaSandboxTests", dependencies: ["LuaSandbox", "CLua", "CLuaShims"]),
+        .testTarget(name: "LunetteJSONTests", dependencies: ["LunetteJSON"]),
+        .testTarget(name: "LuaSandboxTests", dependencies: ["LuaSandbox", "LunetteJSON", "CLua", "CLuaShims"]),
         .testTarget(name: "SharedStoreTests", dependencies: ["SharedStore", "CSQLite"]),
         .testTarget(name: "WidgetHostTests", dependencies: ["WidgetHost", "SharedStore", .product(name: "Logging", package: "swift-log")]),
     ],

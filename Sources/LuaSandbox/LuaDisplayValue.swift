@@ -1,4 +1,5 @@
 import CLuaShims
+import LunetteJSON
 
 /// A value as a developer tool shows it (`lunette eval`): plain data, or a
 /// description of a value that is not plain data (a function, userdata, a
@@ -103,45 +104,30 @@ extension LuaDisplayValue: CustomStringConvertible {
     /// `{"$userdata": "FILE*"}` (or `null` without a name), `{"$thread": null}`.
     /// Tables follow the plain-data rules (an array, or an object with
     /// sorted keys and array entries keyed "1", "2", …).
-    public func writeJSON(to out: inout String) {
+    public func writeJSON(to writer: JSONWriter) {
         switch self {
-        case .data(let value): value.writeJSON(to: &out)
+        case .data(let value): value.writeJSON(to: writer)
         case .function(let definedAt):
-            out += "{\"$function\":"
-            JSON.writeString(definedAt ?? "builtin", to: &out)
-            out += "}"
+            writer.object { writer.field("$function", string: definedAt ?? "builtin") }
         case .userdata(let name):
-            out += "{\"$userdata\":"
-            if let name { JSON.writeString(name, to: &out) } else { out += "null" }
-            out += "}"
+            writer.object { writer.field("$userdata", string: name) }
         case .thread:
-            out += "{\"$thread\":null}"
+            writer.object { writer.key("$thread"); writer.null() }
         case .table(let t):
             if t.fields.isEmpty, !t.array.isEmpty {
-                out += "["
-                for (i, element) in t.array.enumerated() {
-                    if i > 0 { out += "," }
-                    element.writeJSON(to: &out)
-                }
-                out += "]"
+                writer.array(t.array) { $0.writeJSON(to: writer) }
                 return
             }
-            out += "{"
-            var first = true
-            for (i, element) in t.array.enumerated() {
-                if !first { out += "," }
-                first = false
-                out += "\"\(i + 1)\":"
-                element.writeJSON(to: &out)
+            writer.object {
+                for (i, element) in t.array.enumerated() {
+                    writer.key(String(i + 1))
+                    element.writeJSON(to: writer)
+                }
+                for field in t.fields {
+                    writer.key(field.key.displayText)
+                    field.value.writeJSON(to: writer)
+                }
             }
-            for field in t.fields {
-                if !first { out += "," }
-                first = false
-                JSON.writeString(field.key.displayText, to: &out)
-                out += ":"
-                field.value.writeJSON(to: &out)
-            }
-            out += "}"
         }
     }
 }

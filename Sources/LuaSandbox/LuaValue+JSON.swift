@@ -1,115 +1,48 @@
-/// JSON text for plain data, used by `--json` output.
-///
-/// The mapping (documented in docs/lua-sandbox.md):
+import LunetteJSON
+
+/// JSON text for plain data, used by `--json` outputs and reports. It
+/// follows the project's one JSON convention (LunetteJSON, docs/json.md):
 /// - nil → null; booleans and integers as themselves; floats in their
-///   shortest round-trip form, NaN and ±infinity as the strings "nan",
-///   "inf" and "-inf" (JSON has no such numbers);
+///   shortest round-trip form with a `.` or an exponent, NaN and ±infinity
+///   as the strings "NaN", "Infinity" and "-Infinity";
 /// - strings of valid UTF-8 as JSON strings; other bytes as
 ///   `{"$bytes": "<base64>"}`;
 /// - a table with only an array part as a JSON array; any other table
-///   (including the empty one) as an object, array entries keyed "1", "2", …;
-///   object keys sorted by their bytes.
+///   (including the empty one) as an object, array entries keyed "1", "2", …
+///   first, then the fields in the byte order of their keys (a key that is
+///   not UTF-8 is written with U+FFFD for its bad bytes).
 extension LuaValue {
+    /// The value as compact JSON.
     public var jsonText: String {
-        var out = ""
-        writeJSON(to: &out)
-        return out
+        let writer = JSONWriter()
+        writeJSON(to: writer)
+        return writer.text
     }
 
-    public func writeJSON(to out: inout String) {
+    /// Writes the value to `writer`, so reports can embed plain data.
+    public func writeJSON(to writer: JSONWriter) {
         switch self {
-        case .nil: out += "null"
-        case .boolean(let b): out += b ? "true" : "false"
-        case .integer(let i): out += String(i)
-        case .number(let d):
-            if d.isNaN { out += "\"nan\"" }
-            else if d.isInfinite { out += d < 0 ? "\"-inf\"" : "\"inf\"" }
-            else { out += d.description }
+        case .nil: writer.null()
+        case .boolean(let b): writer.bool(b)
+        case .integer(let i): writer.integer(i)
+        case .number(let d): writer.number(d)
         case .string(let s):
-            if let text = s.string {
-                JSON.writeString(text, to: &out)
-            } else {
-                out += "{\"$bytes\":\""
-                out += JSON.base64(s.bytes)
-                out += "\"}"
-            }
+            if let text = s.string { writer.string(text) } else { writer.bytes(s.bytes) }
         case .table(let t):
             if t.fields.isEmpty, !t.array.isEmpty {
-                out += "["
-                for (i, element) in t.array.enumerated() {
-                    if i > 0 { out += "," }
-                    element.writeJSON(to: &out)
-                }
-                out += "]"
+                writer.array(t.array) { $0.writeJSON(to: writer) }
                 return
             }
-            out += "{"
-            var first = true
-            for (i, element) in t.array.enumerated() {
-                if !first { out += "," }
-                first = false
-                out += "\"\(i + 1)\":"
-                element.writeJSON(to: &out)
-            }
-            for entry in t.fields {
-                let (key, element) = (entry.key, entry.value)
-                if !first { out += "," }
-                first = false
-                JSON.writeString(key.displayText, to: &out)
-                out += ":"
-                element.writeJSON(to: &out)
-            }
-            out += "}"
-        }
-    }
-}
-
-/// Small JSON writing helpers shared by the JSON outputs.
-public enum JSON {
-    /// Appends `text` as a JSON string literal.
-    public static func writeString(_ text: String, to out: inout String) {
-        out += "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default:
-                out.unicodeScalars.append(scalar)
+            writer.object {
+                for (i, element) in t.array.enumerated() {
+                    writer.key(String(i + 1))
+                    element.writeJSON(to: writer)
+                }
+                for entry in t.fields {
+                    writer.key(entry.key.displayText)
+                    entry.value.writeJSON(to: writer)
+                }
             }
         }
-        out += "\""
-    }
-
-    /// A JSON string literal.
-    public static func string(_ text: String) -> String {
-        var out = ""
-        writeString(text, to: &out)
-        return out
-    }
-
-    /// Standard base64 with padding.
-    public static func base64(_ bytes: [UInt8]) -> String {
-        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
-        var out = [UInt8]()
-        out.reserveCapacity((bytes.count + 2) / 3 * 4)
-        var i = 0
-        while i < bytes.count {
-            let b0 = UInt32(bytes[i])
-            let b1 = i + 1 < bytes.count ? UInt32(bytes[i + 1]) : 0
-            let b2 = i + 2 < bytes.count ? UInt32(bytes[i + 2]) : 0
-            let n = b0 << 16 | b1 << 8 | b2
-            out.append(alphabet[Int(n >> 18 & 63)])
-            out.append(alphabet[Int(n >> 12 & 63)])
-            out.append(i + 1 < bytes.count ? alphabet[Int(n >> 6 & 63)] : UInt8(ascii: "="))
-            out.append(i + 2 < bytes.count ? alphabet[Int(n & 63)] : UInt8(ascii: "="))
-            i += 3
-        }
-        return String(decoding: out, as: UTF8.self)
     }
 }

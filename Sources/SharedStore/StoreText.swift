@@ -1,3 +1,5 @@
+import LunetteJSON
+
 /// Checks on the text the store is given: keys, file names, group ids.
 ///
 /// The rules are those of LUA_API.md: a key is 1...256 bytes of valid UTF-8
@@ -14,15 +16,7 @@ public enum StoreText {
     /// The text, when `bytes` are well-formed UTF-8 (no overlong forms, no
     /// surrogates, nothing above U+10FFFF); nil otherwise.
     public static func string<C: Collection>(validating bytes: C) -> String? where C.Element == UInt8 {
-        var iterator = bytes.makeIterator()
-        var parser = Unicode.UTF8.ForwardParser()
-        while true {
-            switch parser.parseScalar(from: &iterator) {
-            case .valid: continue
-            case .emptyInput: return String(decoding: bytes, as: UTF8.self)
-            case .error: return nil
-            }
-        }
+        JSON.text(validating: bytes)
     }
 
     /// Why `key` is not a valid key, or nil when it is.

@@ -9,7 +9,7 @@ struct Store: ParsableCommand {
         discussion: """
             The store holds what the app and its scripts share: typed values \
             under keys, and files. Values are given and printed as JSON: 42 is an \
-            integer, 42.0 a double, "42" a string; bytes print as base64 text. \
+            integer, 42.0 a double, "42" a string; bytes are {"$bytes": "<base64>"}. \
             The store root is --store-dir, else $LUNETTE_STORE, else \
             ~/.lunette/store. Reading a group that does not exist yet creates \
             nothing. See docs/store.md.
@@ -53,16 +53,14 @@ struct Store: ParsableCommand {
         }
     }
 
-    static func jsonString(_ text: String) -> String {
-        var out = ""
-        StoreValue.writeJSON(text, to: &out)
-        return out
-    }
-
-    /// Prints `{"group": G, <fields>}` on one line; field values are JSON already.
-    static func printJSON(group: String, _ fields: KeyValuePairs<String, String>) {
-        let rest = fields.map { ",\(jsonString($0.key)):\($0.value)" }.joined()
-        FileOutput.standardOutput.write("{\"group\":\(jsonString(group))\(rest)}\n")
+    /// Prints `{"group": G, <fields>}` on one line; `fields` writes the rest.
+    static func printJSON(group: String, _ fields: (JSONWriter) -> Void) {
+        let o = JSONWriter()
+        o.object {
+            o.field("group", string: group)
+            fields(o)
+        }
+        FileOutput.standardOutput.write(o.text + "\n")
     }
 
     struct Get: ParsableCommand {
@@ -76,8 +74,12 @@ struct Store: ParsableCommand {
             try Store.reporting {
                 let value = try options.open(create: false)?.get(key)
                 if options.json {
-                    let type = value.map { Store.jsonString($0.kindName) } ?? "null"
-                    Store.printJSON(group: options.group, ["key": Store.jsonString(key), "type": type, "value": value?.json ?? "null"])
+                    Store.printJSON(group: options.group) { o in
+                        o.field("key", string: key)
+                        o.field("type", string: value?.kindName)
+                        o.key("value")
+                        if let value { value.writeJSON(to: o) } else { o.null() }
+                    }
                 } else if let value {
                     FileOutput.standardOutput.write(value.json + "\n")
                 }
@@ -119,7 +121,11 @@ struct Store: ParsableCommand {
                 let group = try options.open(create: true)!
                 let sequence = try group.commit(StoreBatch(values: [(key, parsed)]))
                 if options.json {
-                    Store.printJSON(group: options.group, ["key": Store.jsonString(key), "sequence": String(sequence)])
+                    Store.printJSON(group: options.group) { o in
+                        o.field("key", string: key)
+                        o.key("sequence")
+                        o.integer(sequence)
+                    }
                 }
             }
         }
@@ -149,7 +155,10 @@ struct Store: ParsableCommand {
             try Store.reporting {
                 let keys = try options.open(create: false)?.keys(prefix: prefix) ?? []
                 if options.json {
-                    Store.printJSON(group: options.group, ["keys": "[" + keys.map(Store.jsonString).joined(separator: ",") + "]"])
+                    Store.printJSON(group: options.group) { o in
+                        o.key("keys")
+                        o.array(keys) { o.string($0) }
+                    }
                 } else {
                     FileOutput.standardOutput.write(keys.map { $0 + "\n" }.joined())
                 }
@@ -165,7 +174,10 @@ struct Store: ParsableCommand {
             try Store.reporting {
                 let names = try options.open(create: false)?.files() ?? []
                 if options.json {
-                    Store.printJSON(group: options.group, ["files": "[" + names.map(Store.jsonString).joined(separator: ",") + "]"])
+                    Store.printJSON(group: options.group) { o in
+                        o.key("files")
+                        o.array(names) { o.string($0) }
+                    }
                 } else {
                     FileOutput.standardOutput.write(names.map { $0 + "\n" }.joined())
                 }

@@ -1,4 +1,5 @@
 import LuaSandbox
+import LunetteJSON
 import Testing
 
 /// `callForDisplay` reads results for developer tools: plain data exactly
@@ -79,7 +80,11 @@ struct DisplayValueTests {
             "{<function: show.lua:1>}", "{x = {1, <function: show.lua:1>}}",
         ])
         var json = ""
-        for value in shown { value.writeJSON(to: &json); json += "\n" }
+        for value in shown {
+            let writer = JSONWriter()
+            value.writeJSON(to: writer)
+            json += writer.text + "\n"
+        }
         #expect(json == """
             {"$function":"builtin"}
             {"$function":"show.lua:1"}

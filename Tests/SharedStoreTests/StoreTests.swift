@@ -200,7 +200,7 @@ struct StoreTests {
             #expect(storeError { _ = try StoreValue(json: bad) }?.code == .invalidValue, "\(bad)")
         }
         let value: StoreValue = ["i": 1, "d": 2.0, "s": "q\"\n", "b": .bytes([0xFF])]
-        #expect(value.json == #"{"b":"/w==","d":2.0,"i":1,"s":"q\"\n"}"#)
+        #expect(value.json == #"{"b":{"$bytes":"/w=="},"d":2.0,"i":1,"s":"q\"\n"}"#)
     }
 
     @Test func aFileThatIsNotAStoreIsLeftAlone() throws {

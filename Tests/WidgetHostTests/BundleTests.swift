@@ -66,9 +66,9 @@ struct BundleTests {
 
     @Test func bundleJSONErrorsNameTheFileAndLine() throws {
         let syntax = try BundleFixture(main: "", manifest: "{\n  \"id\": \"x\",\n  \"appGroups\": [\"group.x\",]\n}")
-        #expect(syntax.loadErrors().first?.hasPrefix(syntax.path + "/bundle.json:3: invalid JSON") == true, "\(syntax.loadErrors())")
+        #expect(syntax.loadErrors().first?.hasPrefix(syntax.path + "/bundle.json:3:27: invalid JSON: expected a value, got ']'") == true, "\(syntax.loadErrors())")
         let unknown = try BundleFixture(main: "", manifest: "{\n  \"id\": \"x\",\n  \"appgroups\": []\n}")
-        #expect(unknown.loadErrors().first?.hasPrefix(unknown.path + "/bundle.json:3: unknown key 'appgroups'") == true, "\(unknown.loadErrors())")
+        #expect(unknown.loadErrors().first?.hasPrefix(unknown.path + "/bundle.json:3:3: unknown key 'appgroups'") == true, "\(unknown.loadErrors())")
         let type = try BundleFixture(main: "", manifest: "{ \"id\": 7 }")
         #expect(type.loadErrors().first?.contains("'id' must be a string, got integer") == true, "\(type.loadErrors())")
         let group = try BundleFixture(main: "", manifest: "{ \"id\": \"x\", \"appGroups\": [\"a/b\"] }")

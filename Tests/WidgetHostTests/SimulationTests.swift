@@ -84,8 +84,8 @@ struct SimulationTests {
         let (runtime, _) = try fixture.runtime()
         let cases: [(String, String)] = [
             (#"{ "widgets": [ { "kind": "Nope" } ] }"#, "no widget kind 'Nope'"),
-            ("{\n  \"widgets\": [ { \"kind\": \"W\" } ],\n  \"events\": [ { \"at\": \"+1h\", \"type\": \"explode\" } ]\n}", ":3: 'events[1].type' is not an event type: \"explode\""),
-            ("{\n  \"widgets\": [ { \"kind\": \"W\" } ],\n  \"duraton\": \"2h\"\n}", ":3: unknown key 'duraton'"),
+            ("{\n  \"widgets\": [ { \"kind\": \"W\" } ],\n  \"events\": [ { \"at\": \"+1h\", \"type\": \"explode\" } ]\n}", ":3:38: 'events[1].type' is not an event type: \"explode\""),
+            ("{\n  \"widgets\": [ { \"kind\": \"W\" } ],\n  \"duraton\": \"2h\"\n}", ".json:3:3: unknown key 'duraton'"),
             (#"{ "widgets": [ { "kind": "W" } ], "events": [ { "at": "+1h", "type": "storeSet", "group": "group.other", "key": "k" } ] }"#, "is not an app group of the bundle"),
             (#"{ "widgets": [ { "kind": "W" } ], "timezone": "Mars/Olympus" }"#, "not a known IANA time zone"),
             (#"{ "widgets": [ { "kind": "W" } ], "policy": { "budgetScope": "planet" } }"#, "'policy.budgetScope' must be one of instance, kind, app"),

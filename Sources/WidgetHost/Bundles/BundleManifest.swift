@@ -30,14 +30,14 @@ public struct BundleManifest: Sendable, Equatable {
 
     static func parse(_ file: JSONFile) throws(LocatedError) -> BundleManifest {
         var reader = try JSONObjectReader(file, file.root)
-        guard let id = try reader.string("id") else { throw file.error("missing \"id\" (the bundle's id, e.g. \"com.example.tasks\")") }
+        guard let id = try reader.string("id") else { throw reader.error("missing \"id\" (the bundle's id, e.g. \"com.example.tasks\")") }
         if id.isEmpty || id.contains(where: { $0.isWhitespace || $0 == "/" }) {
-            throw file.error("'id' must be a non-empty reverse-DNS name without spaces or '/', got \"\(id)\"", key: "id")
+            throw reader.fail("id", "must be a non-empty reverse-DNS name without spaces or '/', got \"\(id)\"")
         }
         let groups = try reader.strings("appGroups") ?? []
         for group in groups {
-            if let problem = StoreText.groupProblem(group) {
-                throw file.error("'appGroups' has an invalid group id \"\(group)\": \(problem)", key: "appGroups")
+            if let problem = StoreText.groupProblem(group.text) {
+                throw file.error("'appGroups' has an invalid group id \"\(group.text)\": \(problem)", at: group.location)
             }
         }
         var memory: Int? = nil
@@ -47,6 +47,6 @@ public struct BundleManifest: Sendable, Equatable {
             try limits.finish()
         }
         try reader.finish()
-        return BundleManifest(id: id, appGroups: groups, memoryMB: memory)
+        return BundleManifest(id: id, appGroups: groups.map(\.text), memoryMB: memory)
     }
 }

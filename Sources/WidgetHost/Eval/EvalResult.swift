@@ -55,22 +55,18 @@ public struct EvalResult: Sendable, Equatable {
 
     /// One line of JSON: {"file","status","message","traceback","elapsedMs","memoryPeakBytes","results","output"}.
     public var jsonLine: String {
-        var out = "{\"file\":"
-        JSON.writeString(file, to: &out)
-        out += ",\"status\":\"\(status.rawValue)\",\"message\":"
-        if let message { JSON.writeString(message, to: &out) } else { out += "null" }
-        out += ",\"traceback\":"
-        if let traceback { JSON.writeString(traceback, to: &out) } else { out += "null" }
-        out += ",\"elapsedMs\":\((elapsedMilliseconds * 1000).rounded() / 1000)"
-        out += ",\"memoryPeakBytes\":\(memoryPeakBytes)"
-        out += ",\"results\":["
-        for (i, value) in results.enumerated() {
-            if i > 0 { out += "," }
-            value.writeJSON(to: &out)
+        let o = JSONWriter()
+        o.object {
+            o.field("file", string: file)
+            o.field("status", string: status.rawValue)
+            o.field("message", string: message)
+            o.field("traceback", string: traceback)
+            o.field("elapsedMs", number: (elapsedMilliseconds * 1000).rounded() / 1000)
+            o.field("memoryPeakBytes", integer: memoryPeakBytes)
+            o.key("results")
+            o.array(results) { $0.writeJSON(to: o) }
+            o.field("output", string: output)
         }
-        out += "],\"output\":"
-        JSON.writeString(output, to: &out)
-        out += "}"
-        return out
+        return o.text
     }
 }

@@ -5,18 +5,32 @@ public struct LocatedError: Error, Sendable, Equatable, CustomStringConvertible 
     public var file: String
     /// 1-based line, when known.
     public var line: Int?
+    /// 1-based column (in Unicode scalars), when known: JSON syntax errors.
+    public var column: Int?
+    /// What is wrong, without the location.
     public var message: String
 
-    public init(file: String, line: Int? = nil, message: String) {
+    /// An error in `file`, at `line` (and `column`) when known.
+    public init(file: String, line: Int? = nil, column: Int? = nil, message: String) {
         self.file = file
         self.line = line
+        self.column = line == nil ? nil : column
         self.message = message
     }
 
-    /// "file:line: message", or "file: message" without a line.
+    /// An error at a place in a JSON file (its line and column).
+    public init(file: String, at location: JSONLocation, message: String) {
+        self.init(file: file, line: location.line, column: location.column, message: message)
+    }
+
+    /// "file:line:column: message" (as compilers write it, so editors can
+    /// jump there), "file:line: message", or "file: message".
     public var description: String {
-        if let line { return "\(file):\(line): \(message)" }
-        return "\(file): \(message)"
+        switch (line, column) {
+        case (let line?, let column?): return "\(file):\(line):\(column): \(message)"
+        case (let line?, nil): return "\(file):\(line): \(message)"
+        default: return "\(file): \(message)"
+        }
     }
 }
 

@@ -57,7 +57,7 @@ public struct Scenario: Sendable {
         var duration = 86_400.0
         if let value = reader.value("duration") {
             guard let d = Durations.seconds(value), d > 0 else {
-                throw reader.fail("duration", "must be a positive duration like \"24h\", \"90m\" or seconds, got \(value.json)")
+                throw reader.fail("duration", "must be a positive duration like \"24h\", \"90m\" or seconds, got \(value.jsonText)")
             }
             duration = d
         }
@@ -79,7 +79,7 @@ public struct Scenario: Sendable {
         return Scenario(start: start, duration: duration, timeZone: zone, widgets: widgets, events: events, policy: policy)
     }
 
-    private static func widget(_ value: StoreValue, at path: String, file: JSONFile, runtime: WidgetRuntime) throws(LocatedError) -> WidgetConfiguration {
+    private static func widget(_ value: JSONValue, at path: String, file: JSONFile, runtime: WidgetRuntime) throws(LocatedError) -> WidgetConfiguration {
         var r = try JSONObjectReader(file, value, prefix: path + ".")
         let widget = try readWidget(&r, path: path, runtime: runtime)
         try r.finish()
@@ -91,12 +91,11 @@ public struct Scenario: Sendable {
         guard let kind = try r.string("kind") else { throw r.fail("kind", "is missing: name the widget kind") }
         let family = try readFamily(&r)
         var values: [String: LuaValue] = [:]
-        if let config = r.value("config") {
-            guard case .map(let map) = config else { throw r.fail("config", "must be an object of parameter values") }
-            for entry in map.entries { values[entry.key] = entry.value.lua }
+        if var config = try r.object("config") {
+            for entry in try config.storeValues() { values[entry.key] = entry.value.lua }
         }
         do { return try runtime.configuration(kind: kind, family: family, values: values) } catch {
-            throw LocatedError(file: r.file.path, line: r.file.line(ofKey: "kind"), message: "\(path): \(error.message)")
+            throw r.error("\(path): \(error.message)", at: "kind")
         }
     }
 
@@ -108,13 +107,13 @@ public struct Scenario: Sendable {
         return family
     }
 
-    private static func event(_ value: StoreValue, index: Int, file: JSONFile, runtime: WidgetRuntime,
+    private static func event(_ value: JSONValue, index: Int, file: JSONFile, runtime: WidgetRuntime,
                               start: Double, calendar: HostCalendar) throws(LocatedError) -> ScenarioEvent {
         let path = "events[\(index)]"
         var r = try JSONObjectReader(file, value, prefix: path + ".")
-        guard let at = r.value("at") else { throw file.error("'\(path)' needs \"at\" (an ISO date, or a time from the start like \"+2h\")", key: "events") }
+        guard let at = r.value("at") else { throw r.error("'\(path)' needs \"at\" (an ISO date, or a time from the start like \"+2h\")") }
         let time: Double
-        switch at {
+        switch at.kind {
         case .string(let text) where !text.hasPrefix("+") && text.contains("-"):
             switch ISODate.parse(text, calendar: calendar) {
             case .success(let t): time = t
@@ -122,7 +121,7 @@ public struct Scenario: Sendable {
             }
         default:
             guard let offset = Durations.seconds(at), offset >= 0 else {
-                throw r.fail("at", "must be an ISO date or a time from the start (\"+2h\", \"90m\", seconds), got \(at.json)")
+                throw r.fail("at", "must be an ISO date or a time from the start (\"+2h\", \"90m\", seconds), got \(at.jsonText)")
             }
             time = start + offset
         }
@@ -155,7 +154,7 @@ public struct Scenario: Sendable {
             }
             guard let key = try r.string("key") else { throw r.fail("key", "is missing: storeSet needs the key") }
             if let problem = StoreText.keyProblem(key) { throw r.fail("key", "is not a valid key: \(problem)") }
-            kind = .storeSet(group: group, key: key, value: r.value("value"))
+            kind = .storeSet(group: group, key: key, value: try r.storeValue("value"))
         case "widgetAdded":
             kind = .widgetAdded(try readWidget(&r, path: path, runtime: runtime))
         case "widgetRemoved":
@@ -225,8 +224,8 @@ public enum Durations {
         return sawUnit ? total : nil
     }
 
-    static func seconds(_ value: StoreValue) -> Double? {
-        switch value {
+    static func seconds(_ value: JSONValue) -> Double? {
+        switch value.kind {
         case .integer(let i): return Double(i)
         case .double(let d): return d.isFinite ? d : nil
         case .string(let s): return seconds(s)

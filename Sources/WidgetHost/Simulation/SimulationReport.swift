@@ -112,10 +112,10 @@ extension SimulationReport {
             o.field("start", number: start)
             o.field("end", number: end)
             o.field("wallSeconds", number: (wallSeconds * 1000).rounded() / 1000)
-            o.field("providerCalls", number: Double(providerCalls))
+            o.field("providerCalls", integer: providerCalls)
             o.key("policy")
             o.object {
-                o.field("budget", number: Double(policy.budget))
+                o.field("budget", integer: policy.budget)
                 o.field("budgetScope", string: policy.budgetScope.rawValue)
                 o.field("budgetWindow", number: policy.budgetWindow)
                 o.field("minimumReloadInterval", number: policy.minimumReloadInterval)
@@ -141,11 +141,11 @@ extension SimulationReport {
 
     private func instanceJSON(_ instance: WidgetInstance, _ o: JSONWriter) {
         o.object {
-            o.field("id", number: Double(instance.id))
+            o.field("id", integer: instance.id)
             o.field("kind", string: instance.configuration.kind)
             o.field("family", string: instance.configuration.family.rawValue)
             o.key("config")
-            o.raw(instance.configuration.values.map { LuaValue.table($0).jsonText } ?? "null")
+            if let values = instance.configuration.values { LuaValue.table(values).writeJSON(to: o) } else { o.null() }
             o.field("added", number: instance.addedAt)
             o.field("removed", number: instance.removedAt)
             o.key("reloads")
@@ -155,7 +155,7 @@ extension SimulationReport {
                     o.field("reason", string: r.reason.rawValue)
                     o.field("counted", bool: r.counted)
                     o.field("deferredFrom", number: r.deferredFrom)
-                    o.field("coalescedRequests", number: Double(r.coalescedRequests))
+                    o.field("coalescedRequests", integer: r.coalescedRequests)
                     o.field("status", string: r.status.rawValue)
                     o.field("elapsedMs", number: (r.elapsed * 1e5).rounded() / 100)
                 }
@@ -166,10 +166,10 @@ extension SimulationReport {
                     o.field("from", number: s.from)
                     o.field("to", number: s.to)
                     o.field("source", string: s.isPlaceholder ? "placeholder" : "timeline")
-                    if let i = s.entryIndex { o.field("entryIndex", number: Double(i)) }
-                    if let n = s.timelineNumber { o.field("timeline", number: Double(n)) }
+                    if let i = s.entryIndex { o.field("entryIndex", integer: i) }
+                    if let n = s.timelineNumber { o.field("timeline", integer: n) }
                     o.key("entry")
-                    o.raw(s.entry.map { LuaValue.table($0.content).jsonText } ?? "null")
+                    if let entry = s.entry { LuaValue.table(entry.content).writeJSON(to: o) } else { o.null() }
                 }
             }
             o.key("failures")
@@ -184,14 +184,14 @@ extension SimulationReport {
             }
             o.key("budget")
             o.object {
-                o.field("limit", number: Double(policy.budget))
-                o.field("used", number: Double(budgetUsed(instance)))
+                o.field("limit", integer: policy.budget)
+                o.field("used", integer: budgetUsed(instance))
                 o.field("scope", string: policy.budgetScope.rawValue)
                 o.key("series")
                 o.array(instance.budgetUsage) { point in
                     o.object {
                         o.field("at", number: point.at)
-                        o.field("used", number: Double(point.used))
+                        o.field("used", integer: point.used)
                     }
                 }
             }
@@ -199,13 +199,14 @@ extension SimulationReport {
             o.key("next")
             if let next = pending[instance.id] {
                 o.object {
-                    o.field("at", number: next.at)
+                    // Infinite when no budget slot will ever free: null, as documented.
+                    o.field("at", number: next.at.isFinite ? next.at : nil)
                     o.field("wantedAt", number: next.wantedAt)
                     o.field("reason", string: next.reason.rawValue)
                     o.field("deferred", bool: next.isDeferred)
                 }
             } else {
-                o.raw("null")
+                o.null()
             }
             o.key("warnings")
             notesJSON(instance.notes, o)

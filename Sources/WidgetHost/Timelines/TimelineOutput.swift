@@ -12,19 +12,19 @@ public enum TimelineOutput {
             o.field("kind", string: widget.kind)
             o.field("family", string: widget.family.rawValue)
             o.key("config")
-            o.raw(widget.values.map { LuaValue.table($0).jsonText } ?? "null")
+            if let values = widget.values { LuaValue.table(values).writeJSON(to: o) } else { o.null() }
             o.field("at", number: at)
             o.field("status", string: outcome.status.rawValue)
             if let message = outcome.message { o.field("message", string: message) }
             if let traceback = outcome.traceback { o.field("traceback", string: traceback) }
             o.key("entries")
-            o.array(result.value?.entries ?? []) { entry in o.raw(LuaValue.table(entry.content).jsonText) }
+            o.array(result.value?.entries ?? []) { entry in LuaValue.table(entry.content).writeJSON(to: o) }
             o.key("policy")
             switch result.value?.policy {
             case .atEnd?: o.string("atEnd")
             case .never?: o.string("never")
             case .after(let t)?: o.object { o.field("after", number: t) }
-            case nil: o.raw("null")
+            case nil: o.null()
             }
             o.key("diagnostics")
             o.array(outcome.warnings) { warning in
@@ -41,7 +41,7 @@ public enum TimelineOutput {
                 }
             }
             o.field("elapsedMs", number: (outcome.elapsed * 1e5).rounded() / 100)
-            o.field("memoryPeakBytes", number: Double(outcome.memoryPeak))
+            o.field("memoryPeakBytes", integer: outcome.memoryPeak)
         }
         return o.text
     }

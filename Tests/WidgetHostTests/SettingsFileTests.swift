@@ -1,0 +1,127 @@
+import Foundation
+import Testing
+@testable import WidgetHost
+
+/// The JSON settings files (scenarios, policy files, bundle.json) read
+/// through the located tree: null means "not set", every error sits where
+/// its value is, a repeated key is an error at its second occurrence.
+@Suite("JSON settings files")
+struct SettingsFileTests {
+    func file(_ json: String, named name: String = "settings") throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("\(name)-\(UUID().uuidString).json").path
+        try json.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    func runtime() throws -> WidgetRuntime {
+        try BundleFixture(main: policyWidget("\"never\"")).runtime().0
+    }
+
+    /// The error of loading `json` as a scenario (nil when it loads).
+    func scenarioError(_ json: String) throws -> LocatedError? {
+        let runtime = try runtime()
+        let path = try file(json, named: "scenario")
+        do {
+            _ = try Scenario.load(path, runtime: runtime, start: BundleFixture.midnight)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    @Test func nullMeansNotSet() throws {
+        let runtime = try runtime()
+        let scenario = try Scenario.load(try file("""
+            { "timezone": null, "duration": null, "start": null, "policy": null,
+              "widgets": [ { "kind": "W", "family": null, "config": null } ],
+              "events": [ { "at": "+1h", "type": "storeSet", "group": "group.test", "key": "k", "value": null } ] }
+            """), runtime: runtime, start: BundleFixture.midnight)
+        #expect(scenario.timeZone == nil, "\"timezone\": null keeps the host's zone")
+        #expect(scenario.duration == 86_400)
+        #expect(scenario.start == BundleFixture.midnight)
+        #expect(scenario.widgets.first?.family == .systemSmall)
+        guard case .storeSet(_, _, let value) = scenario.events.first?.kind else { Issue.record("no storeSet"); return }
+        #expect(value == nil, "a null value removes the key")
+        let policy = try HostPolicy.load(try file(#"{ "budget": null, "developerMode": null }"#))
+        #expect(policy == .standard)
+    }
+
+    @Test func aBadValueIsReportedAtTheLineOfThatValue() throws {
+        let at = try #require(try scenarioError("""
+            {
+              "widgets": [ { "kind": "W" } ],
+              "events": [
+                { "at": "+1h", "type": "reloadAll" },
+                { "at": "soon", "type": "reloadAll" }
+              ]
+            }
+            """))
+        #expect(at.line == 5 && at.column == 13, "\(at)")
+        #expect(at.message.hasPrefix("'events[2].at' must be an ISO date"), "\(at)")
+        let kind = try #require(try scenarioError("""
+            {
+              "widgets": [
+                { "kind": "W" },
+                { "kind": "Nope" }
+              ]
+            }
+            """))
+        #expect(kind.line == 4, "\(kind)")
+        #expect(kind.message.contains("no widget kind 'Nope'"), "\(kind)")
+    }
+
+    @Test func aMissingKeyIsReportedAtItsObject() throws {
+        let error = try #require(try scenarioError("""
+            {
+              "widgets": [ { "kind": "W" } ],
+              "events": [
+                { "at": "+1h", "type": "reloadAll" },
+                { "at": "+2h" }
+              ]
+            }
+            """))
+        #expect(error.line == 5 && error.column == 5, "\(error)")
+        #expect(error.message.hasPrefix("'events[2].type' is missing"), "\(error)")
+    }
+
+    @Test func aKeyGivenTwiceIsAnErrorAtTheSecond() throws {
+        let top = try #require(try scenarioError("""
+            {
+              "timezone": "Europe/Paris",
+              "widgets": [ { "kind": "W" } ],
+              "timezone": "Mars/Olympus"
+            }
+            """))
+        #expect(top.line == 4 && top.column == 3, "\(top)")
+        #expect(top.message == "duplicate key 'timezone' (first at line 2)", "\(top)")
+        let nested = try #require(try scenarioError("{ \"widgets\": [ { \"kind\": \"W\" } ],\n  \"policy\": { \"budget\": 4,\n    \"budget\": -1 } }"))
+        #expect(nested.line == 3 && nested.message == "duplicate key 'policy.budget' (first at line 2)", "\(nested)")
+    }
+
+    @Test func syntaxErrorsCarryTheirLineAndColumnAsFields() throws {
+        let path = try file("{\n  \"budget\": 4\n  \"budgetScope\": \"kind\"\n}")
+        do {
+            _ = try HostPolicy.load(path)
+            Issue.record("accepted")
+        } catch {
+            #expect(error == LocatedError(file: path, line: 3, column: 3, message: "invalid JSON: expected ',' or '}', got '\"'"))
+            #expect(error.description == "\(path):3:3: invalid JSON: expected ',' or '}', got '\"'")
+        }
+    }
+
+    @Test func aNullInsideAStoreValueIsReportedAtTheNull() throws {
+        let error = try #require(try scenarioError("""
+            { "widgets": [ { "kind": "W" } ],
+              "events": [ { "at": "+1h", "type": "storeSet", "group": "group.test", "key": "k",
+                            "value": [ 1,
+                                       null ] } ] }
+            """))
+        #expect(error.line == 4 && error.column == 28, "\(error)")
+        #expect(error.message.hasPrefix("'events[1].value': null inside an array or object"), "\(error)")
+    }
+
+    @Test func anInvalidAppGroupIsReportedAtItsItem() throws {
+        let bundle = try BundleFixture(main: "", manifest: "{\n  \"id\": \"x\",\n  \"appGroups\": [\n    \"group.ok\",\n    \"a/b\"\n  ]\n}")
+        #expect(bundle.loadErrors().first?.hasPrefix(bundle.path + "/bundle.json:5:5: 'appGroups' has an invalid group id \"a/b\"") == true, "\(bundle.loadErrors())")
+    }
+}
