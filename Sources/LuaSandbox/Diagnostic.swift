@@ -1,3 +1,5 @@
+import LunetteJSON
+
 /// How a script call, or a file the host read, turned out: the one
 /// vocabulary of every layer, report and command (`"status"` in JSON).
 public enum CallStatus: String, Sendable, Equatable, CaseIterable {
@@ -18,8 +20,7 @@ public enum CallStatus: String, Sendable, Equatable, CaseIterable {
 }
 
 /// What went wrong, where, and which limit: the one error value that every
-/// command renders, as text (`text`) and as JSON (`Diagnostic+JSON` in
-/// WidgetHost).
+/// command renders, as text (`text`) and as JSON (`writeFields(of:to:)`).
 ///
 /// `message` reads as Lua or the host wrote it, location included when the
 /// script's message has one ("main.lua:3: boom"); `file` and `line` give the
@@ -33,6 +34,8 @@ public struct Diagnostic: Error, Sendable, Equatable, CustomStringConvertible {
     public var file: String?
     /// Its 1-based line, when known.
     public var line: Int?
+    /// The 1-based column (in Unicode scalars), when known: JSON files.
+    public var column: Int?
     /// The Lua traceback of a runtime error.
     public var traceback: String?
     /// The limit that ended the call, with the figures.
@@ -50,19 +53,26 @@ public struct Diagnostic: Error, Sendable, Equatable, CustomStringConvertible {
         case output(cap: Int)
     }
 
-    public init(_ kind: CallStatus, _ message: String, file: String? = nil, line: Int? = nil,
+    public init(_ kind: CallStatus, _ message: String, file: String? = nil, line: Int? = nil, column: Int? = nil,
                 traceback: String? = nil, limit: Limit? = nil) {
         self.kind = kind
         self.message = message
         self.file = file
         self.line = line
+        self.column = line == nil ? nil : column
         self.traceback = traceback
         self.limit = limit
     }
 
-    /// A mistake in a file the host read: "bundle.json:3: unknown key 'x'".
-    public init(file: String, line: Int? = nil, message: String) {
-        self.init(.invalid, message, file: file, line: line)
+    /// A mistake in a file the host read (bundle.json, main.lua's
+    /// declarations, a scenario, a policy): "bundle.json:3:5: unknown key 'x'".
+    public init(file: String, line: Int? = nil, column: Int? = nil, message: String) {
+        self.init(.invalid, message, file: file, line: line, column: column)
+    }
+
+    /// A mistake at a place in a JSON file.
+    public init(file: String, at location: JSONLocation, message: String) {
+        self.init(file: file, line: location.line, column: location.column, message: message)
     }
 
     /// The diagnostic of a failed Lua call.
@@ -84,24 +94,95 @@ public struct Diagnostic: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    /// The message with its location in front when the message does not
-    /// already start with it: "file:line: message".
-    public var locatedMessage: String {
-        guard let file else { return message }
-        let prefix = line.map { "\(file):\($0)" } ?? file
-        if message.hasPrefix(prefix + ":") { return message }
-        return "\(prefix): \(message)"
+    /// "file:line:column", "file:line" or "file" (as compilers write it, so
+    /// editors can jump there); nil without a file.
+    public var location: String? {
+        guard let file else { return nil }
+        switch (line, column) {
+        case (let line?, let column?): return "\(file):\(line):\(column)"
+        case (let line?, nil): return "\(file):\(line)"
+        default: return file
+        }
     }
 
-    /// The one text rendering: "kind: file:line: message", then the
-    /// traceback's lines.
+    /// The message with its location in front when the message does not
+    /// already start with it (Lua's messages do): "file:line: message".
+    public var locatedMessage: String {
+        guard let location else { return message }
+        if message.hasPrefix(location + ":") { return message }
+        return "\(location): \(message)"
+    }
+
+    /// The one-line rendering: "kind: file:line: message".
+    public var summary: String { "\(kind.rawValue): \(locatedMessage)" }
+
+    /// The one text rendering: the summary, then the traceback's lines.
     public var text: String {
-        var out = "\(kind.rawValue): \(locatedMessage)"
-        if let traceback, !traceback.isEmpty { out += "\n" + traceback }
-        return out
+        guard let traceback, !traceback.isEmpty else { return summary }
+        return summary + "\n" + traceback
     }
 
     public var description: String { text }
+}
+
+extension Diagnostic {
+    /// The one JSON rendering of how a call or a file turned out, as fields
+    /// of the object being written: `"status"`, `"message"` (the located
+    /// message), `"traceback"`, `"location"` (`{"file","line","column"}`) and
+    /// `"limit"` (`{"kind": "deadline"|"instructions"|"memory"|"output", …}`);
+    /// all but status are null for `nil` (success).
+    public static func writeFields(of diagnostic: Diagnostic?, to writer: JSONWriter) {
+        writer.field("status", string: (diagnostic?.kind ?? .ok).rawValue)
+        writer.field("message", string: diagnostic?.locatedMessage)
+        writer.field("traceback", string: diagnostic?.traceback)
+        writer.key("location")
+        if let diagnostic, let file = diagnostic.file {
+            writer.object {
+                writer.field("file", string: file)
+                writer.key("line")
+                if let line = diagnostic.line { writer.integer(line) } else { writer.null() }
+                writer.key("column")
+                if let column = diagnostic.column { writer.integer(column) } else { writer.null() }
+            }
+        } else {
+            writer.null()
+        }
+        writer.key("limit")
+        switch diagnostic?.limit {
+        case nil:
+            writer.null()
+        case .deadline(let limit, let elapsed)?:
+            writer.object {
+                writer.field("kind", string: "deadline")
+                writer.field("limitMs", number: limit.map(Self.milliseconds))
+                writer.field("elapsedMs", number: Self.milliseconds(elapsed))
+            }
+        case .instructions(let limit, let elapsed)?:
+            writer.object {
+                writer.field("kind", string: "instructions")
+                writer.field("limit", integer: limit)
+                writer.field("elapsedMs", number: Self.milliseconds(elapsed))
+            }
+        case .memory(let cap, let peak)?:
+            writer.object {
+                writer.field("kind", string: "memory")
+                writer.key("capBytes")
+                if let cap { writer.integer(cap) } else { writer.null() }
+                writer.field("peakBytes", integer: peak)
+            }
+        case .output(let cap)?:
+            writer.object {
+                writer.field("kind", string: "output")
+                writer.field("capBytes", integer: cap)
+            }
+        }
+    }
+
+    private static func milliseconds(_ d: Duration) -> Double {
+        let (s, atto) = d.components
+        let ms = Double(s) * 1000 + Double(atto) / 1e15
+        return (ms * 1000).rounded() / 1000
+    }
 }
 
 extension LuaError {

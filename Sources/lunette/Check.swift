@@ -45,7 +45,7 @@ struct Check: ParsableCommand {
                 store: SharedStore(root: storeDir), clock: VirtualClock(SystemClock().now().rounded(.down)), calendar: calendar, policy: try host.hostPolicy()))
             findings = BundleChecker(runtime: runtime).check()
         } catch let errors as LocatedErrors {
-            findings = errors.errors.map { Finding(level: .error, kind: nil, check: "load", message: $0.description) }
+            findings = errors.errors.map { Finding(level: .error, kind: nil, check: "load", message: $0.locatedMessage) }
         }
         let errors = findings.filter { $0.level == .error }.count
         if json {

@@ -21,8 +21,9 @@ struct Eval: ParsableCommand {
             error with file:line and a traceback. -e CODE runs CODE in each \
             file's state before the file (e.g. -e '_port = true'). With \
             --json: one JSON object per file and line, {"file", "status", \
-            "message", "traceback", "elapsedMs", "results", "memoryPeakBytes", \
-            "output"}, status one of ok, syntax, error, timeout, memory.
+            "message", "traceback", "location", "limit", "elapsedMs", \
+            "results", "memoryPeakBytes", "output"}, status one of ok, syntax, \
+            error, timeout, memory, invalid.
             Each file runs in the sandbox profile by default, with a memory cap, \
             a deadline and a 64 KB output cap; a script cannot catch being ended. \
             The trusted profile opens every standard library and enforces only \
@@ -106,14 +107,10 @@ struct Eval: ParsableCommand {
                 out.write(result.jsonLine + "\n")
                 continue
             }
-            if result.status == .ok {
-                if !result.results.isEmpty {
-                    out.write(result.results.map(\.description).joined(separator: "\t") + "\n")
-                }
-            } else {
-                var text = "\(result.status.rawValue): \(result.message ?? "failed")\n"
-                if let traceback = result.traceback { text += traceback + "\n" }
-                err.write(text)
+            if let diagnostic = result.diagnostic {
+                err.write(diagnostic.text + "\n")
+            } else if !result.results.isEmpty {
+                out.write(result.results.map(\.description).joined(separator: "\t") + "\n")
             }
         }
         if failed { throw ExitCode(1) }

@@ -63,7 +63,7 @@ struct CLIFailure: Error, CustomStringConvertible {
 /// Loads a bundle, or reports every problem and exits 1.
 func loadBundle(_ path: String, calendar: HostCalendar) throws -> ScriptBundle {
     do { return try ScriptBundle.load(path, calendar: calendar) } catch {
-        throw CLIFailure(error.errors.map { "error: \($0)" }.joined(separator: "\n"))
+        throw CLIFailure(error.description)
     }
 }
 

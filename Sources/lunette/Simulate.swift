@@ -69,7 +69,7 @@ struct Simulate: ParsableCommand {
         var scenario: Scenario
         if let path = self.scenario {
             do { scenario = try Scenario.load(path, runtime: runtime, start: startTime) } catch {
-                throw CLIFailure("error: \(error)")
+                throw CLIFailure(error.text)
             }
             if let start, case .success(let t) = ISODate.parse(start, calendar: calendar) {
                 let shift = t - scenario.start
@@ -78,7 +78,7 @@ struct Simulate: ParsableCommand {
             }
             host.applyFlags(to: &scenario.policy)
         } else {
-            do { scenario = try Scenario.everyKind(of: runtime, start: startTime) } catch { throw CLIFailure("error: \(error.message)") }
+            do { scenario = try Scenario.everyKind(of: runtime, start: startTime) } catch { throw CLIFailure(Diagnostic(.invalid, error.message).text) }
         }
         if let duration { scenario.duration = Durations.seconds(duration)! }
 

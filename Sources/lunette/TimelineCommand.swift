@@ -12,7 +12,8 @@ struct TimelineCommand: ParsableCommand {
             a fresh sandbox, at --at (default: now) on a virtual clock, and \
             checks the result by the widget rules (docs/rules.md). Text output \
             lists the entries with their local times; --json prints \
-            {"kind","family","config","at","status","entries":[{"date",...}],\
+            {"kind","family","config","at","status","message","traceback",\
+            "location","limit","entries":[{"date",...}],\
             "policy":"atEnd"|"never"|{"after":<date>},"diagnostics":[...],\
             "logs":[...],"elapsedMs"}. The store is the real one (--store-dir, \
             else $LUNETTE_STORE, else ~/.lunette/store). See docs/cli.md.

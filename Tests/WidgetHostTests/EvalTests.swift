@@ -25,7 +25,7 @@ struct EvalTests {
         #expect(runtime.message == "bad.lua:2: attempt to index a nil value (local 'x')")
         #expect(runtime.traceback?.contains("bad.lua:2: in main chunk") == true)
         let cyclic = evaluate("local t = { f = print }; t.t = t; return t", name: "bad.lua")
-        #expect(cyclic.status == .error)
+        #expect(cyclic.status == .invalid)
         #expect(cyclic.message == "result.t: a table that contains itself (a cycle) is not plain data")
     }
 
@@ -107,13 +107,13 @@ struct EvalTests {
         #expect(evaluator.evaluate(file: second).results == [.data(.nil)])
         let missing = evaluator.evaluate(file: directory.appendingPathComponent("none.lua").path)
         #expect(missing.status == .error)
-        #expect(missing.message?.hasSuffix("none.lua: no such file") == true)
+        #expect(missing.diagnostic?.locatedMessage.hasSuffix("none.lua: no such file") == true)
     }
 
     @Test func jsonLineHasTheDocumentedShape() throws {
         let result = evaluate("print('hi')\nreturn { n = 1, f = 0.5, s = '\\xff', list = { true } }, 0/0, 1/0", name: "j.lua")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(result.jsonLine.utf8)) as? [String: Any])
-        #expect(Set(object.keys) == ["file", "status", "message", "traceback", "elapsedMs", "memoryPeakBytes", "results", "output"])
+        #expect(Set(object.keys) == ["file", "status", "message", "traceback", "location", "limit", "elapsedMs", "memoryPeakBytes", "results", "output"])
         #expect((object["memoryPeakBytes"] as? Int ?? 0) > 0)
         #expect(object["file"] as? String == "j.lua")
         #expect(object["status"] as? String == "ok")

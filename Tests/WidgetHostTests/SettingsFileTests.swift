@@ -105,7 +105,7 @@ struct SettingsFileTests {
             Issue.record("accepted")
         } catch {
             #expect(error == LocatedError(file: path, line: 3, column: 3, message: "invalid JSON: expected ',' or '}', got '\"'"))
-            #expect(error.description == "\(path):3:3: invalid JSON: expected ',' or '}', got '\"'")
+            #expect(error.description == "invalid: \(path):3:3: invalid JSON: expected ',' or '}', got '\"'")
         }
     }
 

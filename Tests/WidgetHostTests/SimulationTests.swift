@@ -96,7 +96,7 @@ struct SimulationTests {
                 _ = try Scenario.load(path, runtime: runtime, start: t0)
                 Issue.record("accepted: \(json)")
             } catch {
-                #expect(error.description.hasPrefix(path), "\(error)")
+                #expect(error.description.hasPrefix("invalid: " + path), "\(error)")
                 #expect(error.description.contains(message), "\(error)")
             }
         }

@@ -30,7 +30,7 @@ struct BundleFixture {
 
     /// The load errors, one string each ("file:line: message"), or [] when it loads.
     func loadErrors() -> [String] {
-        do { _ = try ScriptBundle.load(path, calendar: .utc); return [] } catch { return error.errors.map(\.description) }
+        do { _ = try ScriptBundle.load(path, calendar: .utc); return [] } catch { return error.errors.map(\.locatedMessage) }
     }
 
     var store: SharedStore { SharedStore(root: storeRoot) }

@@ -59,18 +59,18 @@ public struct BundleChecker {
         }
         let placeholder = runtime.placeholder(widget)
         if !placeholder.outcome.succeeded {
-            let message = placeholder.outcome.message ?? ""
+            let summary = placeholder.outcome.diagnostic?.summary ?? ""
             if !placeholder.outcome.deniedGroups.isEmpty {
-                add(.error, "placeholder", "the placeholder reads the store; it must return sample data at once (rule T1): \(message)")
+                add(.error, "placeholder", "the placeholder reads the store; it must return sample data at once (rule T1): \(summary)")
             } else {
-                add(.error, "placeholder", "placeholder \(placeholder.outcome.status.rawValue): \(message)")
+                add(.error, "placeholder", "placeholder \(summary)")
             }
         }
         for warning in placeholder.outcome.warnings { add(.warning, "placeholder", warning) }
 
         let snapshot = runtime.snapshot(widget, isPreview: true)
         if !snapshot.outcome.succeeded {
-            add(.error, "snapshot", "snapshot \(snapshot.outcome.status.rawValue): \(snapshot.outcome.message ?? "")")
+            add(.error, "snapshot", "snapshot \(snapshot.outcome.diagnostic?.summary ?? "")")
         }
         for warning in snapshot.outcome.warnings { add(.warning, "snapshot", "slow snapshot: \(warning)") }
 
@@ -78,7 +78,7 @@ public struct BundleChecker {
         let timeline = runtime.timeline(widget)
         for warning in timeline.outcome.warnings { add(.warning, "timeline", warning) }
         guard let value = timeline.value else {
-            add(.error, "timeline", "timeline \(timeline.outcome.status.rawValue): \(timeline.outcome.message ?? "")")
+            add(.error, "timeline", "timeline \(timeline.outcome.diagnostic?.summary ?? "")")
             return findings
         }
         if value.entries.isEmpty { add(.warning, "timeline", "the timeline has no entries: the placeholder stays on screen") }

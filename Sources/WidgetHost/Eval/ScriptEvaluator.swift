@@ -35,7 +35,7 @@ public struct ScriptEvaluator {
     /// starts with `#` (`#!/usr/bin/env …`) are skipped.
     public func evaluate(file path: String) -> EvalResult {
         guard let data = FileManager.default.contents(atPath: path) else {
-            return EvalResult(file: path, status: .error, message: "cannot read \(path): \(Self.readFailure(path))")
+            return EvalResult(file: path, diagnostic: Diagnostic(.error, Self.readFailure(path), file: path))
         }
         return evaluate(source: Self.skippingFirstLineComment([UInt8](data)), name: path)
     }
@@ -56,7 +56,7 @@ public struct ScriptEvaluator {
         var output: [UInt8] = []
         let clock = ContinuousClock()
         let start = clock.now
-        var result = EvalResult(file: name, status: .ok)
+        var result = EvalResult(file: name)
         do {
             let state = try LuaState(profile: profile)
             state.options = options
@@ -80,22 +80,11 @@ public struct ScriptEvaluator {
             // Eval is a developer's tool: a function or other non-data result is shown, not refused.
             result.results = try binding.perform { () throws(LuaError) in try state.callForDisplay(chunk) }
         } catch {
-            result.status = Self.status(of: error)
-            result.message = error.message
-            result.traceback = error.traceback
+            result.diagnostic = error.diagnostic
         }
         result.elapsed = clock.now - start
         result.output = String(decoding: output, as: UTF8.self)
         return result
-    }
-
-    static func status(of error: LuaError) -> EvalStatus {
-        switch error {
-        case .syntax: return .syntax
-        case .runtime, .value: return .error
-        case .timeout: return .timeout
-        case .memory: return .memory
-        }
     }
 
     private static func readFailure(_ path: String) -> String {

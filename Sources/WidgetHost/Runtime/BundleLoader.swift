@@ -43,18 +43,20 @@ extension ScriptBundle {
 
     /// A load failure of main.lua as a located error. Lua shortens long
     /// chunk names to "...their/end.lua"; `names` gives them back in full.
-    static func locate(_ error: LuaError, in chunk: String, names: [String]) -> LocatedError {
+    static func locate(_ error: LuaError, in chunk: String, names: [String]) -> Diagnostic {
         func full(_ name: String) -> String {
             guard name.hasPrefix("...") else { return name }
             return names.first { $0.hasSuffix(name.dropFirst(3)) } ?? name
         }
-        switch error {
-        case .syntax(let e): return LocatedError(file: full(e.chunk), line: e.line, message: e.message)
-        case .runtime(let e):
-            if let file = e.chunk { return LocatedError(file: full(file), line: e.line, message: Self.strip(e.message)) }
-            return LocatedError(file: chunk, message: e.message)
-        default: return LocatedError(file: chunk, message: error.message)
+        var diagnostic = error.diagnostic
+        if let file = diagnostic.file, diagnostic.line != nil {
+            // The location goes in the fields, with the chunk name in full.
+            diagnostic.file = full(file)
+            diagnostic.message = strip(diagnostic.message)
+        } else {
+            diagnostic.file = chunk
         }
+        return diagnostic
     }
 
     /// The message without its leading "chunk:line: ".

@@ -65,7 +65,7 @@ extension SimulationReport {
         if !instance.failures.isEmpty {
             out += "  failures:\n"
             for f in instance.failures {
-                out += "    \(localTime(f.at, withDay: false))  \(f.role.rawValue) \(f.status.rawValue): \(f.message)\n"
+                out += "    \(localTime(f.at, withDay: false))  \(f.role.rawValue) \(f.diagnostic.summary)\n"
             }
         }
         if !instance.notes.isEmpty {

@@ -177,9 +177,7 @@ extension SimulationReport {
                 o.object {
                     o.field("at", number: f.at)
                     o.field("role", string: f.role.rawValue)
-                    o.field("status", string: f.status.rawValue)
-                    o.field("message", string: f.message)
-                    o.field("traceback", string: f.traceback)
+                    Diagnostic.writeFields(of: f.diagnostic, to: o)
                 }
             }
             o.key("budget")

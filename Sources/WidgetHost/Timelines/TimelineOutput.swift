@@ -14,9 +14,7 @@ public enum TimelineOutput {
             o.key("config")
             if let values = widget.values { LuaValue.table(values).writeJSON(to: o) } else { o.null() }
             o.field("at", number: at)
-            o.field("status", string: outcome.status.rawValue)
-            if let message = outcome.message { o.field("message", string: message) }
-            if let traceback = outcome.traceback { o.field("traceback", string: traceback) }
+            Diagnostic.writeFields(of: outcome.diagnostic, to: o)
             o.key("entries")
             o.array(result.value?.entries ?? []) { entry in LuaValue.table(entry.content).writeJSON(to: o) }
             o.key("policy")
@@ -52,8 +50,7 @@ public enum TimelineOutput {
         var out = "\(widget) at \(ISODate.format(at)) (\(calendar.timeZone.identifier))\n"
         for line in outcome.logs { out += "  \(line.level.linePrefix)\(line.text)\n" }
         guard let timeline = result.value else {
-            out += "\(outcome.status.rawValue): \(outcome.message ?? "failed")\n"
-            if let traceback = outcome.traceback { out += traceback + "\n" }
+            out += (outcome.diagnostic?.text ?? "failed") + "\n"
             return out
         }
         var table = TextTable(["#", "local", "date (UTC)", "entry"])
