@@ -76,25 +76,7 @@ extension LuaDisplayValue: CustomStringConvertible {
         case .userdata(let name): out += name.map { "<userdata: \($0)>" } ?? "<userdata>"
         case .thread: out += "<thread>"
         case .table(let t):
-            out += "{"
-            var first = true
-            for element in t.array {
-                if !first { out += ", " }
-                first = false
-                element.write(to: &out)
-            }
-            for field in t.fields {
-                if !first { out += ", " }
-                first = false
-                if let name = field.key.string, PathComponent.isIdentifier(name) {
-                    out += name
-                } else {
-                    out += "[" + LuaLiteral.quoted(field.key) + "]"
-                }
-                out += " = "
-                field.value.write(to: &out)
-            }
-            out += "}"
+            TableRendering.writeLiteral(array: t.array, fields: t.fields.map { ($0.key, $0.value) }, to: &out) { $0.write(to: &$1) }
         }
     }
 
@@ -114,20 +96,7 @@ extension LuaDisplayValue: CustomStringConvertible {
         case .thread:
             writer.object { writer.key("$thread"); writer.null() }
         case .table(let t):
-            if t.fields.isEmpty, !t.array.isEmpty {
-                writer.array(t.array) { $0.writeJSON(to: writer) }
-                return
-            }
-            writer.object {
-                for (i, element) in t.array.enumerated() {
-                    writer.key(String(i + 1))
-                    element.writeJSON(to: writer)
-                }
-                for field in t.fields {
-                    writer.key(field.key.displayText)
-                    field.value.writeJSON(to: writer)
-                }
-            }
+            TableRendering.writeJSON(array: t.array, fields: t.fields.map { ($0.key, $0.value) }, to: writer) { $0.writeJSON(to: writer) }
         }
     }
 }

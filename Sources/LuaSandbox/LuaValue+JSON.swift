@@ -29,20 +29,7 @@ extension LuaValue {
         case .string(let s):
             if let text = s.string { writer.string(text) } else { writer.bytes(s.bytes) }
         case .table(let t):
-            if t.fields.isEmpty, !t.array.isEmpty {
-                writer.array(t.array) { $0.writeJSON(to: writer) }
-                return
-            }
-            writer.object {
-                for (i, element) in t.array.enumerated() {
-                    writer.key(String(i + 1))
-                    element.writeJSON(to: writer)
-                }
-                for entry in t.fields {
-                    writer.key(entry.key.displayText)
-                    entry.value.writeJSON(to: writer)
-                }
-            }
+            TableRendering.writeJSON(array: t.array, fields: t.fields.map { ($0.key, $0.value) }, to: writer) { $0.writeJSON(to: writer) }
         }
     }
 }

@@ -64,26 +64,7 @@ extension LuaValue: CustomStringConvertible {
         case .number(let d): out += LuaLiteral.number(d)
         case .string(let s): out += LuaLiteral.quoted(s)
         case .table(let t):
-            out += "{"
-            var first = true
-            for element in t.array {
-                if !first { out += ", " }
-                first = false
-                write(element, to: &out)
-            }
-            for entry in t.fields {
-                let (key, element) = (entry.key, entry.value)
-                if !first { out += ", " }
-                first = false
-                if let name = key.string, PathComponent.isIdentifier(name) {
-                    out += name
-                } else {
-                    out += "[" + LuaLiteral.quoted(key) + "]"
-                }
-                out += " = "
-                write(element, to: &out)
-            }
-            out += "}"
+            TableRendering.writeLiteral(array: t.array, fields: t.fields.map { ($0.key, $0.value) }, to: &out) { write($0, to: &$1) }
         }
     }
 }
