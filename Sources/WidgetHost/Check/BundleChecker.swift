@@ -1,27 +1,5 @@
 import LuaSandbox
 
-/// What `lunette check` found.
-public struct Finding: Sendable, Equatable, CustomStringConvertible {
-    public enum Level: String, Sendable { case error, warning }
-    public var level: Level
-    /// The widget kind, or nil for the bundle.
-    public var kind: String?
-    /// Short name of the check ("placeholder", "budget", …).
-    public var check: String
-    public var message: String
-
-    public init(level: Level, kind: String?, check: String, message: String) {
-        self.level = level
-        self.kind = kind
-        self.check = check
-        self.message = message
-    }
-
-    public var description: String {
-        "\(level.rawValue): " + (kind.map { "widget '\($0)': " } ?? "") + message
-    }
-}
-
 /// The checks of `lunette check`, after a bundle has loaded: each widget
 /// kind, in its first family with its default configuration, gets one
 /// placeholder, one snapshot (isPreview) and one timeline call under the
@@ -103,26 +81,5 @@ public struct BundleChecker {
         guard let eligible = timeline.eligibleAt else { return nil }
         let interval = max(eligible - now, policy.developerMode ? 1 : policy.minimumReloadInterval)
         return policy.budgetWindow / interval
-    }
-}
-
-/// How `lunette check --json` prints findings.
-public enum CheckOutput {
-    public static func json(bundle: String, findings: [Finding]) -> String {
-        let o = JSONWriter()
-        o.object {
-            o.field("bundle", string: bundle)
-            o.field("ok", bool: !findings.contains { $0.level == .error })
-            o.key("findings")
-            o.array(findings) { finding in
-                o.object {
-                    o.field("level", string: finding.level.rawValue)
-                    o.field("kind", string: finding.kind)
-                    o.field("check", string: finding.check)
-                    o.field("message", string: finding.message)
-                }
-            }
-        }
-        return o.text
     }
 }

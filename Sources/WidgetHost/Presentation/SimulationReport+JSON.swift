@@ -1,0 +1,118 @@
+import LuaSandbox
+
+extension SimulationReport {
+    /// The report as JSON (docs/scenarios.md describes every field).
+    public var json: String {
+        let o = JSONWriter()
+        o.object {
+            o.field("bundle", string: bundle)
+            o.field("start", number: start)
+            o.field("end", number: end)
+            o.field("wallSeconds", number: (wallSeconds * 1000).rounded() / 1000)
+            o.field("providerCalls", integer: providerCalls)
+            o.key("policy")
+            o.object {
+                o.field("budget", integer: policy.budget)
+                o.field("budgetScope", string: policy.budgetScope.rawValue)
+                o.field("budgetWindow", number: policy.budgetWindow)
+                o.field("minimumReloadInterval", number: policy.minimumReloadInterval)
+                o.field("developerMode", bool: policy.developerMode)
+            }
+            o.key("instances")
+            o.array(instances) { instance in instanceJSON(instance, o) }
+            o.key("notes")
+            notesJSON(notes, o)
+        }
+        return o.text
+    }
+
+    /// `[{"at", "message"}]`.
+    private func notesJSON(_ notes: [CallNote], _ o: JSONWriter) {
+        o.array(notes) { note in
+            o.object {
+                o.field("at", number: note.at)
+                o.field("message", string: note.message)
+            }
+        }
+    }
+
+    private func instanceJSON(_ instance: WidgetInstance, _ o: JSONWriter) {
+        o.object {
+            o.field("id", integer: instance.id)
+            o.field("kind", string: instance.configuration.kind)
+            o.field("family", string: instance.configuration.family.rawValue)
+            o.key("config")
+            if let values = instance.configuration.values { LuaValue.table(values).writeJSON(to: o) } else { o.null() }
+            o.field("added", number: instance.addedAt)
+            o.field("removed", number: instance.removedAt)
+            o.key("reloads")
+            o.array(instance.reloads) { r in
+                o.object {
+                    o.field("at", number: r.at)
+                    o.field("reason", string: r.reason.rawValue)
+                    o.field("counted", bool: r.counted)
+                    o.field("deferredFrom", number: r.deferredFrom)
+                    o.field("coalescedRequests", integer: r.coalescedRequests)
+                    o.field("status", string: r.status.rawValue)
+                    o.field("elapsedMs", number: (r.elapsed * 1e5).rounded() / 100)
+                }
+            }
+            o.key("shown")
+            o.array(shown(instance)) { s in
+                o.object {
+                    o.field("from", number: s.from)
+                    o.field("to", number: s.to)
+                    o.field("source", string: s.isPlaceholder ? "placeholder" : "timeline")
+                    if let i = s.entryIndex { o.field("entryIndex", integer: i) }
+                    if let n = s.timelineNumber { o.field("timeline", integer: n) }
+                    o.key("entry")
+                    if let entry = s.entry { LuaValue.table(entry.content).writeJSON(to: o) } else { o.null() }
+                }
+            }
+            o.key("failures")
+            o.array(instance.failures) { f in
+                o.object {
+                    o.field("at", number: f.at)
+                    o.field("role", string: f.role.rawValue)
+                    Diagnostic.writeFields(of: f.diagnostic, to: o)
+                }
+            }
+            o.key("budget")
+            o.object {
+                o.field("limit", integer: policy.budget)
+                o.field("used", integer: budgetUsed(instance))
+                o.field("scope", string: policy.budgetScope.rawValue)
+                o.key("series")
+                o.array(instance.budgetUsage) { point in
+                    o.object {
+                        o.field("at", number: point.at)
+                        o.field("used", integer: point.used)
+                    }
+                }
+            }
+            o.field("placeholderSeconds", number: placeholderSeconds(instance))
+            o.key("next")
+            if let next = pending[instance.id] {
+                o.object {
+                    // Infinite when no budget slot will ever free: null, as documented.
+                    o.field("at", number: next.at.isFinite ? next.at : nil)
+                    o.field("wantedAt", number: next.wantedAt)
+                    o.field("reason", string: next.reason.rawValue)
+                    o.field("deferred", bool: next.isDeferred)
+                }
+            } else {
+                o.null()
+            }
+            o.key("warnings")
+            notesJSON(instance.notes, o)
+            o.key("logs")
+            o.array(instance.logs) { line in
+                o.object {
+                    o.field("at", number: line.at)
+                    o.field("level", string: line.level.name)
+                    o.field("text", string: line.text)
+                }
+            }
+        }
+    }
+}

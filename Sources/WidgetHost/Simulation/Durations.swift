@@ -1,0 +1,39 @@
+import Foundation
+import LuaSandbox
+import SharedStore
+
+/// Durations as people write them: "24h", "90m", "1h30m", "45s", "2d", or seconds.
+public enum Durations {
+    public static func seconds(_ text: String) -> Double? {
+        var rest = Substring(text.trimmingCharacters(in: .whitespaces))
+        if rest.hasPrefix("+") { rest = rest.dropFirst() }
+        if let plain = Double(rest) { return plain }
+        var total = 0.0
+        var sawUnit = false
+        while !rest.isEmpty {
+            let number = rest.prefix { $0.isNumber || $0 == "." }
+            guard let value = Double(number) else { return nil }
+            rest = rest.dropFirst(number.count)
+            guard let unit = rest.first else { return nil }
+            rest = rest.dropFirst()
+            switch unit {
+            case "d": total += value * 86_400
+            case "h": total += value * 3600
+            case "m": total += value * 60
+            case "s": total += value
+            default: return nil
+            }
+            sawUnit = true
+        }
+        return sawUnit ? total : nil
+    }
+
+    static func seconds(_ value: JSONValue) -> Double? {
+        switch value.kind {
+        case .integer(let i): return Double(i)
+        case .double(let d): return d.isFinite ? d : nil
+        case .string(let s): return seconds(s)
+        default: return nil
+        }
+    }
+}
