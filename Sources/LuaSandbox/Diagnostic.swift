@@ -75,22 +75,26 @@ public struct Diagnostic: Error, Sendable, Equatable, CustomStringConvertible {
         self.init(file: file, line: location.line, column: location.column, message: message)
     }
 
-    /// The diagnostic of a failed Lua call.
+    /// The diagnostic of a failed Lua call (its kind is `error.status`,
+    /// the one mapping of a LuaError to a status).
     public init(_ error: LuaError) {
+        self.init(error.status, error.message)
         switch error {
         case .syntax(let e):
-            self.init(.syntax, e.description, file: e.chunk, line: e.line)
+            file = e.chunk
+            line = e.line
         case .runtime(let e):
-            self.init(.error, e.message, file: e.chunk, line: e.line, traceback: e.traceback,
-                      limit: e.outputLimit.map { .output(cap: $0) })
+            file = e.chunk
+            line = e.line
+            traceback = e.traceback
+            limit = e.outputLimit.map { .output(cap: $0) }
         case .memory(let e):
-            self.init(.memory, e.description, limit: .memory(cap: e.limit, peak: e.peak))
+            limit = .memory(cap: e.limit, peak: e.peak)
         case .timeout(let e):
-            let limit: Limit = e.instructionLimit.map { .instructions(limit: $0, elapsed: e.elapsed) }
+            limit = e.instructionLimit.map { .instructions(limit: $0, elapsed: e.elapsed) }
                 ?? .deadline(limit: e.limit, elapsed: e.elapsed)
-            self.init(.timeout, e.description, limit: limit)
-        case .value(let e):
-            self.init(.invalid, e.description)
+        case .value:
+            break
         }
     }
 
