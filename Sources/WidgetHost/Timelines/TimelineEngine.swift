@@ -1,15 +1,5 @@
 import LuaSandbox
 
-/// A widget's next reload: when it happens, when it was wanted (earlier
-/// when the budget defers it; `at` is infinite when no slot will free),
-/// and why.
-public struct NextReload: Sendable {
-    public var at: Double
-    public var wantedAt: Double
-    public var reason: ReloadReason
-    public var isDeferred: Bool { at > wantedAt }
-}
-
 /// The emulated widget system's scheduler: it keeps each widget instance's
 /// timeline, decides when each reloads, and calls the providers.
 ///
