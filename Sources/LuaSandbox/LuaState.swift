@@ -198,6 +198,7 @@ public final class LuaState {
     }
 
     /// The same, with the results at `first...last` converted by `readResults`.
+    @inline(__always)
     func protectedCall<Result>(_ arguments: [LuaValue], options: LuaCallOptions? = nil, pushFunction: (LuaStack) -> Void,
                                readResults: (inout ValueReader, Int32, Int32) throws(LuaValueError) -> [Result]) throws(LuaError) -> [Result] {
         let stack = stack

@@ -236,14 +236,15 @@ struct TapeDecoder {
 
     func value(at index: Int) -> LuaValue {
         let slot = slots + index
-        switch LuaType(rawValue: slot.pointee.type) {
-        case .boolean:
+        // Raw type codes: this runs once per value on the hot path.
+        switch slot.pointee.type {
+        case LuaType.boolean.rawValue:
             return .boolean(slot.pointee.integer != 0)
-        case .number:
+        case LuaType.number.rawValue:
             return slot.pointee.is_integer != 0 ? .integer(slot.pointee.integer) : .number(slot.pointee.number)
-        case .string:
+        case LuaType.string.rawValue:
             return .string(string(slot.pointee.str, slot.pointee.len))
-        case .table:
+        case LuaType.table.rawValue:
             return .table(table(slot))
         default:
             return .nil
