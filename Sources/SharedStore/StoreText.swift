@@ -2,7 +2,7 @@ import LunetteJSON
 
 /// Checks on the text the store is given: keys, file names, group ids.
 ///
-/// The rules are those of LUA_API.md: a key is 1...256 bytes of valid UTF-8
+/// The rules are those of docs/script-api.md: a key is 1...256 bytes of valid UTF-8
 /// without NUL; a file name is one path component; a group id becomes a
 /// directory name, so it is kept to a portable set of characters.
 public enum StoreText {

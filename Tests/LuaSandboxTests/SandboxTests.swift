@@ -186,7 +186,7 @@ struct OutputCapTests {
 
 @Suite("Scripts cannot reach outside the sandbox or change what others share")
 struct EscapeTests {
-    @Test func removedFunctionsAreAbsent() throws {
+    @Test("L5: io, debug, package, os.execute and the other ways out are absent") func removedFunctionsAreAbsent() throws {
         let (_, result) = try sandboxed("""
             return io, debug, package, collectgarbage, dofile, loadfile, string.dump, ('').dump,
                    os.execute, os.getenv, os.exit, os.remove, os.difftime

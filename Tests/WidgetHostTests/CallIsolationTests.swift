@@ -5,7 +5,7 @@ import Testing
 /// Rule L6: each call sees fresh globals, though the state is pooled.
 @Suite("Calls share nothing")
 struct CallIsolationTests {
-    @Test func globalsModulesAndGroupObjectsDoNotSurviveACall() throws {
+    @Test("L6: globals, modules and store group objects do not survive a call") func globalsModulesAndGroupObjectsDoNotSurviveACall() throws {
         let fixture = try BundleFixture(main: """
             local counter = require("counter")
             widget { kind = "G", placeholder = function() return {} end,
@@ -34,7 +34,7 @@ struct CallIsolationTests {
         }
     }
 
-    @Test func librariesStayReadOnlyAndAFailedCallDoesNotPoisonTheNext() throws {
+    @Test("L6: libraries stay read-only and a failed call does not poison the next") func librariesStayReadOnlyAndAFailedCallDoesNotPoisonTheNext() throws {
         let fixture = try BundleFixture(main: """
             widget { kind = "R", placeholder = function() return {} end,
               timeline = function(ctx)
@@ -55,7 +55,7 @@ struct CallIsolationTests {
         #expect(runtime.timeline(widget).value?.entries.first?.content["up"] == "X")
     }
 
-    @Test func aPlaceholderCannotOpenTheStore() throws {
+    @Test("T1: a placeholder cannot open the store") func aPlaceholderCannotOpenTheStore() throws {
         let fixture = try BundleFixture(main: """
             widget { kind = "P", placeholder = function() return { n = store.group("group.test"):get("n") } end,
               timeline = function() return { entries = {} } end }
@@ -83,7 +83,7 @@ struct CallIsolationTests {
         #expect(entry["used"] == 3 && entry["left"] == 37)
     }
 
-    @Test func aHardDeadlineEndsTheCallAndASlowOneDrawsAWarning() throws {
+    @Test("T3: a timeline call ends at its hard deadline, and one over its soft deadline draws a warning") func aHardDeadlineEndsTheCallAndASlowOneDrawsAWarning() throws {
         var policy = HostPolicy()
         policy.timelineDeadline = .init(soft: 0.001, hard: 0.05)
         let fixture = try BundleFixture(main: """

@@ -65,7 +65,7 @@ struct SimulationTests {
         for key in ["from", "to", "entry"] { #expect(shown[0][key] != nil, "missing shown[].\(key)") }
     }
 
-    @Test func aSharedBudgetIsReportedForEveryWidgetThatSharesIt() throws {
+    @Test("B1: a shared budget is reported for every widget that shares it") func aSharedBudgetIsReportedForEveryWidgetThatSharesIt() throws {
         let fixture = try BundleFixture(main: policyWidget("{ after = clock.add(now, { minutes = 10 }) }"))
         let (runtime, _) = try fixture.runtime()
         var policy = HostPolicy()
@@ -102,7 +102,7 @@ struct SimulationTests {
         }
     }
 
-    @Test func theWallpaperVariantRunsOutOfBudgetInTheAfternoon() throws {
+    @Test("B1, B3: the 15-minute wallpaper spends its 40 reloads by the afternoon, and its next reload waits") func theWallpaperVariantRunsOutOfBudgetInTheAfternoon() throws {
         let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("examples/wallpaper").path
         let bundle = try ScriptBundle.load(examples, calendar: .utc)

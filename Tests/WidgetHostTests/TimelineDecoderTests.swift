@@ -10,7 +10,7 @@ struct TimelineDecoderTests {
         return TimelineDecoder.timeline(try state.run("return " + lua), policy: policy)
     }
 
-    @Test func entriesAreSortedWithAWarningAndCloseOnesAreFlagged() throws {
+    @Test("T5, T8: entries are sorted with a warning, and entries closer than 5 minutes draw a warning") func entriesAreSortedWithAWarningAndCloseOnesAreFlagged() throws {
         let decoded = try decode("{ entries = { { date = 900 }, { date = 0 }, { date = 60 } }, policy = { after = 1000 } }").get()
         #expect(decoded.value.entries.map(\.date) == [0, 60, 900])
         #expect(decoded.value.policy == .after(1000))
@@ -36,7 +36,7 @@ struct TimelineDecoderTests {
         }
     }
 
-    @Test func tooManyEntriesWarnThenAreRejected() throws {
+    @Test("T9: too many entries draw a warning, then are refused") func tooManyEntriesWarnThenAreRejected() throws {
         var policy = HostPolicy()
         policy.entriesWarning = 3
         policy.entriesLimit = 5
@@ -49,7 +49,7 @@ struct TimelineDecoderTests {
         #expect(error.message.contains("6 entries, over the limit of 5"))
     }
 
-    @Test func theShownEntryIsTheLatestStartedOrTheFirst() {
+    @Test("T4: the shown entry is the latest dated at or before now, else the first") func theShownEntryIsTheLatestStartedOrTheFirst() {
         let timeline = Timeline(entries: [0, 100, 200].map { TimelineEntry(date: $0, content: LuaTable()) }, policy: .atEnd)
         #expect(timeline.entryIndex(at: -5) == 0)
         #expect(timeline.entryIndex(at: 0) == 0)

@@ -14,7 +14,7 @@ struct TimelineEngineTests {
 
     func times(_ instance: WidgetInstance) -> [Double] { instance.reloads.map { $0.at - t0 } }
 
-    @Test func afterPolicyReloadsAtItsDateAndAddingIsExempt() throws {
+    @Test("T6, B2: an after(d) policy makes the widget eligible from d, and adding a widget is an exempt reload") func afterPolicyReloadsAtItsDateAndAddingIsExempt() throws {
         let (engine, clock) = try engine(policyWidget("{ after = clock.add(now, { minutes = 30 }) }"))
         let id = engine.addWidget(try engine.runtime.configuration(kind: "W"))
         advance(engine, clock, to: t0 + 2 * 3600)
@@ -25,7 +25,7 @@ struct TimelineEngineTests {
         #expect(instance.shown(at: t0 + 7200)?.content["n"] == 5)
     }
 
-    @Test func atEndWaitsForTheLastEntryAndNeverWaitsForARequest() throws {
+    @Test("T6: atEnd waits for the last entry's date; never waits for a request") func atEndWaitsForTheLastEntryAndNeverWaitsForARequest() throws {
         let (engine, clock) = try engine("""
             widget { kind = "E", placeholder = function() return {} end, timeline = function()
               local now = clock.now()
@@ -44,7 +44,7 @@ struct TimelineEngineTests {
         #expect(engine.instances[n - 1].reloads.last?.reason == .request)
     }
 
-    @Test func reloadsAreFiveMinutesApartAndAPastPolicyMeansNow() throws {
+    @Test("T8, T7: reloads of one widget are at least 5 minutes apart; a policy date in the past means now") func reloadsAreFiveMinutesApartAndAPastPolicyMeansNow() throws {
         // The policy date is an hour in the past: eligible at once, but not before the floor.
         let (engine, clock) = try engine(policyWidget("{ after = now - 3600 }"))
         let id = engine.addWidget(try engine.runtime.configuration(kind: "W"))
@@ -52,7 +52,7 @@ struct TimelineEngineTests {
         #expect(times(engine.instances[id - 1]) == [0, 300, 600, 900, 1200])
     }
 
-    @Test func requestsCoalesceUntilTheReloadHappens() throws {
+    @Test("B4: reload requests coalesce until the reload happens") func requestsCoalesceUntilTheReloadHappens() throws {
         let (engine, clock) = try engine(policyWidget("\"never\""))
         let id = engine.addWidget(try engine.runtime.configuration(kind: "W"))
         clock.advance(to: t0 + 60)
@@ -66,7 +66,7 @@ struct TimelineEngineTests {
         #expect(reloads[1].reason == .request)
     }
 
-    @Test func overBudgetReloadsAreDeferredUntilASlotFreesNotLost() throws {
+    @Test("B3, B1: a reload over budget is deferred until the rolling window frees a slot, not lost") func overBudgetReloadsAreDeferredUntilASlotFreesNotLost() throws {
         var policy = HostPolicy()
         policy.budget = 3
         policy.budgetWindow = 3600
@@ -84,7 +84,7 @@ struct TimelineEngineTests {
         #expect(next.at - t0 == 7800)
     }
 
-    @Test func exemptEventsReloadAtOnceOutsideFloorAndBudget() throws {
+    @Test("B2: exempt events reload at once, outside floor and budget") func exemptEventsReloadAtOnceOutsideFloorAndBudget() throws {
         var policy = HostPolicy()
         policy.budget = 1
         let (engine, clock) = try engine(policyWidget("\"never\""), policy: policy)
@@ -99,7 +99,7 @@ struct TimelineEngineTests {
         #expect(engine.budgetUsage(of: id).used == 0)
     }
 
-    @Test func aFailedCallKeepsTheLastGoodTimelineAndIsRecorded() throws {
+    @Test("T10: a failed call keeps the last good timeline and is recorded") func aFailedCallKeepsTheLastGoodTimelineAndIsRecorded() throws {
         let (engine, clock) = try engine("""
             widget { kind = "F", placeholder = function() return { text = "placeholder" } end,
               timeline = function()
@@ -123,7 +123,7 @@ struct TimelineEngineTests {
         #expect(instance.shown(at: clock.time)?.content["text"] == "good")
     }
 
-    @Test func theBudgetScopeDecidesWhoShares() throws {
+    @Test("B1: under the kind scope the instances of a kind share one budget") func theBudgetScopeDecidesWhoShares() throws {
         var policy = HostPolicy()
         policy.budget = 2
         policy.budgetScope = .kind
@@ -137,7 +137,7 @@ struct TimelineEngineTests {
         #expect(engine.budgetUsage(of: a).used == 2 && engine.budgetUsage(of: b).used == 2)
     }
 
-    @Test func developerModeHasNoBudgetAndNoFloor() throws {
+    @Test("B5: developer mode has no budget and no 5-minute floor") func developerModeHasNoBudgetAndNoFloor() throws {
         var policy = HostPolicy()
         policy.budget = 1
         policy.developerMode = true
@@ -148,7 +148,7 @@ struct TimelineEngineTests {
         #expect(engine.instances[id - 1].reloads.allSatisfy { !$0.counted })
     }
 
-    @Test func aZeroFloorStillKeepsReloadsASecondApart() throws {
+    @Test("T8: a floor set to 0 still keeps reloads a second apart") func aZeroFloorStillKeepsReloadsASecondApart() throws {
         var policy = HostPolicy()
         policy.minimumReloadInterval = 0
         policy.budget = 1000
@@ -158,7 +158,7 @@ struct TimelineEngineTests {
         #expect(times(engine.instances[id - 1]) == [0, 1, 2, 3])
     }
 
-    @Test func aScriptsReloadRequestIsARequestToo() throws {
+    @Test("B4: a script's reload.timelines is a request like the app's") func aScriptsReloadRequestIsARequestToo() throws {
         let (engine, clock) = try engine("""
             widget { kind = "A", placeholder = function() return {} end,
               timeline = function() reload.timelines("B"); return { entries = { { date = clock.now() } }, policy = "never" } end }

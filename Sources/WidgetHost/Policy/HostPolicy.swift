@@ -1,5 +1,5 @@
 /// Every number of the widget-system rules the host emulates
-/// (docs/rules.md, after WIDGETKIT_RULES), with its default. Times are in
+/// (docs/rules.md), with its default. Times are in
 /// seconds, sizes in bytes unless the name says otherwise.
 public struct HostPolicy: Sendable, Equatable {
     /// A soft deadline (over it, the call draws a warning) and a hard one
