@@ -178,9 +178,10 @@ final class DeclarationRecorder {
         }
         let type = try r.requiredString("type")
         guard type == "toggle" || type == "button" else { throw r.problem("type must be \"toggle\" or \"button\", got \"\(type)\"") }
-        let control = ControlDeclaration(kind: kind, type: type, action: try r.string("action"), location: here)
+        let action = try r.string("action")
         _ = try r.string("displayName")
-        _ = try r.function("preview", required: false)
+        let control = ControlDeclaration(kind: kind, type: type, action: action, hasPreview: try r.function("preview", required: false),
+                                         location: here)
         _ = try r.function("value", required: true)
         try r.finish()
         declarations.controls.append(control)

@@ -84,6 +84,8 @@ public struct ControlDeclaration: Sendable, Equatable {
     public var kind: String
     public var type: String
     public var action: String?
+    /// True when it has a `preview` function (C1).
+    public var hasPreview: Bool
     public var location: ScriptLocation
 }
 

@@ -18,6 +18,14 @@ public enum ReloadRequest: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// True for `reload.timelines` and `reload.all`.
+    public var isForTimelines: Bool {
+        switch self {
+        case .timelines, .allTimelines: return true
+        case .controls, .allControls: return false
+        }
+    }
+
     /// True when the request reloads the widget `kind`.
     public func reloads(kind: String) -> Bool {
         switch self {

@@ -46,13 +46,14 @@ final class BundleSandbox {
         deadline = role.deadline(policy)
         recorder = DeclarationRecorder(validating: role == .load)
         state = try LuaState(profile: .sandbox)
-        let grants = role == .load || role == .placeholder ? [] : bundle.manifest.appGroups
+        let grants = role.opensStore ? bundle.manifest.appGroups : []
         let hint = role == .placeholder ? "a placeholder must not need the store (rule T1): return sample data"
+            : role == .controlPreview ? "a control's preview must be instant (rule C1): return a sample value"
             : role == .load ? "main.lua's top level only declares; open groups inside the widget's functions"
             : services.store == nil ? "this host gives scripts no store" : "list it in appGroups of bundle.json"
         storeBinding = StoreBinding(store: services.store ?? SharedStore(root: "/nonexistent/lunette-no-store"),
                                     grants: services.store == nil ? [] : grants,
-                                    owner: "bundle \(bundle.manifest.id)" + (role == .placeholder ? "'s placeholder" : ""),
+                                    owner: "bundle \(bundle.manifest.id)" + (role == .placeholder ? "'s placeholder" : role == .controlPreview ? "'s control preview" : ""),
                                     grantHint: hint)
         state.logHandler = { [unowned self] level, line in
             self.logs.append((level, String(decoding: line.bytes, as: UTF8.self)))

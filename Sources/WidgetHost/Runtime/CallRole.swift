@@ -1,17 +1,36 @@
-/// What a call is for: each role has its deadline and its grants (rules
-/// T1–T3, L1).
-public enum CallRole: String, Sendable {
+/// What a call is for: each role has its deadline, its memory cap and its
+/// grants (rules T1–T3, L1, L3, L4, C1).
+public enum CallRole: String, Sendable, CaseIterable {
     /// main.lua's first run, to read the declarations.
     case load
     case placeholder
     case snapshot
     case timeline
+    /// An intent's `perform` (L3).
+    case intent
+    /// A query's `suggested` or `entities` (I4), under the intent limits.
+    case query
+    /// A control's `value` (C2, L4).
+    case controlValue
+    /// A control's `preview` (C1): synchronous and cheap, like a placeholder.
+    case controlPreview
 
     func deadline(_ policy: HostPolicy) -> HostPolicy.Deadline {
         switch self {
-        case .placeholder: return policy.placeholderDeadline
+        case .placeholder, .controlPreview: return policy.placeholderDeadline
         case .snapshot: return policy.snapshotDeadline
         case .timeline, .load: return policy.timelineDeadline
+        case .intent, .query: return HostPolicy.Deadline(soft: policy.intentDeadline, hard: policy.intentDeadline)
+        case .controlValue: return policy.controlDeadline
+        }
+    }
+
+    /// Whether the role's calls may open the store: not main.lua's top
+    /// level, not a placeholder (T1), not a control's preview (C1).
+    var opensStore: Bool {
+        switch self {
+        case .load, .placeholder, .controlPreview: return false
+        case .snapshot, .timeline, .intent, .query, .controlValue: return true
         }
     }
 }

@@ -16,7 +16,14 @@ import LuaSandbox
 /// moves the clock there and calls `runDue()`.
 public final class TimelineEngine {
     public let runtime: WidgetRuntime
-    public private(set) var instances: [WidgetInstance] = []
+    /// The bundle's intents and queries, in the same sandboxes.
+    public let intents: IntentRuntime
+    public internal(set) var instances: [WidgetInstance] = []
+    /// Every intent performed through the engine, in order.
+    public internal(set) var performances: [PerformanceRecord] = []
+    /// Where scripts' `reload.controls` / `reload.allControls` requests go
+    /// (a `ControlCenter` sets it); nil drops them.
+    public var controlReloads: ((ReloadRequest) -> Void)?
     private var budget: RefreshBudget
     /// Each live instance's next reload, cached: (time, when it was wanted, reason).
     private var dues: [Due?] = []
@@ -34,6 +41,7 @@ public final class TimelineEngine {
 
     public init(runtime: WidgetRuntime) {
         self.runtime = runtime
+        intents = IntentRuntime(pool: runtime.pool)
         budget = RefreshBudget(limit: runtime.services.policy.budget, window: runtime.services.policy.budgetWindow)
     }
 
@@ -99,7 +107,7 @@ public final class TimelineEngine {
             switch request {
             case .timelines(let kind): requestReload(kind: kind)
             case .allTimelines: requestReload(kind: nil)
-            case .controls, .allControls: break   // controls are reloaded by the controls host
+            case .controls, .allControls: controlReloads?(request)
             }
         }
     }
@@ -173,7 +181,7 @@ public final class TimelineEngine {
 
     // MARK: Reloading
 
-    private func reload(_ i: Int, reason: ReloadReason, deferredFrom: Double?) {
+    func reload(_ i: Int, reason: ReloadReason, deferredFrom: Double?) {
         let t = now
         let counted = !reason.isExempt && !policy.developerMode
         let key = budgetKey(i)

@@ -6,13 +6,15 @@ import LuaSandbox
 public final class WidgetRuntime {
     public let bundle: ScriptBundle
     public var services: HostServices {
-        didSet { sandboxes = [:] }
+        didSet { pool.services = services }
     }
-    private var sandboxes: [CallRole: BundleSandbox] = [:]
+    /// The bundle's sandboxes, shared with intents, queries and controls.
+    let pool: SandboxPool
 
     public init(bundle: ScriptBundle, services: HostServices) {
         self.bundle = bundle
         self.services = services
+        pool = SandboxPool(bundle: bundle, services: services)
     }
 
     /// The configuration of a new `kind` widget in `family`: checks the
@@ -99,15 +101,7 @@ public final class WidgetRuntime {
 
     private func call(_ role: CallRole, _ widget: WidgetConfiguration, field: String, arguments: [LuaValue],
                       budget: (used: Int, remaining: Int)?) -> CallOutcome {
-        let sandbox: BundleSandbox
-        if let pooled = sandboxes[role], pooled.isReusable { sandbox = pooled } else {
-            do { sandbox = try BundleSandbox(bundle: bundle, services: services, role: role) } catch {
-                return CallOutcome(error)
-            }
-            sandboxes[role] = sandbox
-        }
-        sandbox.budgetUsage = budget
-        return sandbox.call("widget", widget.kind, field, arguments)
+        pool.call(role, "widget", widget.kind, field, arguments, budget: budget)
     }
 
     /// ctx: kind, family, displaySize = { width, height }, isPreview.

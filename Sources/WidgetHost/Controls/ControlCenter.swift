@@ -1,0 +1,136 @@
+import LuaSandbox
+
+/// The emulated Control Center (rules C1–C3, L4): the bundle's controls,
+/// each with its current value and history.
+///
+/// A control's `value(ctx)` is read when it is added, after its action's
+/// perform returns, and on `reload.controls(kind)` / `reload.allControls()`
+/// (C2), under the control limits (soft 1 s, hard 5 s, L4); its `preview()`
+/// is instant and cannot open the store (C1). A toggle flips at once when
+/// tapped, its action gets the new value as `params.value` (C3), and then it
+/// shows the value read again — which undoes the flip if the action failed.
+public final class ControlCenter {
+    public let engine: TimelineEngine
+    /// The controls added, in order.
+    public private(set) var controls: [ControlRecord] = []
+
+    /// A control center over `engine`'s bundle; scripts' control reload
+    /// requests (from any call the engine makes) come here.
+    public init(engine: TimelineEngine) {
+        self.engine = engine
+        engine.controlReloads = { [unowned self] request in self.apply(request) }
+    }
+
+    var runtime: WidgetRuntime { engine.runtime }
+    var now: Double { runtime.services.clock.now() }
+
+    /// The record of control `kind`, if it was added.
+    public func control(_ kind: String) -> ControlRecord? { controls.first { $0.kind == kind } }
+
+    /// Adds control `kind` and reads its value (C2). Adding it twice reads it again.
+    @discardableResult
+    public func add(_ kind: String) throws(IntentError) -> ControlRecord {
+        let declaration = try self.declaration(kind)
+        if control(kind) == nil { controls.append(ControlRecord(kind: kind, type: declaration.type)) }
+        read(kind, reason: .added)
+        return control(kind)!
+    }
+
+    /// The control's `preview()` (C1): synchronous, instant, no store. A
+    /// control without one previews as nil.
+    public func preview(_ kind: String) throws(IntentError) -> (value: LuaValue?, outcome: CallOutcome) {
+        guard try declaration(kind).hasPreview else { return (nil, CallOutcome()) }
+        let outcome = runtime.pool.call(.controlPreview, "control", kind, "preview", [])
+        return (outcome.succeeded ? outcome.values.first : nil, outcome)
+    }
+
+    /// Taps control `kind` (adding it first if needed): a toggle shows its
+    /// flipped value at once; the action intent performs (a toggle's with
+    /// `params.value` = the new value, C3); then the value is read again
+    /// (C2), which is what the control shows — the old value again if the
+    /// action failed.
+    @discardableResult
+    public func tap(_ kind: String) throws(IntentError) -> ControlTap {
+        let declaration = try self.declaration(kind)
+        if control(kind) == nil { try add(kind) }
+        let before = control(kind)?.value
+        var tap = ControlTap(kind: kind, before: before)
+        if declaration.type == "toggle" {
+            let flipped = LuaValue.boolean(!(before?.boolValue ?? false))
+            tap.optimistic = flipped
+            show(kind, flipped)
+        }
+        if let action = declaration.action {
+            var parameters: [String: LuaValue] = [:]
+            if let value = tap.optimistic { parameters["value"] = value }
+            let performance = try engine.perform(action, parameters: parameters, origin: "control \(kind)")
+            tap.performance = performance
+            if !performance.succeeded {
+                update(kind) { $0.failures.append(CallFailure(at: now, role: .intent, diagnostic: performance.outcome.diagnostic ?? Diagnostic(.error, "failed"))) }
+            }
+        }
+        read(kind, reason: .action)
+        tap.after = control(kind)?.value
+        return tap
+    }
+
+    /// Reads again the value of control `kind`, or of every control when nil.
+    public func reload(_ kind: String?) {
+        for record in controls where kind == nil || record.kind == kind { read(record.kind, reason: .request) }
+    }
+
+    /// A script's `reload.controls(kind)` / `reload.allControls()`.
+    func apply(_ request: ReloadRequest) {
+        switch request {
+        case .controls(let kind): reload(kind)
+        case .allControls: reload(nil)
+        case .timelines, .allTimelines: break
+        }
+    }
+
+    /// Calls `value(ctx)` and shows what it returned; a failed read keeps
+    /// the value shown and is recorded. A toggle's value must be a boolean.
+    private func read(_ kind: String, reason: ControlReloadReason) {
+        guard let record = control(kind) else { return }
+        let context = LuaValue.table(LuaTable(fields: ["kind": .string(LuaString(kind)), "type": .string(LuaString(record.type))]))
+        var outcome = runtime.pool.call(.controlValue, "control", kind, "value", [context])
+        let value = outcome.values.first ?? .nil
+        if outcome.succeeded, record.type == "toggle", value.boolValue == nil {
+            outcome.refuse("control '\(kind)': a toggle's value must be true or false, got \(value.typeName)")
+        }
+        let at = now
+        update(kind) { $0.reloads.append((at, reason, outcome.status)) }
+        if outcome.succeeded {
+            show(kind, value)
+            update(kind) { $0.lastRead = value }
+            // A value read may ask for widget reloads; its control reloads
+            // are dropped (a control reloading itself would never end).
+            engine.apply(outcome.reloadRequests.filter(\.isForTimelines))
+        } else {
+            update(kind) { $0.failures.append(CallFailure(at: at, role: .controlValue, diagnostic: outcome.diagnostic ?? Diagnostic(.error, "failed"))) }
+            // The optimistic flip ends even when the read fails: the last value read shows again.
+            if let record = control(kind), record.value != record.lastRead { show(kind, record.lastRead) }
+        }
+    }
+
+    private func show(_ kind: String, _ value: LuaValue?) {
+        let at = now
+        update(kind) {
+            $0.value = value
+            $0.values.append((at, value))
+        }
+    }
+
+    private func update(_ kind: String, _ body: (inout ControlRecord) -> Void) {
+        guard let i = controls.firstIndex(where: { $0.kind == kind }) else { return }
+        body(&controls[i])
+    }
+
+    private func declaration(_ kind: String) throws(IntentError) -> ControlDeclaration {
+        guard let control = runtime.bundle.declarations.controls.first(where: { $0.kind == kind }) else {
+            let kinds = runtime.bundle.declarations.controls.map(\.kind).joined(separator: ", ")
+            throw IntentError(message: "bundle \(runtime.bundle.manifest.id) has no control '\(kind)' (controls: \(kinds.isEmpty ? "none" : kinds))")
+        }
+        return control
+    }
+}

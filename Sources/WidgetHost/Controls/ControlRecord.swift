@@ -1,0 +1,42 @@
+import LuaSandbox
+
+/// Why a control's value was read again.
+public enum ControlReloadReason: String, Sendable, CaseIterable {
+    /// The control was added (C2).
+    case added
+    /// Its action's perform returned (C2).
+    case action
+    /// `reload.controls(kind)` or `reload.allControls()` (C2).
+    case request
+}
+
+/// A control in the control center: its current value and its history.
+public struct ControlRecord: Sendable {
+    public var kind: String
+    /// "toggle" or "button".
+    public var type: String
+    /// What it shows now: the last value read, or a toggle's optimistic
+    /// flip while its action runs.
+    public internal(set) var value: LuaValue?
+    /// The last value `value(ctx)` returned.
+    var lastRead: LuaValue?
+    /// Every value it showed, from when: optimistic flips included.
+    public internal(set) var values: [(at: Double, value: LuaValue?)] = []
+    /// Every read of `value(ctx)`, with why and how it ended.
+    public internal(set) var reloads: [(at: Double, reason: ControlReloadReason, status: CallStatus)] = []
+    /// Calls that failed (value reads and actions).
+    public internal(set) var failures: [CallFailure] = []
+}
+
+/// What tapping a control did.
+public struct ControlTap: Sendable {
+    public var kind: String
+    /// The value shown before the tap.
+    public var before: LuaValue?
+    /// A toggle's optimistic value while its action ran (nil for a button).
+    public var optimistic: LuaValue?
+    /// The action's performance, when the control has an action.
+    public var performance: IntentPerformance?
+    /// The value shown after: re-read once the action returned.
+    public var after: LuaValue?
+}
