@@ -110,10 +110,18 @@ final class BundleSandbox {
             outcome.values = values
             outcome.reloadRequests = reloads
         } catch {
-            outcome = CallOutcome(error)
+            outcome = CallOutcome(Self.whole(error, deadline: deadline.hard, since: started))
             isReusable = false
         }
         return finish(outcome)
+    }
+
+    /// A deadline is the role's for main.lua and the function together, so
+    /// a timeout reports that deadline and the whole call's time, not what
+    /// was left of it when the function began.
+    static func whole(_ error: LuaError, deadline: Double, since started: ContinuousClock.Instant) -> LuaError {
+        guard case .timeout(let timeout) = error, timeout.instructionLimit == nil else { return error }
+        return .timeout(LuaTimeoutError(limit: .milliseconds(Int64((deadline * 1000).rounded())), elapsed: ContinuousClock.now - started))
     }
 
     private func finish(_ outcome: CallOutcome) -> CallOutcome {
