@@ -149,6 +149,31 @@ struct InteractivityRuleTests {
         #expect(engine.performances.map(\.status) == [.ok, .error])
     }
 
+    @Test("I3: a configuration intent gives each instance its own values; a non-optional parameter needs a default")
+    func configurationsArePerInstance() throws {
+        let fixture = try BundleFixture(main: """
+            intent { id = "Cfg", configuration = true, parameters = {
+              { name = "filter", type = "enum", values = { "today", "all" }, default = "today" } } }
+            intent { id = "Note", perform = function(params, ctx) store.group("group.test"):set("seen." .. ctx.source.config.filter, true) end }
+            widget { kind = "W", configuration = "Cfg", placeholder = function() return {} end,
+              timeline = function(ctx, config) return { entries = { { date = clock.now(), filter = config.filter } } } end }
+            """)
+        let (runtime, _) = try fixture.runtime()
+        let engine = TimelineEngine(runtime: runtime)
+        let today = engine.addWidget(try runtime.configuration(kind: "W"))
+        let all = engine.addWidget(try runtime.configuration(kind: "W", values: ["filter": "all"]))
+        #expect(engine.instances[today - 1].timeline?.entries.first?.content["filter"] == "today")
+        #expect(engine.instances[all - 1].timeline?.entries.first?.content["filter"] == "all")
+        try engine.tap(all, intent: "Note")
+        #expect(try fixture.store.group("group.test").keys() == ["seen.all"])
+
+        let noDefault = try BundleFixture(main: """
+            intent { id = "Cfg", configuration = true, parameters = { { name = "n", type = "int" } } }
+            widget { kind = "W", configuration = "Cfg", placeholder = function() return {} end, timeline = function() return { entries = {} } end }
+            """)
+        #expect(noDefault.loadErrors().first?.contains("parameter 'n' is not optional and has no default") == true, "\(noDefault.loadErrors())")
+    }
+
     @Test("I4: suggested() gives an entity parameter's options, entities(ids) resolves stored ids, results are checked")
     func queriesAnswerAndAreChecked() throws {
         let (engine, _, _) = try host()
