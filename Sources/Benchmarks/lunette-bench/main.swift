@@ -92,6 +92,10 @@ func widgetFigures() throws {
           + "\(figure(median(rates), decimals: 0)) calls/s   (goal ≤ \(figure(goal, decimals: 1)) s: \(wall <= goal ? "met" : "MISSED"))")
     print("baseline: the same provider in one reused trusted state, no sandbox, engine or store: \(figure(median(bare), decimals: 0)) calls/s "
           + "(ratio \(figure(median(bare) / median(rates), decimals: 1)))")
+    let intents = try IntentBenchmark.measure(calls: quick ? 500 : 2000, rounds: rounds)
+    print("intent perform (parameters checked, fresh globals, store update committed): \(figure(intents.performMicroseconds)) µs per call;"
+          + " provider call of the same bundle (store read, checked): \(figure(intents.providerMicroseconds)) µs;"
+          + " bare function in a reused trusted state: \(figure(intents.bareMicroseconds)) µs")
     let example = FileManager.default.currentDirectoryPath + "/examples/tasks"
     let version = try WidgetBenchmark.processMilliseconds(["--version"], runs: quick ? 5 : 15)
     let timeline = try WidgetBenchmark.processMilliseconds(["timeline", example, "--kind", "TaskCount", "--store-dir", NSTemporaryDirectory() + "lunette-bench-empty-store"], runs: quick ? 5 : 15)
