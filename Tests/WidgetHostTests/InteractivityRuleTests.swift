@@ -57,6 +57,9 @@ struct InteractivityRuleTests {
             if g:get("slowValue") then while true do end end
             return g:get("focus") == true
           end }
+        intent { id = "Remember", perform = function(params) store.group(G):set("remembered", params.value) end }
+        control { kind = "Plain", type = "toggle", action = "Remember",
+          value = function() return store.group(G):get("remembered") == true end }
         control { kind = "Refresh", type = "button", action = "CompleteTask",
           value = function() return store.group(G):get("remaining") or 5 end }
         widget { kind = "Tasks", families = { "systemSmall", "systemMedium" },
@@ -256,6 +259,9 @@ struct InteractivityRuleTests {
         #expect(try stored(fixture, "focus") == true, "the action did not get params.value = true")
         #expect(tap.performance?.parameters == LuaTable(fields: ["value": true]))
         #expect(engine.performances.last?.source == "control Focus")
+        // An action that does not declare `value` gets it all the same.
+        #expect(try center.tap("Plain").after == true)
+        #expect(try stored(fixture, "remembered") == true)
 
         // A failing action: the toggle shows its flip, then the value read again.
         try fixture.store.group("group.test").set("focusBroken", true)

@@ -61,9 +61,9 @@ public final class ControlCenter {
             show(kind, flipped)
         }
         if let action = declaration.action {
-            var parameters: [String: LuaValue] = [:]
-            if let value = tap.optimistic { parameters["value"] = value }
-            let performance = try engine.perform(action, parameters: parameters, origin: "control \(kind)")
+            var value: [String: LuaValue] = [:]
+            if let flipped = tap.optimistic { value["value"] = flipped }
+            let performance = try engine.perform(action, parameters: [:], hostValues: value, origin: "control \(kind)")
             tap.performance = performance
             if !performance.succeeded {
                 update(kind) { $0.failures.append(CallFailure(at: now, role: .intent, diagnostic: performance.outcome.diagnostic ?? Diagnostic(.error, "failed"))) }

@@ -28,19 +28,32 @@ public final class IntentRuntime {
     /// runs, so nothing is written. Throws for an intent the bundle does
     /// not declare, or one without `perform` (a configuration intent).
     public func perform(_ id: String, parameters: [String: LuaValue] = [:], source: IntentSource? = nil) throws(IntentError) -> IntentPerformance {
+        try perform(id, parameters: parameters, source: source, hostValues: [:])
+    }
+
+    /// `perform`, with `hostValues` added to the checked parameters whether
+    /// or not the intent declares them: a toggle's `value` (C3) reaches its
+    /// action even when the action does not declare it.
+    func perform(_ id: String, parameters: [String: LuaValue], source: IntentSource?, hostValues: [String: LuaValue]) throws(IntentError) -> IntentPerformance {
         let intent = try self.intent(id)
         guard intent.hasPerform else {
             throw IntentError(message: "intent '\(id)' has no perform function\(intent.isConfiguration ? " (a configuration intent only holds a widget's settings)" : "")")
         }
-        let checked: LuaTable
+        var checked: LuaTable
+        var declared = parameters
+        var undeclared: [String: LuaValue] = [:]
+        for (name, value) in hostValues {
+            if intent.parameters.contains(where: { $0.name == name }) { declared[name] = value } else { undeclared[name] = value }
+        }
         do {
-            checked = try IntentParameters.validate(parameters, for: intent, calendar: services.calendar) { (parameter, entityID) throws(ParameterError) in
+            checked = try IntentParameters.validate(declared, for: intent, calendar: services.calendar) { (parameter, entityID) throws(ParameterError) in
                 try self.resolve(entityID, for: parameter)
             }
         } catch {
             return IntentPerformance(intent: id, source: source, parameters: nil,
                                      outcome: CallOutcome(Diagnostic(.invalid, error.message)), performed: false)
         }
+        for (name, value) in undeclared { checked.fields[LuaString(name)] = value }
         var context = LuaFields()
         if let source { context["source"] = source.lua }
         let outcome = pool.call(.intent, "intent", id, "perform", [.table(checked), .table(LuaTable(fields: context))])

@@ -30,7 +30,13 @@ extension TimelineEngine {
     /// which, for the report): no widget reloads unless the script asks.
     @discardableResult
     public func perform(_ intent: String, parameters: [String: LuaValue] = [:], origin: String = "app") throws(IntentError) -> IntentPerformance {
-        let performance = try intents.perform(intent, parameters: parameters)
+        try perform(intent, parameters: parameters, hostValues: [:], origin: origin)
+    }
+
+    /// `perform` with values the host adds whether or not the intent
+    /// declares them (a toggle's `value`, C3).
+    func perform(_ intent: String, parameters: [String: LuaValue], hostValues: [String: LuaValue], origin: String) throws(IntentError) -> IntentPerformance {
+        let performance = try intents.perform(intent, parameters: parameters, source: nil, hostValues: hostValues)
         record(performance, source: origin, instance: nil)
         return performance
     }
