@@ -26,6 +26,12 @@ public struct ControlRecord: Sendable {
     public internal(set) var reloads: [(at: Double, reason: ControlReloadReason, status: CallStatus)] = []
     /// Calls that failed (value reads and actions).
     public internal(set) var failures: [CallFailure] = []
+
+    /// Why the last value read failed, if it did.
+    public var lastReadFailure: Diagnostic? {
+        guard let last = reloads.last, last.status != .ok else { return nil }
+        return failures.last(where: { $0.role == .controlValue })?.diagnostic
+    }
 }
 
 /// What tapping a control did.

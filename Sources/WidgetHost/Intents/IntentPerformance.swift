@@ -19,6 +19,12 @@ public struct IntentPerformance: Sendable {
     /// when it succeeded.
     public var result: LuaValue? { outcome.succeeded ? outcome.values.first : nil }
     public var succeeded: Bool { outcome.succeeded }
+
+    /// A performance stopped by its parameters before `perform` ran (e.g.
+    /// a text that `IntentRuntime.parameters(_:fromTexts:)` could not read).
+    public static func refused(_ intent: String, _ error: ParameterError, source: IntentSource? = nil) -> IntentPerformance {
+        IntentPerformance(intent: intent, source: source, parameters: nil, outcome: CallOutcome(Diagnostic(.invalid, error.message)), performed: false)
+    }
 }
 
 /// An entity of a query: an `id`, a `title`, and whatever else the script

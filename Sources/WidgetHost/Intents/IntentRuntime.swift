@@ -50,14 +50,32 @@ public final class IntentRuntime {
                 try self.resolve(entityID, for: parameter)
             }
         } catch {
-            return IntentPerformance(intent: id, source: source, parameters: nil,
-                                     outcome: CallOutcome(Diagnostic(.invalid, error.message)), performed: false)
+            return .refused(id, error, source: source)
         }
         for (name, value) in undeclared { checked.fields[LuaString(name)] = value }
         var context = LuaFields()
         if let source { context["source"] = source.lua }
         let outcome = pool.call(.intent, "intent", id, "perform", [.table(checked), .table(LuaTable(fields: context))])
         return IntentPerformance(intent: id, source: source, parameters: checked, outcome: outcome, performed: true)
+    }
+
+    /// Reads `name=value` texts (a command line, a form) as values of intent
+    /// `id`'s declared parameter types: `true`/`false`, whole numbers,
+    /// numbers, dates as ISO 8601 or seconds, enum values, entity ids.
+    /// Throws `IntentError` for an unknown intent; a text that does not fit
+    /// is a `ParameterError` naming the parameter.
+    public func parameters(_ id: String, fromTexts texts: [String: String]) throws(IntentError) -> Result<[String: LuaValue], ParameterError> {
+        let intent = try self.intent(id)
+        var values: [String: LuaValue] = [:]
+        for name in texts.keys.sorted() {
+            guard let parameter = intent.parameters.first(where: { $0.name == name }) else {
+                return .failure(ParameterError.unknownParameter(name, of: intent))
+            }
+            do { values[name] = try ParameterValues.parse(texts[name]!, for: parameter, calendar: services.calendar) } catch {
+                return .failure(error)
+            }
+        }
+        return .success(values)
     }
 
     /// The options of an entity parameter: query `id`'s `suggested()` (I4).
