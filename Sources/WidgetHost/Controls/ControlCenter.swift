@@ -58,7 +58,7 @@ public final class ControlCenter {
         if declaration.type == "toggle" {
             let flipped = LuaValue.boolean(!(before?.boolValue ?? false))
             tap.optimistic = flipped
-            show(kind, flipped)
+            show(kind, flipped, read: nil)
         }
         if let action = declaration.action {
             var value: [String: LuaValue] = [:]
@@ -101,7 +101,7 @@ public final class ControlCenter {
         let at = now
         update(kind) { $0.reloads.append((at, reason, outcome.status)) }
         if outcome.succeeded {
-            show(kind, value)
+            show(kind, value, read: reason)
             update(kind) { $0.lastRead = value }
             // A value read may ask for widget reloads; its control reloads
             // are dropped (a control reloading itself would never end).
@@ -109,15 +109,15 @@ public final class ControlCenter {
         } else {
             update(kind) { $0.failures.append(CallFailure(at: at, role: .controlValue, diagnostic: outcome.diagnostic ?? Diagnostic(.error, "failed"))) }
             // The optimistic flip ends even when the read fails: the last value read shows again.
-            if let record = control(kind), record.value != record.lastRead { show(kind, record.lastRead) }
+            if let record = control(kind), record.value != record.lastRead { show(kind, record.lastRead, read: reason) }
         }
     }
 
-    private func show(_ kind: String, _ value: LuaValue?) {
+    private func show(_ kind: String, _ value: LuaValue?, read: ControlReloadReason?) {
         let at = now
         update(kind) {
             $0.value = value
-            $0.values.append((at, value))
+            $0.values.append(ControlValue(at: at, value: value, read: read))
         }
     }
 

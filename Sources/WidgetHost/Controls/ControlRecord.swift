@@ -21,7 +21,7 @@ public struct ControlRecord: Sendable {
     /// The last value `value(ctx)` returned.
     var lastRead: LuaValue?
     /// Every value it showed, from when: optimistic flips included.
-    public internal(set) var values: [(at: Double, value: LuaValue?)] = []
+    public internal(set) var values: [ControlValue] = []
     /// Every read of `value(ctx)`, with why and how it ended.
     public internal(set) var reloads: [(at: Double, reason: ControlReloadReason, status: CallStatus)] = []
     /// Calls that failed (value reads and actions).
@@ -32,6 +32,14 @@ public struct ControlRecord: Sendable {
         guard let last = reloads.last, last.status != .ok else { return nil }
         return failures.last(where: { $0.role == .controlValue })?.diagnostic
     }
+}
+
+/// A value a control showed from a moment on.
+public struct ControlValue: Sendable {
+    public var at: Double
+    public var value: LuaValue?
+    /// Why it was read, or nil for a toggle's optimistic flip (C3).
+    public var read: ControlReloadReason?
 }
 
 /// What tapping a control did.

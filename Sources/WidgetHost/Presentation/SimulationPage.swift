@@ -38,6 +38,26 @@ public struct SimulationPage {
 
             """
         for instance in report.instances { out += card(instance) }
+        if !report.performances.isEmpty {
+            out += "<div class=\"card\"><h2>Intents performed</h2><table><tr><th>time</th><th>intent</th><th>from</th><th>status</th><th>result or error</th></tr>"
+            for p in report.performances {
+                let detail = p.diagnostic?.locatedMessage ?? p.result.map { SimulationReport.summary($0) } ?? ""
+                out += "<tr><td>\(escape(report.localTime(p.at, withDay: false)))</td><td>\(escape(p.intent))</td><td>\(escape(p.source))</td>"
+                    + "<td class=\"\(p.status == .ok ? "ok" : "bad")\">\(p.status.rawValue)</td><td>\(escape(detail))</td></tr>"
+            }
+            out += "</table></div>\n"
+        }
+        for control in report.controls {
+            out += "<div class=\"card\"><h2>Control \(escape(control.kind)) (\(escape(control.type)))</h2><table><tr><th>from</th><th>shows</th></tr>"
+            for shown in control.values {
+                out += "<tr><td>\(escape(report.localTime(shown.at, withDay: false)))</td><td>\(escape(shown.value.map(\.description) ?? "nil"))</td></tr>"
+            }
+            out += "</table>"
+            for failure in control.failures {
+                out += "<div class=\"bad\">\(escape(report.localTime(failure.at, withDay: false))) \(failure.role.rawValue): \(escape(failure.diagnostic.summary))</div>"
+            }
+            out += "</div>\n"
+        }
         out += "</body></html>\n"
         return out
     }

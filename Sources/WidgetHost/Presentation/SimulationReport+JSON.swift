@@ -20,6 +20,52 @@ extension SimulationReport {
             }
             o.key("instances")
             o.array(instances) { instance in instanceJSON(instance, o) }
+            o.key("intents")
+            o.array(performances) { p in
+                o.object {
+                    o.field("at", number: p.at)
+                    o.field("intent", string: p.intent)
+                    o.field("source", string: p.source)
+                    o.key("instance")
+                    if let instance = p.instance { o.integer(instance) } else { o.null() }
+                    o.field("performed", bool: p.performed)
+                    Diagnostic.writeFields(of: p.diagnostic, to: o)
+                    o.key("result")
+                    if let result = p.result { result.writeJSON(to: o) } else { o.null() }
+                }
+            }
+            o.key("controls")
+            o.array(controls) { control in
+                o.object {
+                    o.field("kind", string: control.kind)
+                    o.field("type", string: control.type)
+                    o.key("values")
+                    o.array(control.values) { shown in
+                        o.object {
+                            o.field("at", number: shown.at)
+                            o.key("value")
+                            if let value = shown.value { value.writeJSON(to: o) } else { o.null() }
+                            o.field("read", string: shown.read?.rawValue)
+                        }
+                    }
+                    o.key("reloads")
+                    o.array(control.reloads) { read in
+                        o.object {
+                            o.field("at", number: read.at)
+                            o.field("reason", string: read.reason.rawValue)
+                            o.field("status", string: read.status.rawValue)
+                        }
+                    }
+                    o.key("failures")
+                    o.array(control.failures) { failure in
+                        o.object {
+                            o.field("at", number: failure.at)
+                            o.field("role", string: failure.role.rawValue)
+                            Diagnostic.writeFields(of: failure.diagnostic, to: o)
+                        }
+                    }
+                }
+            }
             o.key("notes")
             notesJSON(notes, o)
         }

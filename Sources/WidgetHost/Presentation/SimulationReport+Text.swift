@@ -10,9 +10,33 @@ extension SimulationReport {
             + "reloads ≥ \(Self.duration(policy.minimumReloadInterval)) apart" + (policy.developerMode ? ", developer mode (no budget, no floor)" : "") + "\n"
         out += "\(instances.count) widget(s), \(providerCalls) provider calls in \(String(format: "%.2f", wallSeconds)) s\n"
         for instance in instances { out += "\n" + instanceText(instance) }
+        if !performances.isEmpty {
+            out += "\nIntents performed\n"
+            var table = TextTable(["at", "intent", "from", "status", "result or error"])
+            for p in performances {
+                table.add([localTime(p.at, withDay: false), p.intent, p.source, p.status.rawValue,
+                           p.diagnostic?.locatedMessage ?? p.result.map { Self.summary($0) } ?? ""])
+            }
+            out += table.render(indent: "  ")
+        }
+        for control in controls { out += "\n" + controlText(control) }
         if !notes.isEmpty {
             out += "\nNotes\n"
             for note in notes { out += "  \(localTime(note.at, withDay: false))  \(note.message)\n" }
+        }
+        return out
+    }
+
+    private func controlText(_ control: ControlRecord) -> String {
+        var out = "control \(control.kind) (\(control.type)): \(control.value.map(\.description) ?? "nil") at the end; \(control.reloads.count) value reads\n"
+        var table = TextTable(["from", "shows", "because"])
+        for shown in control.values {
+            table.add([localTime(shown.at, withDay: false), shown.value.map(\.description) ?? "nil",
+                       shown.read.map { "read: \($0.rawValue)" } ?? "tapped (optimistic)"])
+        }
+        out += table.render(indent: "  ", maxRows: 60)
+        for failure in control.failures {
+            out += "  \(localTime(failure.at, withDay: false))  \(failure.role.rawValue) \(failure.diagnostic.summary)\n"
         }
         return out
     }
@@ -110,6 +134,13 @@ extension SimulationReport {
         var t = content
         t.fields[LuaString("date")] = nil
         let text = LuaValue.table(t).jsonText
+        return text.count > 70 ? String(text.prefix(67)) + "..." : text
+    }
+
+    /// Any value, short, as JSON: what a perform returned.
+    static func summary(_ value: LuaValue) -> String {
+        if case .table(let t) = value { return summary(t) }
+        let text = value.jsonText
         return text.count > 70 ? String(text.prefix(67)) + "..." : text
     }
 }

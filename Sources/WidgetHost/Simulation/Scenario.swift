@@ -11,16 +11,19 @@ public struct Scenario: Sendable {
     /// IANA name; nil keeps the host's.
     public var timeZone: String?
     public var widgets: [WidgetConfiguration]
+    /// Controls in Control Center from the start.
+    public var controls: [String]
     public var events: [ScenarioEvent]
     /// The host policy for this run.
     public var policy: HostPolicy
 
     public init(start: Double, duration: Double = 86_400, timeZone: String? = nil,
-                widgets: [WidgetConfiguration], events: [ScenarioEvent] = [], policy: HostPolicy = .standard) {
+                widgets: [WidgetConfiguration], controls: [String] = [], events: [ScenarioEvent] = [], policy: HostPolicy = .standard) {
         self.start = start
         self.duration = duration
         self.timeZone = timeZone
         self.widgets = widgets
+        self.controls = controls
         self.events = events
         self.policy = policy
     }
@@ -67,6 +70,14 @@ public struct Scenario: Sendable {
         for (i, item) in (try reader.array("widgets") ?? []).enumerated() {
             widgets.append(try widget(item, at: "widgets[\(i + 1)]", file: file, runtime: runtime))
         }
+        let declaredControls = runtime.bundle.declarations.controls.map(\.kind)
+        var controls: [String] = []
+        for item in try reader.strings("controls") ?? [] {
+            guard declaredControls.contains(item.text) else {
+                throw file.error("'controls' names \"\(item.text)\", which is not a control of the bundle (controls: \(declaredControls.isEmpty ? "none" : declaredControls.joined(separator: ", ")))", at: item.location)
+            }
+            controls.append(item.text)
+        }
         var events: [ScenarioEvent] = []
         for (i, item) in (try reader.array("events") ?? []).enumerated() {
             events.append(try event(item, index: i + 1, file: file, runtime: runtime, start: start, calendar: calendar))
@@ -76,7 +87,7 @@ public struct Scenario: Sendable {
             throw file.error("no widgets: list some in \"widgets\" or add them with widgetAdded events")
         }
         events = events.enumerated().sorted { ($0.element.at, $0.offset) < ($1.element.at, $1.offset) }.map(\.element)
-        return Scenario(start: start, duration: duration, timeZone: zone, widgets: widgets, events: events, policy: policy)
+        return Scenario(start: start, duration: duration, timeZone: zone, widgets: widgets, controls: controls, events: events, policy: policy)
     }
 
     private static func widget(_ value: JSONValue, at path: String, file: JSONFile, runtime: WidgetRuntime) throws(LocatedError) -> WidgetConfiguration {
@@ -97,6 +108,38 @@ public struct Scenario: Sendable {
         do { return try runtime.configuration(kind: kind, family: family, values: values) } catch {
             throw r.error("\(path): \(error.message)", at: "kind")
         }
+    }
+
+    /// The `intent` of a tap or perform: declared, with a perform.
+    private static func intentID(_ r: inout JSONObjectReader, type: String, runtime: WidgetRuntime) throws(LocatedError) -> String {
+        guard let id = try r.string("intent") else { throw r.fail("intent", "is missing: \(type) needs the intent's id") }
+        guard let intent = runtime.bundle.declarations.intent(id) else {
+            let ids = runtime.bundle.declarations.intents.filter(\.hasPerform).map(\.id)
+            throw r.fail("intent", "is not an intent of the bundle: \"\(id)\" (intents: \(ids.isEmpty ? "none" : ids.joined(separator: ", ")))")
+        }
+        guard intent.hasPerform else { throw r.fail("intent", "\"\(id)\" has no perform function (a configuration intent?)") }
+        return id
+    }
+
+    /// The `params` of a tap or perform, as given (checked when the event runs, rule I1).
+    private static func params(_ r: inout JSONObjectReader) throws(LocatedError) -> [String: LuaValue] {
+        guard var object = try r.object("params") else { return [:] }
+        var values: [String: LuaValue] = [:]
+        for entry in try object.storeValues() { values[entry.key] = entry.value.lua }
+        return values
+    }
+
+    /// The `kind` of a control event, a control of the bundle.
+    private static func controlKind(_ r: inout JSONObjectReader, type: String, required: Bool, runtime: WidgetRuntime) throws(LocatedError) -> String? {
+        guard let kind = try r.string("kind") else {
+            if required { throw r.fail("kind", "is missing: \(type) needs the control's kind") }
+            return nil
+        }
+        let kinds = runtime.bundle.declarations.controls.map(\.kind)
+        guard kinds.contains(kind) else {
+            throw r.fail("kind", "is not a control of the bundle: \"\(kind)\" (controls: \(kinds.isEmpty ? "none" : kinds.joined(separator: ", ")))")
+        }
+        return kind
     }
 
     private static func readFamily(_ r: inout JSONObjectReader) throws(LocatedError) -> WidgetFamily? {
@@ -159,6 +202,23 @@ public struct Scenario: Sendable {
             kind = .widgetAdded(try readWidget(&r, path: path, runtime: runtime))
         case "widgetRemoved":
             kind = .widgetRemoved(kind: try widgetKind(true)!, family: try readFamily(&r))
+        case "tap":
+            let widget = try widgetKind(true)!
+            let family = try readFamily(&r)
+            var config: [String: LuaValue]?
+            if var object = try r.object("config") {
+                var values: [String: LuaValue] = [:]
+                for entry in try object.storeValues() { values[entry.key] = entry.value.lua }
+                config = values
+            }
+            kind = .tap(kind: widget, family: family, config: config, intent: try intentID(&r, type: type, runtime: runtime), params: try params(&r))
+        case "perform":
+            kind = .perform(intent: try intentID(&r, type: type, runtime: runtime), params: try params(&r))
+        case "controlAdded", "controlTap":
+            let control = try controlKind(&r, type: type, required: true, runtime: runtime)!
+            kind = type == "controlAdded" ? .controlAdded(control) : .controlTap(control)
+        case "reloadControls":
+            kind = .reloadControls(try controlKind(&r, type: type, required: false, runtime: runtime))
         default:
             throw r.fail("type", "is not an event type: \"\(type)\" (types: \(ScenarioEvent.typeNames))")
         }

@@ -1,3 +1,5 @@
+import LuaSandbox
+
 /// Something that happens during a simulation.
 public struct ScenarioEvent: Sendable {
     public enum Kind: Sendable {
@@ -16,6 +18,18 @@ public struct ScenarioEvent: Sendable {
         case localeChange
         case significantTimeChange
         case timeZoneChange(String)
+        /// A button or toggle of a widget on screen runs `intent` (its
+        /// widget is the first of `kind`, in `family` and with `config` when
+        /// given): perform, then the widget's exempt reload (I2).
+        case tap(kind: String, family: WidgetFamily?, config: [String: LuaValue]?, intent: String, params: [String: LuaValue])
+        /// The app or Shortcuts runs `intent`: no widget reload unless the script asks.
+        case perform(intent: String, params: [String: LuaValue])
+        /// The user adds a control to Control Center: its value is read (C2).
+        case controlAdded(String)
+        /// The user taps a control (C3).
+        case controlTap(String)
+        /// The app asks for the values of the controls of `kind` (all when nil) again.
+        case reloadControls(String?)
     }
 
     public var at: Double
@@ -26,5 +40,5 @@ public struct ScenarioEvent: Sendable {
         self.kind = kind
     }
 
-    static let typeNames = "appForeground, storeSet, reloadTimelines, reloadAll, widgetAdded, widgetRemoved, localeChange, significantTimeChange, timeZoneChange"
+    static let typeNames = "appForeground, storeSet, reloadTimelines, reloadAll, widgetAdded, widgetRemoved, localeChange, significantTimeChange, timeZoneChange, tap, perform, controlAdded, controlTap, reloadControls"
 }

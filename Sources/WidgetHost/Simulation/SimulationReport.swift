@@ -13,6 +13,10 @@ public struct SimulationReport: Sendable {
     /// Each live instance's next reload after the end.
     public var pending: [Int: NextReload]
     public var notes: [CallNote]
+    /// Every intent performed (widget taps, the app, controls), in order.
+    public var performances: [PerformanceRecord] = []
+    /// Control Center's controls, with their values over time.
+    public var controls: [ControlRecord] = []
     /// Real time the simulation took, in seconds.
     public var wallSeconds: Double
     /// Time zone the text report shows local times in.

@@ -28,9 +28,11 @@ public final class Simulator {
         if let zone = scenario.timeZone, let c = HostCalendar(timeZoneNamed: zone) { calendar = c }
         let runtime = WidgetRuntime(bundle: bundle, services: HostServices(store: store, clock: clock, calendar: calendar, policy: scenario.policy))
         let engine = TimelineEngine(runtime: runtime)
+        let center = ControlCenter(engine: engine)
         let end = scenario.start + scenario.duration
         var notes: [CallNote] = []
         for widget in scenario.widgets { engine.addWidget(widget) }
+        for control in scenario.controls { _ = try? center.add(control) }
         var next = 0
         var lastReported = -1
         let wallStart = ContinuousClock.now
@@ -45,7 +47,7 @@ public final class Simulator {
                 if percent > lastReported { lastReported = percent; onProgress(Double(percent) / 100) }
             }
             if event <= due {
-                apply(scenario.events[next], engine: engine, runtime: runtime, notes: &notes)
+                apply(scenario.events[next], engine: engine, center: center, runtime: runtime, notes: &notes)
                 next += 1
             } else {
                 engine.runDue()
@@ -59,11 +61,12 @@ public final class Simulator {
         }
         return SimulationReport(bundle: bundle.manifest.id, start: scenario.start, end: end, policy: scenario.policy,
                                 instances: engine.instances, pending: pending, notes: notes,
+                                performances: engine.performances, controls: center.controls,
                                 wallSeconds: Double(wall.components.seconds) + Double(wall.components.attoseconds) / 1e18,
                                 calendar: calendar)
     }
 
-    private func apply(_ event: ScenarioEvent, engine: TimelineEngine, runtime: WidgetRuntime, notes: inout [CallNote]) {
+    private func apply(_ event: ScenarioEvent, engine: TimelineEngine, center: ControlCenter, runtime: WidgetRuntime, notes: inout [CallNote]) {
         switch event.kind {
         case .appForeground(let kind): engine.reloadNow(kind: kind, reason: .appForeground)
         case .reloadTimelines(let kind): engine.requestReload(kind: kind)
@@ -79,6 +82,31 @@ public final class Simulator {
                 && (family == nil || instance.configuration.family == family) {
                 engine.removeWidget(instance.id)
             }
+        case .tap(let kind, let family, let config, let intent, let params):
+            var wanted: WidgetConfiguration?
+            if let config { wanted = try? runtime.configuration(kind: kind, family: family, values: config) }
+            let target = engine.instances.first { instance in
+                instance.removedAt == nil && instance.configuration.kind == kind
+                    && (family == nil || instance.configuration.family == family)
+                    && (wanted == nil || instance.configuration == wanted)
+            }
+            guard let target else {
+                notes.append(CallNote(at: event.at, message: "tap \(kind) (\(intent)): no such widget on screen"))
+                return
+            }
+            do { try engine.tap(target.id, intent: intent, parameters: params) } catch {
+                notes.append(CallNote(at: event.at, message: "tap \(kind) (\(intent)): \(error.message)"))
+            }
+        case .perform(let intent, let params):
+            do { try engine.perform(intent, parameters: params) } catch {
+                notes.append(CallNote(at: event.at, message: "perform \(intent): \(error.message)"))
+            }
+        case .controlAdded(let kind):
+            do { try center.add(kind) } catch { notes.append(CallNote(at: event.at, message: "controlAdded \(kind): \(error.message)")) }
+        case .controlTap(let kind):
+            do { try center.tap(kind) } catch { notes.append(CallNote(at: event.at, message: "controlTap \(kind): \(error.message)")) }
+        case .reloadControls(let kind):
+            center.reload(kind)
         case .storeSet(let group, let key, let value):
             guard let store else {
                 notes.append(CallNote(at: event.at, message: "storeSet \(group) \(key): no store in this simulation"))
