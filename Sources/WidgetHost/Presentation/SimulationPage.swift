@@ -48,9 +48,10 @@ public struct SimulationPage {
             out += "</table></div>\n"
         }
         for control in report.controls {
-            out += "<div class=\"card\"><h2>Control \(escape(control.kind)) (\(escape(control.type)))</h2><table><tr><th>from</th><th>shows</th></tr>"
+            out += "<div class=\"card\"><h2>Control \(escape(control.kind)) (\(escape(control.type)))</h2><table><tr><th>from</th><th>shows</th><th>because</th></tr>"
             for shown in control.values {
-                out += "<tr><td>\(escape(report.localTime(shown.at, withDay: false)))</td><td>\(escape(shown.value.map(\.description) ?? "nil"))</td></tr>"
+                let why = shown.read.map { "read: \($0.rawValue)" } ?? "tapped (optimistic)"
+                out += "<tr><td>\(escape(report.localTime(shown.at, withDay: false)))</td><td>\(escape(shown.value.map(\.description) ?? "nil"))</td><td>\(why)</td></tr>"
             }
             out += "</table>"
             for failure in control.failures {
