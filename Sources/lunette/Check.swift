@@ -28,8 +28,7 @@ struct Check: ParsableCommand {
     @Flag(help: "Print JSON.")
     var json = false
 
-    @Option(name: .customLong("store-dir"), help: ArgumentHelp("Store root (default: $LUNETTE_STORE, else ~/.lunette/store).", valueName: "dir"))
-    var storeDir: String?
+    @OptionGroup var storage: StoreOptions
 
     @OptionGroup var host: HostOptions
 
@@ -41,8 +40,7 @@ struct Check: ParsableCommand {
         do {
             let loaded = try ScriptBundle.load(bundle, calendar: calendar)
             id = loaded.manifest.id
-            let runtime = WidgetRuntime(bundle: loaded, services: HostServices(
-                store: SharedStore(root: storeDir), clock: VirtualClock(SystemClock().now().rounded(.down)), calendar: calendar, policy: try host.hostPolicy()))
+            let runtime = WidgetRuntime(bundle: loaded, services: try host.services(store: storage.store, calendar: calendar))
             findings = BundleChecker(runtime: runtime).check()
         } catch let errors as LocatedErrors {
             findings = errors.errors.map { Finding(level: .error, kind: nil, check: "load", message: $0.locatedMessage) }

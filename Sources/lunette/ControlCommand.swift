@@ -32,8 +32,7 @@ struct ControlCommand: ParsableCommand {
     @Flag(help: "Tap the control: perform its action, then read its value again.")
     var tap = false
 
-    @Option(name: .customLong("store-dir"), help: ArgumentHelp("Store root (default: $LUNETTE_STORE, else ~/.lunette/store).", valueName: "dir"))
-    var storeDir: String?
+    @OptionGroup var storage: StoreOptions
 
     @Flag(help: "Print JSON.")
     var json = false
@@ -43,8 +42,7 @@ struct ControlCommand: ParsableCommand {
     func run() throws {
         let calendar = host.calendar()
         let loaded = try loadBundle(bundle, calendar: calendar)
-        let runtime = WidgetRuntime(bundle: loaded, services: HostServices(
-            store: SharedStore(root: storeDir), clock: VirtualClock(SystemClock().now().rounded(.down)), calendar: calendar, policy: try host.hostPolicy()))
+        let runtime = WidgetRuntime(bundle: loaded, services: try host.services(store: storage.store, calendar: calendar))
         let center = ControlCenter(engine: TimelineEngine(runtime: runtime))
         let record: ControlRecord
         var tapped: ControlTap?

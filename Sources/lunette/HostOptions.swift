@@ -54,6 +54,23 @@ struct HostOptions: ParsableArguments {
     }
 }
 
+/// `--store-dir`: the real store, for the commands that run a bundle's
+/// calls once (`timeline`, `check`, `intent`, `query`, `control`).
+struct StoreOptions: ParsableArguments {
+    @Option(name: .customLong("store-dir"), help: ArgumentHelp("Store root (default: $LUNETTE_STORE, else ~/.lunette/store).", valueName: "dir"))
+    var storeDir: String?
+
+    var store: SharedStore { SharedStore(root: storeDir) }
+}
+
+extension HostOptions {
+    /// What a one-off run gives its calls: `store`, a virtual clock at
+    /// `start` (default: now, to the second), the calendar, the policy.
+    func services(store: SharedStore, calendar: HostCalendar, at start: Double = SystemClock().now().rounded(.down)) throws -> HostServices {
+        HostServices(store: store, clock: VirtualClock(start), calendar: calendar, policy: try hostPolicy())
+    }
+}
+
 /// A failure to report on standard error with exit status 1.
 struct CLIFailure: Error, CustomStringConvertible {
     var description: String

@@ -43,8 +43,7 @@ struct IntentCommand: ParsableCommand {
     @Option(name: .customLong("config"), help: ArgumentHelp("A configuration value of the --from widget (repeatable).", valueName: "name=value"))
     var config: [String] = []
 
-    @Option(name: .customLong("store-dir"), help: ArgumentHelp("Store root (default: $LUNETTE_STORE, else ~/.lunette/store).", valueName: "dir"))
-    var storeDir: String?
+    @OptionGroup var storage: StoreOptions
 
     @Flag(help: "Print JSON.")
     var json = false
@@ -63,8 +62,7 @@ struct IntentCommand: ParsableCommand {
     func run() throws {
         let calendar = host.calendar()
         let loaded = try loadBundle(bundle, calendar: calendar)
-        let runtime = WidgetRuntime(bundle: loaded, services: HostServices(
-            store: SharedStore(root: storeDir), clock: VirtualClock(SystemClock().now().rounded(.down)), calendar: calendar, policy: try host.hostPolicy()))
+        let runtime = WidgetRuntime(bundle: loaded, services: try host.services(store: storage.store, calendar: calendar))
         let engine = TimelineEngine(runtime: runtime)
         let texts = try parseAssignments(params, flag: "--param")
         let performance: IntentPerformance

@@ -28,8 +28,7 @@ struct QueryCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Entity ids to resolve, comma-separated.", valueName: "a,b"))
     var ids: String?
 
-    @Option(name: .customLong("store-dir"), help: ArgumentHelp("Store root (default: $LUNETTE_STORE, else ~/.lunette/store).", valueName: "dir"))
-    var storeDir: String?
+    @OptionGroup var storage: StoreOptions
 
     @Flag(help: "Print JSON.")
     var json = false
@@ -39,8 +38,7 @@ struct QueryCommand: ParsableCommand {
     func run() throws {
         let calendar = host.calendar()
         let loaded = try loadBundle(bundle, calendar: calendar)
-        let intents = IntentRuntime(bundle: loaded, services: HostServices(
-            store: SharedStore(root: storeDir), clock: VirtualClock(SystemClock().now().rounded(.down)), calendar: calendar, policy: try host.hostPolicy()))
+        let intents = IntentRuntime(bundle: loaded, services: try host.services(store: storage.store, calendar: calendar))
         let answer: QueryAnswer
         do {
             if let ids {

@@ -37,8 +37,7 @@ struct TimelineCommand: ParsableCommand {
     @Option(name: .customLong("config"), help: ArgumentHelp("A configuration parameter value (repeatable).", valueName: "name=value"))
     var config: [String] = []
 
-    @Option(name: .customLong("store-dir"), help: ArgumentHelp("Store root (default: $LUNETTE_STORE, else ~/.lunette/store).", valueName: "dir"))
-    var storeDir: String?
+    @OptionGroup var storage: StoreOptions
 
     @Flag(help: "Print JSON.")
     var json = false
@@ -62,8 +61,7 @@ struct TimelineCommand: ParsableCommand {
             case .failure(let error): throw ValidationError("--at: \(error.message)")
             }
         }
-        let runtime = WidgetRuntime(bundle: bundle, services: HostServices(
-            store: SharedStore(root: storeDir), clock: VirtualClock(start), calendar: calendar, policy: try host.hostPolicy()))
+        let runtime = WidgetRuntime(bundle: bundle, services: try host.services(store: storage.store, calendar: calendar, at: start))
         let widget: WidgetConfiguration
         do {
             let values = try runtime.parseValues(kind: kind, try parseAssignments(config, flag: "--config"))
