@@ -194,12 +194,16 @@ final class DeclarationRecorder {
         if let other = declarations.activities.first(where: { $0.type == type }) {
             throw r.problem("duplicate type '\(type)': already declared at \(other.location)")
         }
-        _ = r.value("attributes")
-        _ = r.value("state")
-        _ = try r.number("tick")
+        var schemas: [ActivitySchema] = []
+        for what in ["attributes", "state"] {
+            guard let value = r.value(what) else { schemas.append(ActivitySchema()); continue }
+            do { schemas.append(try ActivitySchema.parse(value, what: what)) } catch { throw r.problem(error.message) }
+        }
+        let tick = try r.number("tick")
+        if let tick, !(tick > 0 && tick.isFinite) { throw r.problem("'tick' must be a positive number of seconds, got \(tick)") }
         _ = try r.function("updater", required: true)
         try r.finish()
-        declarations.activities.append(ActivityDeclaration(type: type, location: here))
+        declarations.activities.append(ActivityDeclaration(type: type, attributes: schemas[0], state: schemas[1], tick: tick, location: here))
         return type
     }
 

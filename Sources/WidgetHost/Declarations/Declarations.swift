@@ -92,6 +92,12 @@ public struct ControlDeclaration: Sendable, Equatable {
 /// An `activity { … }` declaration (run by the activity manager; recorded here).
 public struct ActivityDeclaration: Sendable, Equatable {
     public var type: String
+    /// The values fixed when the activity starts.
+    public var attributes: ActivitySchema
+    /// The content state that updates change.
+    public var state: ActivitySchema
+    /// Seconds between tick events while it is active, if it asks for them.
+    public var tick: Double?
     public var location: ScriptLocation
 }
 
