@@ -37,6 +37,8 @@ extension HostPolicy {
         try nonNegative("minimumReloadInterval", &p.minimumReloadInterval)
         try nonNegative("budgetWindow", &p.budgetWindow)
         try nonNegative("intentDeadline", &p.intentDeadline)
+        try nonNegative("activityActiveLimit", &p.activityActiveLimit)
+        try nonNegative("activityDismissLimit", &p.activityDismissLimit)
         try count("budget", &p.budget)
         try count("entriesWarning", &p.entriesWarning)
         try count("entriesLimit", &p.entriesLimit)
@@ -45,6 +47,8 @@ extension HostPolicy {
         try count("widgetMemoryMB", &p.widgetMemoryMB)
         try count("activityMemoryMB", &p.activityMemoryMB)
         try count("outputBytes", &p.outputBytes)
+        try count("activityPayloadBytes", &p.activityPayloadBytes)
+        try count("maxActiveActivities", &p.maxActiveActivities)
         if let scope = try reader.string("budgetScope") {
             guard let s = BudgetScope(rawValue: scope) else {
                 throw reader.fail("budgetScope", "must be one of instance, kind, app; got \"\(scope)\"")

@@ -45,6 +45,14 @@ public struct HostPolicy: Sendable, Equatable {
     public var intentDeadline: Double = 30
     /// L4: control value deadline.
     public var controlDeadline = Deadline(soft: 1, hard: 5)
+    /// A1: attributes and content state, encoded together, in bytes.
+    public var activityPayloadBytes = 4096
+    /// A2: concurrent active (or stale) activities per bundle.
+    public var maxActiveActivities = 5
+    /// A3: an activity is active at most this long, then the host ends it.
+    public var activityActiveLimit: Double = 8 * 3600
+    /// A3, A5: an ended activity stays visible at most this long, then it is dismissed.
+    public var activityDismissLimit: Double = 4 * 3600
     /// Bytes of print and log output per call (the sandbox's cap).
     public var outputBytes = 64 << 10
 
