@@ -50,6 +50,7 @@ let package = Package(
                 .embedInCode("Declarations/declarations.lua"),
                 .embedInCode("Runtime/bundle.lua"),
                 .embedInCode("Store/store.lua"),
+                .embedInCode("Activities/activities.lua"),
             ]
         ),
         .executableTarget(

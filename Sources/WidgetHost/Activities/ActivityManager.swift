@@ -137,6 +137,20 @@ public final class ActivityManager {
         return records.first { $0.id == id }
     }
 
+    /// What a call may change, to put back when the call fails: a failed
+    /// call changes no activity (as it writes nothing to the store).
+    public struct Checkpoint: Sendable {
+        fileprivate var records: [ActivityRecord]
+        fileprivate var nextNumber: Int
+    }
+
+    public func checkpoint() -> Checkpoint { Checkpoint(records: records, nextNumber: nextNumber) }
+
+    public func restore(_ checkpoint: Checkpoint) {
+        records = checkpoint.records
+        nextNumber = checkpoint.nextNumber
+    }
+
     /// Applies the limits up to now: an activity active for the 8-hour
     /// limit ends then, and is dismissed the 4-hour limit later (A3).
     public func advance() {

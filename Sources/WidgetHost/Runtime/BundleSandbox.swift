@@ -60,6 +60,9 @@ final class BundleSandbox {
         }
         try ClockBinding(clock: services.clock, calendar: services.calendar).install(in: state)
         try storeBinding.install(in: state)
+        if let activities = services.activities, role != .load {
+            try ActivityBinding(manager: activities, origin: role == .intent ? .intent : .widget).install(in: state)
+        }
         let declared = bundle.declarations
         try ReloadBinding(widgetKinds: role == .load ? nil : declared.widgets.map(\.kind),
                       controlKinds: role == .load ? nil : declared.controls.map(\.kind))
@@ -98,13 +101,21 @@ final class BundleSandbox {
     /// `id` with `arguments`; store writes commit only if it succeeds.
     func call(_ what: String, _ id: String, _ field: String, _ arguments: [LuaValue]) -> CallOutcome {
         var outcome: CallOutcome
-        do {
+        do throws(LuaError) {
             try runMain()
             guard let function = recorder.function(what, id, field) else {
                 return finish(CallOutcome(Diagnostic(.invalid, "\(what) '\(id)' has no function '\(field)'")))
             }
-            let values = try storeBinding.perform { () throws(LuaError) in
-                try state.call(function, arguments, options: options())
+            // A failed call changes no activity, as it writes nothing to the store.
+            let checkpoint = services.activities?.checkpoint()
+            let values: [LuaValue]
+            do throws(LuaError) {
+                values = try storeBinding.perform { () throws(LuaError) in
+                    try state.call(function, arguments, options: options())
+                }
+            } catch {
+                if let checkpoint { services.activities?.restore(checkpoint) }
+                throw error
             }
             outcome = CallOutcome()
             outcome.values = values

@@ -8,13 +8,17 @@ public struct HostServices {
     public var clock: HostClock
     public var calendar: HostCalendar
     public var policy: HostPolicy
+    /// The bundle's Live Activities (nil: scripts get no `activities`).
+    public var activities: ActivityManager?
 
     public init(store: SharedStore? = nil, clock: HostClock = SystemClock(),
-                calendar: HostCalendar = .fromEnvironment(), policy: HostPolicy = .standard) {
+                calendar: HostCalendar = .fromEnvironment(), policy: HostPolicy = .standard,
+                activities: ActivityManager? = nil) {
         self.store = store
         self.clock = clock
         self.calendar = calendar
         self.policy = policy
+        self.activities = activities
     }
 }
 

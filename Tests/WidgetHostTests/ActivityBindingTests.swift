@@ -1,0 +1,72 @@
+import Foundation
+import Testing
+@testable import WidgetHost
+
+/// `activities` in scripts, over the manager (issue 13, in progress).
+@Suite("activities in scripts")
+struct ActivityBindingTests {
+    let t0 = BundleFixture.midnight
+
+    static let bundle = """
+        activity { type = "Delivery", attributes = { order = "string" }, state = { status = "string" }, updater = function() end }
+        intent { id = "Start", parameters = { { name = "fail", type = "bool", default = false } },
+          perform = function(params)
+            local a, err, message = activities.request("Delivery", { order = "A1" }, { status = "placed" }, { relevance = 2 })
+            if params.fail then error("after the request") end
+            if not a then return { err = err, message = message } end
+            local b = a:update({ status = "on its way" })
+            return { id = a.id, state = a.state, status = b.content.state.status, enabled = activities.enabled(),
+                     listed = #activities.list("Delivery") }
+          end }
+        intent { id = "Deliver", parameters = { { name = "id", type = "string" } },
+          perform = function(params)
+            local a = activities.get(params.id)
+            a:finish({ status = "delivered" }, { dismissal = "immediate" })
+            local ok, message = pcall(function() a:update({ status = "again" }) end)
+            return { ok = ok, message = message }
+          end }
+        widget { kind = "W", placeholder = function() return {} end,
+          timeline = function()
+            local a, err = activities.request("Delivery", { order = "X" }, { status = "placed" })
+            return { entries = { { date = clock.now(), err = err } } }
+          end }
+        """
+
+    func engine() throws -> (TimelineEngine, ActivityManager) {
+        let fixture = try BundleFixture(main: Self.bundle)
+        let bundle = try fixture.load()
+        let clock = VirtualClock(t0)
+        let manager = ActivityManager(declarations: bundle.declarations.activities, policy: .standard, clock: clock)
+        let runtime = WidgetRuntime(bundle: bundle, services: HostServices(store: fixture.store, clock: clock, calendar: .utc, activities: manager))
+        return (TimelineEngine(runtime: runtime), manager)
+    }
+
+    @Test func anIntentStartsUpdatesAndEndsAnActivity() throws {
+        let (engine, manager) = try engine()
+        let started = try engine.perform("Start")
+        #expect(started.succeeded, "\(started.outcome.diagnostic?.text ?? "")")
+        let result = try #require(started.result)
+        #expect(result == ["id": "activity-1", "state": "active", "status": "on its way", "enabled": true, "listed": 1])
+        let ended = try engine.perform("Deliver", parameters: ["id": "activity-1"])
+        #expect(ended.result?.tableValue?["ok"] == false)
+        #expect(ended.result?.tableValue?["message"].stringValue?.contains("cannot update activity 'activity-1': it is dismissed (A8)") == true,
+                "\(String(describing: ended.result))")
+        #expect(manager.get("activity-1")?.content.state["status"] == "delivered")
+    }
+
+    @Test("A7, visibility: a timeline provider cannot start an activity")
+    func providersGetVisibility() throws {
+        let (engine, manager) = try engine()
+        let id = engine.addWidget(try engine.runtime.configuration(kind: "W"))
+        #expect(engine.instances[id - 1].timeline?.entries.first?.content["err"] == "visibility")
+        #expect(manager.list().isEmpty)
+    }
+
+    @Test func aFailedCallChangesNoActivity() throws {
+        let (engine, manager) = try engine()
+        let failed = try engine.perform("Start", parameters: ["fail": true])
+        #expect(failed.outcome.status == .error)
+        #expect(manager.list().isEmpty, "a failed perform left its activity behind")
+        #expect(try engine.perform("Start").result?.tableValue?["id"] == "activity-1", "the failed call used up an id")
+    }
+}
