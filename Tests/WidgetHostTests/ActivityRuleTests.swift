@@ -91,6 +91,30 @@ struct ActivityRuleTests {
         #expect(try m.finish(past.id, dismissal: .after(t0)).dismissAt == t0 + 100)
     }
 
+    @Test("A6: pushes are budgeted per activity per hour; priority 5 does not count; over budget they are delivered later, in order, never lost")
+    func pushBudget() throws {
+        var policy = HostPolicy()
+        policy.activityPushBudget = 3
+        let (m, clock) = try manager(policy: policy)
+        let a = try start(m), b = try start(m, order: "B")
+        var delivered: [(String, Double)] = []
+        m.onDeliver = { record, push in delivered.append((record.id, push.deliveredAt!)) }
+        for n in 1...5 { try m.push(a.id, payload: .integer(Int64(n))) }
+        try m.push(a.id, payload: "low", priority: 5)
+        try m.push(b.id, payload: "other activity")
+        let pushes = try #require(m.get(a.id)?.pushes)
+        #expect(pushes.map(\.deliveredAt) == [t0, t0, t0, nil, nil, t0], "over budget went through, or priority 5 waited")
+        #expect(pushes.map(\.counted) == [true, true, true, true, true, false])
+        #expect(m.get(b.id)?.pushes.first?.deliveredAt == t0, "one activity's budget held back another's")
+        clock.advance(to: t0 + 3600 + 5)
+        let later = try #require(m.get(a.id)?.pushes)
+        #expect(later.map(\.deliveredAt) == [t0, t0, t0, t0 + 3600, t0 + 3600, t0])
+        #expect(later.compactMap(\.delay) == [0, 0, 0, 3600, 3600, 0])
+        #expect(delivered.filter { $0.0 == a.id }.count == 6, "a push was lost")
+        #expect(delivered.map(\.1) == delivered.map(\.1).sorted(), "deliveries out of order")
+        #expect(throws: ActivityError.self) { try m.push(a.id, payload: 1, priority: 7) }
+    }
+
     @Test("A7: with activities switched off a request fails with denied")
     func disabled() throws {
         let (m, _) = try manager()

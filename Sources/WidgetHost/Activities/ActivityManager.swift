@@ -48,11 +48,18 @@ public final class ActivityManager {
     public var enabled = true
     private var records: [ActivityRecord] = []
     private var nextNumber = 1
+    /// A6: counted pushes per activity over a rolling hour (the same
+    /// rolling-window counter as the widgets' refresh budget).
+    private var pushBudget: RefreshBudget
+    /// Called for each push when it is delivered, in order (the updater's
+    /// way in, next).
+    public var onDeliver: ((ActivityRecord, PushRecord) -> Void)?
 
     public init(declarations: [ActivityDeclaration], policy: HostPolicy, clock: HostClock) {
         self.declarations = declarations
         self.policy = policy
         self.clock = clock
+        pushBudget = RefreshBudget(limit: policy.activityPushBudget, window: 3600)
     }
 
     var now: Double { clock.now() }
@@ -142,19 +149,60 @@ public final class ActivityManager {
     public struct Checkpoint: Sendable {
         fileprivate var records: [ActivityRecord]
         fileprivate var nextNumber: Int
+        fileprivate var pushBudget: RefreshBudget
     }
 
-    public func checkpoint() -> Checkpoint { Checkpoint(records: records, nextNumber: nextNumber) }
+    public func checkpoint() -> Checkpoint { Checkpoint(records: records, nextNumber: nextNumber, pushBudget: pushBudget) }
 
     public func restore(_ checkpoint: Checkpoint) {
         records = checkpoint.records
         nextNumber = checkpoint.nextNumber
+        pushBudget = checkpoint.pushBudget
+    }
+
+    /// A push update for activity `id` arrives (A6). Priority 5 is
+    /// delivered at once and not counted; priority 10 is counted against
+    /// the activity's pushes per hour, and when the budget is used up it
+    /// waits — delivered, in order, when a slot frees; never lost. An
+    /// ended or dismissed activity refuses pushes (A8).
+    @discardableResult
+    public func push(_ id: String, payload: LuaValue, priority: Int = 10) throws(ActivityError) -> PushRecord {
+        advance()
+        guard priority == 5 || priority == 10 else {
+            throw ActivityError(refusal: nil, message: "a push's priority is 5 or 10, not \(priority)")
+        }
+        let i = try index(id, doing: "push to")
+        records[i].pushes.append(PushRecord(arrivedAt: now, deliveredAt: nil, priority: priority, counted: priority == 10, payload: payload))
+        deliverPushes(i)
+        return records[i].pushes.last!
+    }
+
+    /// Delivers activity `i`'s waiting pushes whose turn has come by now:
+    /// low priority at once, counted ones in order as the budget frees slots.
+    private func deliverPushes(_ i: Int) {
+        let id = records[i].id
+        var blocked = false   // a counted push waits: the counted ones after it wait behind it
+        for p in records[i].pushes.indices where records[i].pushes[p].deliveredAt == nil {
+            let push = records[i].pushes[p]
+            var at = push.arrivedAt
+            if push.counted {
+                if blocked { continue }
+                at = max(at, pushBudget.nextFree(id, at: at))
+                guard at <= now else { blocked = true; continue }
+                pushBudget.record(id, at: at)
+            }
+            records[i].pushes[p].deliveredAt = at
+            onDeliver?(records[i], records[i].pushes[p])
+        }
     }
 
     /// Applies the limits up to now: an activity active for the 8-hour
     /// limit ends then, and is dismissed the 4-hour limit later (A3).
     public func advance() {
         let t = now
+        for i in records.indices where records[i].pushes.contains(where: { $0.deliveredAt == nil }) {
+            deliverPushes(i)
+        }
         for i in records.indices where records[i].endedAt == nil {
             let limit = records[i].startedAt + policy.activityActiveLimit
             if t >= limit { end(i, at: limit, dismissal: .standard) }

@@ -23,6 +23,22 @@ public struct ActivityContent: Sendable, Equatable {
     }
 }
 
+/// A push update an activity received (A6): when it arrived, when it was
+/// delivered (later when the budget throttled it), and whether it counted.
+public struct PushRecord: Sendable, Equatable {
+    public var arrivedAt: Double
+    /// Nil while it waits for a slot of the budget.
+    public var deliveredAt: Double?
+    /// 5 (low, never counted) or 10 (high).
+    public var priority: Int
+    /// Counted against the budget (priority 10).
+    public var counted: Bool
+    public var payload: LuaValue
+
+    /// How long the budget held it back.
+    public var delay: Double? { deliveredAt.map { $0 - arrivedAt } }
+}
+
 /// One Live Activity, as the manager keeps it.
 public struct ActivityRecord: Sendable, Equatable {
     public var id: String
@@ -37,6 +53,8 @@ public struct ActivityRecord: Sendable, Equatable {
     public var endedAt: Double?
     /// When it is (or was) dismissed, once it ended (A5).
     public var dismissAt: Double?
+    /// Every push it received, in order of arrival (A6).
+    public var pushes: [PushRecord] = []
 
     /// Its phase at time `t`.
     public func phase(at t: Double) -> ActivityPhase {

@@ -49,6 +49,7 @@ extension HostPolicy {
         try count("outputBytes", &p.outputBytes)
         try count("activityPayloadBytes", &p.activityPayloadBytes)
         try count("maxActiveActivities", &p.maxActiveActivities)
+        try count("activityPushBudget", &p.activityPushBudget)
         if let scope = try reader.string("budgetScope") {
             guard let s = BudgetScope(rawValue: scope) else {
                 throw reader.fail("budgetScope", "must be one of instance, kind, app; got \"\(scope)\"")

@@ -45,6 +45,8 @@ public struct HostPolicy: Sendable, Equatable {
     public var intentDeadline: Double = 30
     /// L4: control value deadline.
     public var controlDeadline = Deadline(soft: 1, hard: 5)
+    /// A6: counted push updates per activity per hour (priority-5 pushes do not count).
+    public var activityPushBudget = 10
     /// A1: attributes and content state, encoded together, in bytes.
     public var activityPayloadBytes = 4096
     /// A2: concurrent active (or stale) activities per bundle.
