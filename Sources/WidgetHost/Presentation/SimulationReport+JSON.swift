@@ -57,19 +57,24 @@ extension SimulationReport {
                         }
                     }
                     o.key("failures")
-                    o.array(control.failures) { failure in
-                        o.object {
-                            o.field("at", number: failure.at)
-                            o.field("role", string: failure.role.rawValue)
-                            Diagnostic.writeFields(of: failure.diagnostic, to: o)
-                        }
-                    }
+                    failuresJSON(control.failures, o)
                 }
             }
             o.key("notes")
             notesJSON(notes, o)
         }
         return o.text
+    }
+
+    /// `[{"at", "role", "status", "message", "traceback", "location", "limit"}]`.
+    private func failuresJSON(_ failures: [CallFailure], _ o: JSONWriter) {
+        o.array(failures) { failure in
+            o.object {
+                o.field("at", number: failure.at)
+                o.field("role", string: failure.role.rawValue)
+                Diagnostic.writeFields(of: failure.diagnostic, to: o)
+            }
+        }
     }
 
     /// `[{"at", "message"}]`.
@@ -116,13 +121,7 @@ extension SimulationReport {
                 }
             }
             o.key("failures")
-            o.array(instance.failures) { f in
-                o.object {
-                    o.field("at", number: f.at)
-                    o.field("role", string: f.role.rawValue)
-                    Diagnostic.writeFields(of: f.diagnostic, to: o)
-                }
-            }
+            failuresJSON(instance.failures, o)
             o.key("budget")
             o.object {
                 o.field("limit", integer: policy.budget)
