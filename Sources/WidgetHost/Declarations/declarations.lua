@@ -1,9 +1,17 @@
 -- Host glue (Lunette): the declaration globals of main.lua.
 -- Turns each of widget, intent, query, control and activity into a call of
 -- declare(what, id, plain fields, names of function fields, functions...);
--- errors point at the script's line. Called with the host's function table.
+-- errors point at the script's line. An activity's updater gets its
+-- activity as the `activities` object (with update and finish), not the
+-- plain table the host passes. Called with the host's function table.
 local raw = ...
 local declare, type, pairs, rawget, error, unpack = raw.declare, type, pairs, rawget, error, table.unpack
+local function live(updater)
+  return function(activity, event)
+    local object = activities and type(activity) == "table" and activities.get(activity.id)
+    return updater(object or activity, event)
+  end
+end
 local function declarer(what, key)
   return function(t)
     if type(t) ~= "table" then
@@ -12,6 +20,7 @@ local function declarer(what, key)
     local plain, names, fns = {}, {}, {}
     for k, v in pairs(t) do
       if type(v) == "function" then
+        if what == "activity" and k == "updater" then v = live(v) end
         names[#names + 1] = k
         fns[#fns + 1] = v
       else

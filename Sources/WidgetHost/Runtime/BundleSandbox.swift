@@ -42,7 +42,7 @@ final class BundleSandbox {
         self.services = services
         self.role = role
         let policy = services.policy
-        memoryLimit = min(policy.widgetMemoryMB, bundle.manifest.memoryMB ?? Int.max) << 20
+        memoryLimit = min(role.memoryMB(policy), bundle.manifest.memoryMB ?? Int.max) << 20
         deadline = role.deadline(policy)
         recorder = DeclarationRecorder(validating: role == .load)
         state = try LuaState(profile: .sandbox)
@@ -61,7 +61,8 @@ final class BundleSandbox {
         try ClockBinding(clock: services.clock, calendar: services.calendar).install(in: state)
         try storeBinding.install(in: state)
         if let activities = services.activities, role != .load {
-            try ActivityBinding(manager: activities, origin: role == .intent ? .intent : .widget).install(in: state)
+            let origin: ActivityOrigin = role == .intent ? .intent : role == .activityUpdater ? .updater : .widget
+            try ActivityBinding(manager: activities, origin: origin).install(in: state)
         }
         let declared = bundle.declarations
         try ReloadBinding(widgetKinds: role == .load ? nil : declared.widgets.map(\.kind),

@@ -14,12 +14,14 @@ public enum CallRole: String, Sendable, CaseIterable {
     case controlValue
     /// A control's `preview` (C1): synchronous and cheap, like a placeholder.
     case controlPreview
+    /// A Live Activity's `updater`, once per event (L2: its own memory cap).
+    case activityUpdater
 
     func deadline(_ policy: HostPolicy) -> HostPolicy.Deadline {
         switch self {
         case .placeholder, .controlPreview: return policy.placeholderDeadline
         case .snapshot: return policy.snapshotDeadline
-        case .timeline, .load: return policy.timelineDeadline
+        case .timeline, .load, .activityUpdater: return policy.timelineDeadline
         case .intent, .query: return HostPolicy.Deadline(soft: policy.intentDeadline, hard: policy.intentDeadline)
         case .controlValue: return policy.controlDeadline
         }
@@ -30,7 +32,12 @@ public enum CallRole: String, Sendable, CaseIterable {
     var opensStore: Bool {
         switch self {
         case .load, .placeholder, .controlPreview: return false
-        case .snapshot, .timeline, .intent, .query, .controlValue: return true
+        case .snapshot, .timeline, .intent, .query, .controlValue, .activityUpdater: return true
         }
+    }
+
+    /// The memory cap of the role's calls, in MB: L2 for updaters, L1 for the rest.
+    func memoryMB(_ policy: HostPolicy) -> Int {
+        self == .activityUpdater ? policy.activityMemoryMB : policy.widgetMemoryMB
     }
 }
