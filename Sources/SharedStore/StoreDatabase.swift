@@ -9,7 +9,7 @@ final class StoreDatabase {
     /// Identifies a Lunette store among SQLite files ("LNTT").
     static let applicationID: Int64 = 0x4C4E_5454
     /// The schema this build writes; `migrations[n - 1]` brings version n - 1 to n.
-    static let schemaVersion: Int64 = 1
+    static let schemaVersion: Int64 = 2
     static let migrations: [String] = [
         """
         CREATE TABLE entries (key TEXT PRIMARY KEY NOT NULL, type INTEGER NOT NULL, value,
@@ -20,12 +20,23 @@ final class StoreDatabase {
         CREATE TABLE meta (name TEXT PRIMARY KEY NOT NULL, value INTEGER NOT NULL);
         INSERT INTO meta VALUES ('seq', 0), ('usage', 0);
         """,
+        // 2: Live Activities, per bundle (StoredActivities).
+        """
+        CREATE TABLE activity_bundles (bundle TEXT PRIMARY KEY NOT NULL, enabled INTEGER NOT NULL,
+                                       next INTEGER NOT NULL, version INTEGER NOT NULL) WITHOUT ROWID;
+        CREATE TABLE activities (bundle TEXT NOT NULL, id TEXT NOT NULL, ord INTEGER NOT NULL, record BLOB NOT NULL,
+                                 PRIMARY KEY (bundle, id)) WITHOUT ROWID;
+        CREATE TABLE activity_pushes (bundle TEXT NOT NULL, activity TEXT NOT NULL, n INTEGER NOT NULL, push BLOB NOT NULL,
+                                      PRIMARY KEY (bundle, activity, n)) WITHOUT ROWID;
+        """,
     ]
     /// The statements run more than once, each prepared on first use and
     /// kept for the connection's life (found by index, not by hashing SQL).
     enum Query: Int, CaseIterable {
         case entry, readFile, entrySizes, fileSizes, upsertEntry, deleteEntry, upsertFile, deleteFile
         case allKeys, keysWithPrefix, fileNames, changes, logChange, setMeta, pruneChanges, usage, sequence, dataVersion
+        case activityBundle, activityRecords, activityPushes, upsertActivityBundle, upsertActivity, upsertActivityPush
+        case deleteActivity, deleteActivityPushes, trimActivityPushes
 
         var sql: String {
             switch self {
@@ -47,6 +58,16 @@ final class StoreDatabase {
             case .usage: return "SELECT value FROM meta WHERE name = 'usage'"
             case .sequence: return "SELECT value FROM meta WHERE name = 'seq'"
             case .dataVersion: return "PRAGMA data_version"
+            case .activityBundle: return "SELECT enabled, next, version FROM activity_bundles WHERE bundle = ?1"
+            case .activityRecords: return "SELECT id, record FROM activities WHERE bundle = ?1 ORDER BY ord"
+            case .activityPushes: return "SELECT activity, push FROM activity_pushes WHERE bundle = ?1 ORDER BY activity, n"
+            case .upsertActivityBundle:
+                return "INSERT OR REPLACE INTO activity_bundles (bundle, enabled, next, version) VALUES (?1, ?2, ?3, ?4)"
+            case .upsertActivity: return "INSERT OR REPLACE INTO activities (bundle, id, ord, record) VALUES (?1, ?2, ?3, ?4)"
+            case .upsertActivityPush: return "INSERT OR REPLACE INTO activity_pushes (bundle, activity, n, push) VALUES (?1, ?2, ?3, ?4)"
+            case .deleteActivity: return "DELETE FROM activities WHERE bundle = ?1 AND id = ?2"
+            case .deleteActivityPushes: return "DELETE FROM activity_pushes WHERE bundle = ?1 AND activity = ?2"
+            case .trimActivityPushes: return "DELETE FROM activity_pushes WHERE bundle = ?1 AND activity = ?2 AND n >= ?3"
             }
         }
     }

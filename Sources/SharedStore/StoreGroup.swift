@@ -15,7 +15,7 @@ public final class StoreGroup: @unchecked Sendable {
     public let limits: StoreLimits
 
     private let lock = NSLock()
-    private let database: StoreDatabase
+    let database: StoreDatabase
     private let observers: StoreObservers
 
     init(id: String, path: String, create: Bool, limits: StoreLimits, durability: StoreDurability) throws(StoreError) {
@@ -26,7 +26,7 @@ public final class StoreGroup: @unchecked Sendable {
         observers = StoreObservers(group: id, path: path)
     }
 
-    private func locked<R>(_ body: () throws(StoreError) -> R) throws(StoreError) -> R {
+    func locked<R>(_ body: () throws(StoreError) -> R) throws(StoreError) -> R {
         lock.lock()
         defer { lock.unlock() }
         return try body()
@@ -161,6 +161,7 @@ public final class StoreGroup: @unchecked Sendable {
                     }
                     if !moved.isEmpty { throw StoreError(.conflict, "conflict") }   // rolls back
                     try writer.apply(values: batch.values, files: batch.files)
+                    if let activities = batch.activities { try database.writeActivities(activities) }
                 }
             }
         } catch where !moved.isEmpty {
@@ -196,17 +197,23 @@ public final class StoreGroup: @unchecked Sendable {
 }
 
 /// Writes to apply together: values (nil removes) and files (nil removes),
-/// applied in order.
+/// applied in order, and a bundle's Live Activity rows.
 public struct StoreBatch: Sendable {
     public var values: [(key: String, value: StoreValue?)]
     public var files: [(name: String, data: [UInt8]?)]
+    /// Activity rows to write in the same transaction; if another writer
+    /// changed the bundle's rows since they were read, the whole batch is
+    /// refused with a `.conflict` error.
+    public var activities: ActivityWrite?
 
-    public init(values: [(key: String, value: StoreValue?)] = [], files: [(name: String, data: [UInt8]?)] = []) {
+    public init(values: [(key: String, value: StoreValue?)] = [], files: [(name: String, data: [UInt8]?)] = [],
+                activities: ActivityWrite? = nil) {
         self.values = values
         self.files = files
+        self.activities = activities
     }
 
-    public var isEmpty: Bool { values.isEmpty && files.isEmpty }
+    public var isEmpty: Bool { values.isEmpty && files.isEmpty && (activities?.isEmpty ?? true) }
 }
 
 /// How a conditional commit ended.

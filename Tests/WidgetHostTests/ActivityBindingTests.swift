@@ -36,7 +36,7 @@ struct ActivityBindingTests {
         let fixture = try BundleFixture(main: Self.bundle)
         let bundle = try fixture.load()
         let clock = VirtualClock(t0)
-        let manager = ActivityManager(declarations: bundle.declarations.activities, policy: .standard, clock: clock)
+        let manager = try ActivityManager(bundle: bundle, store: fixture.store, policy: .standard, clock: clock)
         let runtime = WidgetRuntime(bundle: bundle, services: HostServices(store: fixture.store, clock: clock, calendar: .utc, activities: manager))
         return (TimelineEngine(runtime: runtime), manager)
     }
@@ -51,7 +51,7 @@ struct ActivityBindingTests {
         #expect(ended.result?.tableValue?["ok"] == false)
         #expect(ended.result?.tableValue?["message"].stringValue?.contains("cannot update activity 'activity-1': it is dismissed (A8)") == true,
                 "\(String(describing: ended.result))")
-        #expect(manager.get("activity-1")?.content.state["status"] == "delivered")
+        #expect(try manager.get("activity-1")?.content.state["status"] == "delivered")
     }
 
     @Test("A7, visibility: a timeline provider cannot start an activity")
@@ -59,14 +59,14 @@ struct ActivityBindingTests {
         let (engine, manager) = try engine()
         let id = engine.addWidget(try engine.runtime.configuration(kind: "W"))
         #expect(engine.instances[id - 1].timeline?.entries.first?.content["err"] == "visibility")
-        #expect(manager.list().isEmpty)
+        #expect(try manager.list().isEmpty)
     }
 
     @Test func aFailedCallChangesNoActivity() throws {
         let (engine, manager) = try engine()
         let failed = try engine.perform("Start", parameters: ["fail": true])
         #expect(failed.outcome.status == .error)
-        #expect(manager.list().isEmpty, "a failed perform left its activity behind")
+        #expect(try manager.list().isEmpty, "a failed perform left its activity behind")
         #expect(try engine.perform("Start").result?.tableValue?["id"] == "activity-1", "the failed call used up an id")
     }
 }

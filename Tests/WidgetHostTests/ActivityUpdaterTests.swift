@@ -35,7 +35,7 @@ struct ActivityUpdaterTests {
         let fixture = try BundleFixture(main: Self.bundle)
         let bundle = try fixture.load()
         let clock = VirtualClock(t0)
-        let manager = ActivityManager(declarations: bundle.declarations.activities, policy: policy, clock: clock)
+        let manager = try ActivityManager(bundle: bundle, store: fixture.store, policy: policy, clock: clock)
         let runtime = WidgetRuntime(bundle: bundle, services: HostServices(store: fixture.store, clock: clock, calendar: .utc, policy: policy, activities: manager))
         let engine = TimelineEngine(runtime: runtime)
         let id = try #require(try engine.perform("Start").result?.stringValue)
@@ -45,24 +45,44 @@ struct ActivityUpdaterTests {
     @Test func pushesEventsTicksAndTheStaleDateEachRunTheUpdater() throws {
         let (_, updaters, clock, id) = try host()
         try updaters.push(id, payload: ["status": "on its way"])
-        #expect(updaters.manager.get(id)?.content.state["status"] == "on its way")
-        clock.advance(to: t0 + 1800)
-        updaters.runDue()
+        #expect(try updaters.manager.get(id)?.content.state["status"] == "on its way")
+        try play(updaters, clock, to: t0 + 1800)
         #expect(updaters.runs.map(\.kind) == ["push", "tick", "tick", "tick", "stale"])
-        #expect(updaters.manager.get(id)?.content.state["events"] == 5)
-        #expect(updaters.manager.get(id)?.content.state["eta"] == .integer(Int64(t0 + 1800)))
+        #expect(updaters.runs.map(\.at) == [t0, t0 + 600, t0 + 1200, t0 + 1800, t0 + 1800])
+        #expect(try updaters.manager.get(id)?.content.state["events"] == 5)
+        #expect(try updaters.manager.get(id)?.content.state["eta"] == .integer(Int64(t0 + 1800)))
         try updaters.signal(id, name: "delivered")
-        #expect(updaters.manager.get(id)?.phase(at: clock.time) == .ended)
+        #expect(try updaters.manager.get(id)?.phase(at: clock.time) == .ended)
         #expect(throws: ActivityError.self) { try updaters.signal(id, name: "again") }
+    }
+
+    /// Drives the updaters as the simulator does: to each due time up to `t`.
+    func play(_ updaters: ActivityUpdaters, _ clock: VirtualClock, to t: Double) throws {
+        while let due = try updaters.nextDue(), due <= t {
+            clock.advance(to: due)
+            try updaters.runDue()
+        }
+        clock.advance(to: t)
+    }
+
+    @Test func ticksMissedWhileNoHostRanAreNotReplayed() throws {
+        let (_, updaters, clock, id) = try host()
+        clock.advance(to: t0 + 5 * 600 + 30)
+        try updaters.runDue()
+        #expect(updaters.runs.map(\.kind) == ["stale", "tick"], "missed ticks were replayed one by one, or out of order")
+        #expect(updaters.runs.map(\.at) == [t0 + 1800, t0 + 3000])
+        #expect(try updaters.manager.get(id)?.lastTick == t0 + 3000)
+        try updaters.runDue()
+        #expect(updaters.runs.count == 2, "an event ran twice")
     }
 
     @Test func aFailedUpdaterIsRecordedAndChangesNothing() throws {
         let (_, updaters, _, id) = try host()
-        let before = updaters.manager.get(id)?.content
+        let before = try updaters.manager.get(id)?.content
         try updaters.signal(id, name: "explode")
         let run = try #require(updaters.runs.last)
         #expect(run.diagnostic?.kind == .error && run.diagnostic?.traceback?.contains("stack traceback") == true)
-        #expect(updaters.manager.get(id)?.content == before)
+        #expect(try updaters.manager.get(id)?.content == before)
     }
 
     @Test("L2: an updater has the activity memory cap, not the widget one")

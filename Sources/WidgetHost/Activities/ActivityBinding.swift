@@ -31,9 +31,10 @@ struct ActivityBinding {
             let id = try args.text(1)
             let state = try args.table(2)
             let options = try args.optional(3) { n throws(LuaFunctionError) in try args.table(n) } ?? LuaTable()
+            let alert = options[LuaString("alert")]
             do {
                 let record = try manager.update(id, state: state, staleDate: options[LuaString("staleDate")].doubleValue,
-                                                relevance: options[LuaString("relevance")].doubleValue)
+                                                relevance: options[LuaString("relevance")].doubleValue, alert: alert == .nil ? nil : alert)
                 return [Self.lua(record, at: manager.clock.now())]
             } catch let error as ActivityError { throw LuaFunctionError(error.message) }
         }
@@ -55,13 +56,20 @@ struct ActivityBinding {
         module.add("list") { args in
             let type = try args.optional(1) { n throws(LuaFunctionError) in try args.text(n) }
             let now = manager.clock.now()
-            return [.table(LuaTable(array: manager.list(type: type).map { Self.lua($0, at: now) }))]
+            do {
+                return [.table(LuaTable(array: try manager.list(type: type).map { Self.lua($0, at: now) }))]
+            } catch let error as ActivityError { throw LuaFunctionError(error.message) }
         }
         module.add("get") { args in
-            guard let record = manager.get(try args.text(1)) else { return [.nil] }
-            return [Self.lua(record, at: manager.clock.now())]
+            let id = try args.text(1)
+            do {
+                guard let record = try manager.get(id) else { return [.nil] }
+                return [Self.lua(record, at: manager.clock.now())]
+            } catch let error as ActivityError { throw LuaFunctionError(error.message) }
         }
-        module.add("enabled") { _ in [.boolean(manager.enabled)] }
+        module.add("enabled") { _ in
+            do { return [.boolean(try manager.isEnabled())] } catch let error as ActivityError { throw LuaFunctionError(error.message) }
+        }
         try state.register(module, glue: Self.glue)
     }
 

@@ -1,4 +1,5 @@
 import LuaSandbox
+import SharedStore
 
 /// Why ActivityKit would refuse a request, by the names scripts see.
 public enum ActivityRefusal: String, Error, Sendable, CaseIterable {
@@ -34,77 +35,157 @@ public enum ActivityOrigin: String, Sendable {
     var mayRequest: Bool { self == .app || self == .intent }
 }
 
-/// The lifecycle of a bundle's Live Activities (rules A1–A5, A7–A9), on
-/// the host's clock: requests checked against the declarations and the
-/// limits, updates and ends, the stale date, the 8-hour and 4-hour limits,
-/// and the order of relevance. The manager keeps its activities in memory;
-/// the store-backed, shared form and the updaters are the next steps of
-/// issue 13.
-public final class ActivityManager {
+/// One change the manager made to an activity, as this process saw it
+/// (the lanes of a simulation report): when, what, who asked, and the
+/// encoded size of attributes and state against A1's limit.
+public struct ActivityChange: Sendable {
+    public enum Kind: String, Sendable {
+        case started, updated, ended
+    }
+    public var at: Double
+    public var activity: String
+    public var kind: Kind
+    /// Who made it: "app", "intent Start", "updater (push)", "limit (A3)", "cli"…
+    public var source: String
+    /// Attributes and state encoded together (A1), after the change.
+    public var bytes: Int
+    /// The alert an update asked for (`{ title =, body = }`), if any.
+    public var alert: LuaValue?
+    /// The activity after the change (its phase over time follows from it).
+    public var staleDate: Double?
+    public var endedAt: Double?
+    public var dismissAt: Double?
+}
+
+/// The lifecycle of a bundle's Live Activities (rules A1–A9), on the host's
+/// clock: requests checked against the declarations and the limits,
+/// updates and ends, the stale date, the 8-hour and 4-hour limits, the
+/// order of relevance, and the push budget.
+///
+/// The activities live in the bundle's app group's database (its first
+/// app group), in tables of their own (`StoredActivities`), so the app,
+/// scripts and other processes see the same ones. Each call of the app's
+/// API is one transaction: it reads the rows under the write lock, applies
+/// what time has done (deliveries, limits), makes its change and writes
+/// what changed. A script call is all or nothing with its store writes: its
+/// activity changes are kept in memory while it runs and committed in the
+/// same transaction as its writes to that group, or not at all.
+public final class ActivityManager: StoreAttachment {
+    public let bundleID: String
     public let declarations: [ActivityDeclaration]
     public var policy: HostPolicy
     public let clock: HostClock
-    /// A7: when false, requests fail with `denied`.
-    public var enabled = true
-    private var records: [ActivityRecord] = []
-    private var nextNumber = 1
-    /// A6: counted pushes per activity over a rolling hour (the same
-    /// rolling-window counter as the widgets' refresh budget).
-    private var pushBudget: RefreshBudget
-    /// Called for each push when it is delivered, in order (the updater's
-    /// way in, next).
-    public var onDeliver: ((ActivityRecord, PushRecord) -> Void)?
+    /// The app group whose database holds the activities.
+    public let group: StoreGroup
+    /// bundle.json asks for frequent updates: the push budget is
+    /// `activityFrequentPushBudget` instead of `activityPushBudget` (A6).
+    public let frequentUpdates: Bool
+    /// Every change this manager made that was committed, in order.
+    public private(set) var changes: [ActivityChange] = []
 
-    public init(declarations: [ActivityDeclaration], policy: HostPolicy, clock: HostClock) {
+    // The working copy: the rows as read, and the activities decoded from them.
+    private var stored = StoredActivities()
+    private var records: [ActivityRecord] = []
+    private var enabled = true
+    private var nextNumber: Int64 = 1
+    private var pushBudget: RefreshBudget
+    private var pendingChanges: [ActivityChange] = []
+    /// Set while a script call runs (`beginCall`): operations work on the
+    /// working copy, read once, and commit with the call.
+    private var call: (source: String, loaded: Bool)?
+    /// What the next call handles (an updater's event), applied when it starts.
+    private var preparedMark: ActivityEventMark?
+    private var preparedSource: String?
+    private var source = "app"
+
+    /// The manager of `bundle`'s activities in `store`, in the group of its
+    /// first app group. Throws when the bundle lists no app group.
+    public convenience init(bundle: ScriptBundle, store: SharedStore, policy: HostPolicy, clock: HostClock) throws(ActivityError) {
+        guard let groupID = bundle.manifest.appGroups.first else {
+            throw ActivityError(refusal: nil, message: "bundle \(bundle.manifest.id) declares Live Activities but lists no app group: activities live in an app group's store; list one in appGroups of bundle.json")
+        }
+        let group: StoreGroup
+        do { group = try store.group(groupID) } catch {
+            throw ActivityError(refusal: nil, message: "activities of \(bundle.manifest.id): \(error.message)")
+        }
+        self.init(bundleID: bundle.manifest.id, declarations: bundle.declarations.activities, group: group, policy: policy,
+                  clock: clock, frequentUpdates: bundle.manifest.frequentActivityUpdates)
+    }
+
+    public init(bundleID: String, declarations: [ActivityDeclaration], group: StoreGroup, policy: HostPolicy,
+                clock: HostClock, frequentUpdates: Bool = false) {
+        self.bundleID = bundleID
         self.declarations = declarations
         self.policy = policy
         self.clock = clock
-        pushBudget = RefreshBudget(limit: policy.activityPushBudget, window: 3600)
+        self.group = group
+        self.frequentUpdates = frequentUpdates
+        pushBudget = RefreshBudget(limit: frequentUpdates ? policy.activityFrequentPushBudget : policy.activityPushBudget, window: 3600)
     }
 
     var now: Double { clock.now() }
 
+    /// Counted pushes allowed per activity per hour (A6).
+    public var pushesPerHour: Int { frequentUpdates ? policy.activityFrequentPushBudget : policy.activityPushBudget }
+
+    // MARK: The app's API (and the script's, through ActivityBinding)
+
     /// Starts an activity of `type`. Refusals, in the order ActivityKit
     /// checks them: `visibility`, `denied`, `unknownType`, `invalidState`,
-    /// `attributesTooLarge`, `targetMaximumExceeded`.
+    /// `attributesTooLarge`, `targetMaximumExceeded`. A database failure is
+    /// an error without a refusal.
     public func request(type: String, attributes: LuaTable, state: LuaTable, staleDate: Double? = nil,
                         relevance: Double = 0, from origin: ActivityOrigin) -> Result<ActivityRecord, ActivityError> {
-        advance()
         guard origin.mayRequest else {
             return .failure(refuse(.visibility, "activities start only from the app in the foreground or an intent, not from a \(origin.rawValue)"))
         }
-        guard enabled else { return .failure(refuse(.denied, "Live Activities are switched off (activities.enabled() is false)")) }
+        do {
+            return .success(try transact { () throws(ActivityError) in
+                try self.start(type: type, attributes: attributes, state: state, staleDate: staleDate, relevance: relevance)
+            })
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    private func start(type: String, attributes: LuaTable, state: LuaTable, staleDate: Double?, relevance: Double) throws(ActivityError) -> ActivityRecord {
+        guard enabled else { throw refuse(.denied, "Live Activities are switched off (activities.enabled() is false)") }
         guard let declaration = declarations.first(where: { $0.type == type }) else {
             let types = declarations.map(\.type).joined(separator: ", ")
-            return .failure(refuse(.unknownType, "no activity type '\(type)' (types: \(types.isEmpty ? "none" : types))"))
+            throw refuse(.unknownType, "no activity type '\(type)' (types: \(types.isEmpty ? "none" : types))")
         }
         if let problem = declaration.attributes.problem(in: .table(attributes), what: "attributes")
             ?? declaration.state.problem(in: .table(state), what: "state") {
-            return .failure(refuse(.invalidState, problem))
+            throw refuse(.invalidState, problem)
         }
-        if let problem = sizeProblem(attributes, state) { return .failure(refuse(.attributesTooLarge, problem)) }
+        let bytes = try size(attributes, state)
         let live = records.filter { $0.phase(at: now) == .active || $0.phase(at: now) == .stale }.count
         guard live < policy.maxActiveActivities else {
-            return .failure(refuse(.targetMaximumExceeded, "\(live) activities are running, the most at once (A2: \(policy.maxActiveActivities))"))
+            throw refuse(.targetMaximumExceeded, "\(live) activities are running, the most at once (A2: \(policy.maxActiveActivities))")
         }
         let record = ActivityRecord(id: "activity-\(nextNumber)", type: type, attributes: attributes,
                                     content: ActivityContent(state: state, staleDate: staleDate), relevance: relevance, startedAt: now)
         nextNumber += 1
         records.append(record)
-        return .success(record)
+        note(.started, record, bytes: bytes)
+        return record
     }
 
     /// Replaces the content state of activity `id` (still active or stale):
     /// checked against the schema and the size limit (A1); an ended or
-    /// dismissed one refuses (A8). A new `staleDate` or `relevance` replaces the old.
+    /// dismissed one refuses (A8). A new `staleDate` or `relevance` replaces
+    /// the old; an `alert` is recorded with the update.
     @discardableResult
-    public func update(_ id: String, state: LuaTable, staleDate: Double? = nil, relevance: Double? = nil) throws(ActivityError) -> ActivityRecord {
-        advance()
-        let i = try index(id, doing: "update")
-        try check(state, of: records[i])
-        records[i].content = ActivityContent(state: state, staleDate: staleDate ?? records[i].content.staleDate)
-        if let relevance { records[i].relevance = relevance }
-        return records[i]
+    public func update(_ id: String, state: LuaTable, staleDate: Double? = nil, relevance: Double? = nil,
+                       alert: LuaValue? = nil) throws(ActivityError) -> ActivityRecord {
+        try transact { () throws(ActivityError) in
+            let i = try index(id, doing: "update")
+            let bytes = try check(state, of: records[i])
+            records[i].content = ActivityContent(state: state, staleDate: staleDate ?? records[i].content.staleDate)
+            if let relevance { records[i].relevance = relevance }
+            note(.updated, records[i], bytes: bytes, alert: alert)
+            return records[i]
+        }
     }
 
     /// How an ended activity leaves the screen (A5).
@@ -120,44 +201,47 @@ public final class ActivityManager {
     /// dismissal (A5). An ended or dismissed one refuses (A8).
     @discardableResult
     public func finish(_ id: String, state: LuaTable? = nil, dismissal: Dismissal = .standard) throws(ActivityError) -> ActivityRecord {
-        advance()
-        let i = try index(id, doing: "end")
-        if let state {
-            try check(state, of: records[i])
-            records[i].content.state = state
+        try transact { () throws(ActivityError) in
+            let i = try index(id, doing: "end")
+            var bytes = try size(records[i].attributes, records[i].content.state)
+            if let state {
+                bytes = try check(state, of: records[i])
+                records[i].content.state = state
+            }
+            end(i, at: now, dismissal: dismissal)
+            note(.ended, records[i], bytes: bytes)
+            return records[i]
         }
-        end(i, at: now, dismissal: dismissal)
-        return records[i]
     }
 
     /// The activities still on screen (of `type`), the most relevant first,
     /// ties to the earliest started (A9).
-    public func list(type: String? = nil) -> [ActivityRecord] {
-        advance()
-        return records.filter { (type == nil || $0.type == type) && $0.phase(at: now) != .dismissed }
-            .sorted { ($0.relevance, -$0.startedAt) > ($1.relevance, -$1.startedAt) }
+    public func list(type: String? = nil) throws(ActivityError) -> [ActivityRecord] {
+        try transact { () throws(ActivityError) in
+            records.filter { (type == nil || $0.type == type) && $0.phase(at: now) != .dismissed }
+                .sorted { ($0.relevance, -$0.startedAt) > ($1.relevance, -$1.startedAt) }
+        }
     }
 
-    /// Activity `id`, whatever its phase.
-    public func get(_ id: String) -> ActivityRecord? {
-        advance()
-        return records.first { $0.id == id }
+    /// Activity `id`, whatever its phase (nil once the store forgot it).
+    public func get(_ id: String) throws(ActivityError) -> ActivityRecord? {
+        try transact { () throws(ActivityError) in records.first { $0.id == id } }
     }
 
-    /// What a call may change, to put back when the call fails: a failed
-    /// call changes no activity (as it writes nothing to the store).
-    public struct Checkpoint: Sendable {
-        fileprivate var records: [ActivityRecord]
-        fileprivate var nextNumber: Int
-        fileprivate var pushBudget: RefreshBudget
+    /// Every activity the store keeps, dismissed ones too, in the order
+    /// they were started.
+    public func all() throws(ActivityError) -> [ActivityRecord] {
+        try transact { () throws(ActivityError) in records }
     }
 
-    public func checkpoint() -> Checkpoint { Checkpoint(records: records, nextNumber: nextNumber, pushBudget: pushBudget) }
+    /// A7: whether requests may start activities.
+    public func isEnabled() throws(ActivityError) -> Bool {
+        try transact { () throws(ActivityError) in enabled }
+    }
 
-    public func restore(_ checkpoint: Checkpoint) {
-        records = checkpoint.records
-        nextNumber = checkpoint.nextNumber
-        pushBudget = checkpoint.pushBudget
+    /// A7: switches Live Activities on or off (the user's setting).
+    public func setEnabled(_ value: Bool) throws(ActivityError) {
+        try transact { () throws(ActivityError) in enabled = value }
     }
 
     /// A push update for activity `id` arrives (A6). Priority 5 is
@@ -167,15 +251,168 @@ public final class ActivityManager {
     /// ended or dismissed activity refuses pushes (A8).
     @discardableResult
     public func push(_ id: String, payload: LuaValue, priority: Int = 10) throws(ActivityError) -> PushRecord {
-        advance()
         guard priority == 5 || priority == 10 else {
             throw ActivityError(refusal: nil, message: "a push's priority is 5 or 10, not \(priority)")
         }
-        let i = try index(id, doing: "push to")
-        records[i].pushes.append(PushRecord(arrivedAt: now, deliveredAt: nil, priority: priority, counted: priority == 10, payload: payload))
-        deliverPushes(i)
-        return records[i].pushes.last!
+        let push = PushRecord(arrivedAt: now, priority: priority, counted: priority == 10, payload: payload)
+        do { _ = try push.storedRow() } catch {
+            throw ActivityError(refusal: nil, message: "push to activity '\(id)': \(error.message)")
+        }
+        return try transact { () throws(ActivityError) in
+            let i = try index(id, doing: "push to")
+            records[i].pushes.append(push)
+            deliverPushes(i)
+            return records[i].pushes.last!
+        }
     }
+
+    /// The next time a throttled push will be delivered, or an activity
+    /// reaches its 8-hour limit (nil: none waits).
+    public func nextDue() throws(ActivityError) -> Double? {
+        try transact { () throws(ActivityError) in
+            var next = Double.infinity
+            for record in records where record.endedAt == nil {
+                next = min(next, record.startedAt + policy.activityActiveLimit)
+                if let waiting = record.pushes.first(where: { $0.deliveredAt == nil }) {
+                    next = min(next, pushBudget.nextFree(record.id, at: waiting.arrivedAt))
+                }
+            }
+            return next.isFinite ? next : nil
+        }
+    }
+
+    // MARK: Transactions
+
+    /// Runs `body` on the working copy. Outside a call: one write
+    /// transaction of the group — read the rows, apply what time has done,
+    /// run `body`, write what changed. Inside a call: on the call's copy,
+    /// committed with the call (`callWrite`).
+    private func transact<R>(_ body: () throws(ActivityError) -> R) throws(ActivityError) -> R {
+        if let running = call {
+            if !running.loaded {
+                do { load(try group.activities(of: bundleID)) } catch { throw unavailable(error) }
+                if let mark = preparedMark { apply(mark) }
+                call?.loaded = true
+            }
+            advance()
+            return try body()
+        }
+        var result: Result<R, ActivityError> = .failure(ActivityError(refusal: nil, message: "activities: not run"))
+        do throws(StoreError) {
+            try group.updateActivities(of: bundleID) { rows in
+                load(rows)
+                advance()
+                do throws(ActivityError) { result = .success(try body()) } catch { result = .failure(error) }
+                do throws(StoreError) { rows = try save() } catch {
+                    result = .failure(ActivityError(refusal: nil, message: "activities of \(bundleID): \(error.message)"))
+                }
+            }
+        } catch {
+            pendingChanges = []
+            throw unavailable(error)
+        }
+        if case .success = result { changes += pendingChanges }
+        pendingChanges = []
+        return try result.get()
+    }
+
+    private func unavailable(_ error: StoreError) -> ActivityError {
+        ActivityError(refusal: nil, message: "the activities of \(bundleID) are unavailable: \(error.message)")
+    }
+
+    /// Decodes the rows into the working copy, and rebuilds the push budget
+    /// from the deliveries they record.
+    private func load(_ rows: StoredActivities) {
+        stored = rows
+        enabled = rows.enabled
+        nextNumber = rows.nextNumber
+        records = rows.activities.compactMap { ActivityRecord(id: $0.id, row: $0.record, pushes: $0.pushes) }
+        pushBudget = RefreshBudget(limit: pushesPerHour, window: 3600)
+        var deliveries: [(String, Double)] = []
+        for record in records {
+            for push in record.pushes where push.counted { if let at = push.deliveredAt { deliveries.append((record.id, at)) } }
+        }
+        for (id, at) in deliveries.sorted(by: { $0.1 < $1.1 }) { pushBudget.record(id, at: at) }
+    }
+
+    /// The rows of the working copy, forgetting activities dismissed longer
+    /// than the retention ago.
+    private func save() throws(StoreError) -> StoredActivities {
+        var rows = stored
+        rows.enabled = enabled
+        rows.nextNumber = nextNumber
+        let horizon = now - policy.activityRetention
+        let byID = Dictionary(stored.activities.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+        var activities: [StoredActivity] = []
+        for record in records where !(record.dismissAt.map { $0 < horizon } ?? false) {
+            var pushes: [StoreValue] = []
+            for push in record.pushes { pushes.append(try push.storedRow()) }
+            let row = try record.storedRecord()
+            if let old = byID[record.id], old.record == row, old.pushes == pushes { activities.append(old); continue }
+            activities.append(StoredActivity(id: record.id, record: row, pushes: pushes))
+        }
+        rows.activities = activities
+        return rows
+    }
+
+    // MARK: Script calls
+
+    /// A script call starts: until `endCall`, operations work on a copy
+    /// read at the first one, and commit with the call. `source` names the
+    /// caller in `changes` ("intent Start").
+    func beginCall(source: String) {
+        call = (preparedSource ?? source, false)
+        pendingChanges = []
+    }
+
+    /// The call's changes, to commit with its store writes in the
+    /// activities' group (nil: none).
+    public func attachedWrite() throws(StoreError) -> (group: String, write: ActivityWrite)? {
+        guard let call, call.loaded else { return nil }
+        let write = ActivityWrite(bundle: bundleID, old: stored, new: try save())
+        return write.isEmpty ? nil : (group.id, write)
+    }
+
+    /// The call ended: its changes count when it `committed`.
+    func endCall(committed: Bool) {
+        if committed { changes += pendingChanges }
+        pendingChanges = []
+        call = nil
+        preparedMark = nil
+        preparedSource = nil
+    }
+
+    /// The next call runs an updater for `mark`: the call marks it handled
+    /// with its own changes, so the event's updater runs once, or again
+    /// after a crash that lost the call.
+    func prepareCall(handling mark: ActivityEventMark, source: String) {
+        preparedMark = mark
+        preparedSource = source
+    }
+
+    /// Forgets a prepared event that no call took (the call failed before
+    /// its function ran).
+    func discardPrepared() {
+        preparedMark = nil
+        preparedSource = nil
+    }
+
+    /// Marks an event handled on its own (its updater failed).
+    func markHandled(_ mark: ActivityEventMark) throws(ActivityError) {
+        try transact { () throws(ActivityError) in apply(mark) }
+    }
+
+    private func apply(_ mark: ActivityEventMark) {
+        guard let i = records.firstIndex(where: { $0.id == mark.activity }) else { return }
+        switch mark.kind {
+        case .push(let n): if n < records[i].pushes.count { records[i].pushes[n].handled = true }
+        case .tick(let t): records[i].lastTick = t
+        case .stale(let t): records[i].staleHandled = t
+        case .signal: break
+        }
+    }
+
+    // MARK: Time
 
     /// Delivers activity `i`'s waiting pushes whose turn has come by now:
     /// low priority at once, counted ones in order as the budget frees slots.
@@ -192,20 +429,24 @@ public final class ActivityManager {
                 pushBudget.record(id, at: at)
             }
             records[i].pushes[p].deliveredAt = at
-            onDeliver?(records[i], records[i].pushes[p])
         }
     }
 
-    /// Applies the limits up to now: an activity active for the 8-hour
-    /// limit ends then, and is dismissed the 4-hour limit later (A3).
-    public func advance() {
+    /// Applies what time has done up to now: throttled pushes whose slot
+    /// freed are delivered; an activity active for the 8-hour limit ends
+    /// then, and is dismissed the 4-hour limit later (A3).
+    private func advance() {
         let t = now
         for i in records.indices where records[i].pushes.contains(where: { $0.deliveredAt == nil }) {
             deliverPushes(i)
         }
         for i in records.indices where records[i].endedAt == nil {
             let limit = records[i].startedAt + policy.activityActiveLimit
-            if t >= limit { end(i, at: limit, dismissal: .standard) }
+            if t >= limit {
+                end(i, at: limit, dismissal: .standard)
+                let bytes = (try? size(records[i].attributes, records[i].content.state)) ?? 0
+                note(.ended, records[i], bytes: bytes, at: limit, source: "limit (A3)")
+            }
         }
     }
 
@@ -219,6 +460,8 @@ public final class ActivityManager {
         }
     }
 
+    // MARK: Checks
+
     private func index(_ id: String, doing what: String) throws(ActivityError) -> Int {
         guard let i = records.firstIndex(where: { $0.id == id }) else {
             throw ActivityError(refusal: nil, message: "no activity '\(id)'")
@@ -230,22 +473,66 @@ public final class ActivityManager {
         return i
     }
 
-    private func check(_ state: LuaTable, of record: ActivityRecord) throws(ActivityError) {
+    /// Checks a new state of `record` (schema, A1); returns the encoded size.
+    private func check(_ state: LuaTable, of record: ActivityRecord) throws(ActivityError) -> Int {
         if let declaration = declarations.first(where: { $0.type == record.type }),
            let problem = declaration.state.problem(in: .table(state), what: "state") {
             throw refuse(.invalidState, problem)
         }
-        if let problem = sizeProblem(record.attributes, state) { throw refuse(.attributesTooLarge, problem) }
+        return try size(record.attributes, state)
     }
 
-    /// A1: attributes and state, encoded together as JSON, within the limit.
-    private func sizeProblem(_ attributes: LuaTable, _ state: LuaTable) -> String? {
-        let bytes = LuaValue.table(LuaTable(fields: ["attributes": .table(attributes), "state": .table(state)])).jsonText.utf8.count
-        guard bytes > policy.activityPayloadBytes else { return nil }
-        return "attributes and state encode to \(bytes) bytes, over the limit of \(policy.activityPayloadBytes) (A1)"
+    /// A1: attributes and state, encoded together as JSON, within the
+    /// limit; and both storable. Returns the encoded size.
+    private func size(_ attributes: LuaTable, _ state: LuaTable) throws(ActivityError) -> Int {
+        do {
+            _ = try ActivityRecord.stored(attributes, "attributes")
+            _ = try ActivityRecord.stored(state, "state")
+        } catch {
+            throw refuse(.invalidState, error.message)
+        }
+        let bytes = Self.encodedSize(attributes, state)
+        guard bytes <= policy.activityPayloadBytes else {
+            throw refuse(.attributesTooLarge, "attributes and state encode to \(bytes) bytes, over the limit of \(policy.activityPayloadBytes) (A1)")
+        }
+        return bytes
+    }
+
+    /// The size A1 limits: `{"attributes":…,"state":…}` as JSON.
+    public static func encodedSize(_ attributes: LuaTable, _ state: LuaTable) -> Int {
+        LuaValue.table(LuaTable(fields: ["attributes": .table(attributes), "state": .table(state)])).jsonText.utf8.count
     }
 
     private func refuse(_ refusal: ActivityRefusal, _ message: String) -> ActivityError {
         ActivityError(refusal: refusal, message: "\(refusal.rawValue): \(message)")
     }
+
+    private func note(_ kind: ActivityChange.Kind, _ record: ActivityRecord, bytes: Int, alert: LuaValue? = nil,
+                      at: Double? = nil, source: String? = nil) {
+        pendingChanges.append(ActivityChange(at: at ?? now, activity: record.id, kind: kind, source: source ?? call?.source ?? self.source,
+                                             bytes: bytes, alert: alert, staleDate: record.content.staleDate,
+                                             endedAt: record.endedAt, dismissAt: record.dismissAt))
+    }
+
+    /// Runs `body` with `source` naming the caller in `changes` ("cli", "app").
+    public func withSource<R>(_ source: String, _ body: () throws(ActivityError) -> R) throws(ActivityError) -> R {
+        let old = self.source
+        self.source = source
+        defer { self.source = old }
+        return try body()
+    }
+}
+
+/// An event an updater runs for, to mark handled with the updater's call.
+struct ActivityEventMark: Sendable, Equatable {
+    enum Kind: Sendable, Equatable {
+        /// The push at this index of the activity's pushes.
+        case push(Int)
+        case tick(Double)
+        case stale(Double)
+        /// An event the app signalled: nothing to mark.
+        case signal
+    }
+    var activity: String
+    var kind: Kind
 }

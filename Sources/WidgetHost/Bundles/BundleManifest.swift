@@ -6,7 +6,8 @@ import SharedStore
 /// ```json
 /// { "id": "com.example.tasks",
 ///   "appGroups": ["group.com.example.tasks"],
-///   "limits": { "memoryMB": 30 } }
+///   "limits": { "memoryMB": 30 },
+///   "activities": { "frequentUpdates": true } }
 /// ```
 public struct BundleManifest: Sendable, Equatable {
     /// Reverse-DNS id, unique per bundle.
@@ -16,11 +17,15 @@ public struct BundleManifest: Sendable, Equatable {
     /// Memory cap the bundle asks for, in MB. The host's policy caps it:
     /// a call gets the smaller of the two.
     public var memoryMB: Int?
+    /// The bundle's Live Activities take frequent push updates (an app's
+    /// NSSupportsLiveActivitiesFrequentUpdates): a larger push budget (A6).
+    public var frequentActivityUpdates: Bool
 
-    public init(id: String, appGroups: [String] = [], memoryMB: Int? = nil) {
+    public init(id: String, appGroups: [String] = [], memoryMB: Int? = nil, frequentActivityUpdates: Bool = false) {
         self.id = id
         self.appGroups = appGroups
         self.memoryMB = memoryMB
+        self.frequentActivityUpdates = frequentActivityUpdates
     }
 
     /// Reads bundle.json at `path`; every error names the file and line.
@@ -46,7 +51,12 @@ public struct BundleManifest: Sendable, Equatable {
             if let m = memory, m < 1 { throw limits.fail("memoryMB", "must be at least 1, got \(m)") }
             try limits.finish()
         }
+        var frequent = false
+        if var activities = try reader.object("activities") {
+            frequent = try activities.boolean("frequentUpdates") ?? false
+            try activities.finish()
+        }
         try reader.finish()
-        return BundleManifest(id: id, appGroups: groups.map(\.text), memoryMB: memory)
+        return BundleManifest(id: id, appGroups: groups.map(\.text), memoryMB: memory, frequentActivityUpdates: frequent)
     }
 }

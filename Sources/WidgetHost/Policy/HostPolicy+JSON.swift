@@ -39,6 +39,7 @@ extension HostPolicy {
         try nonNegative("intentDeadline", &p.intentDeadline)
         try nonNegative("activityActiveLimit", &p.activityActiveLimit)
         try nonNegative("activityDismissLimit", &p.activityDismissLimit)
+        try nonNegative("activityRetention", &p.activityRetention)
         try count("budget", &p.budget)
         try count("entriesWarning", &p.entriesWarning)
         try count("entriesLimit", &p.entriesLimit)
@@ -50,6 +51,7 @@ extension HostPolicy {
         try count("activityPayloadBytes", &p.activityPayloadBytes)
         try count("maxActiveActivities", &p.maxActiveActivities)
         try count("activityPushBudget", &p.activityPushBudget)
+        try count("activityFrequentPushBudget", &p.activityFrequentPushBudget)
         if let scope = try reader.string("budgetScope") {
             guard let s = BudgetScope(rawValue: scope) else {
                 throw reader.fail("budgetScope", "must be one of instance, kind, app; got \"\(scope)\"")

@@ -47,6 +47,11 @@ public struct HostPolicy: Sendable, Equatable {
     public var controlDeadline = Deadline(soft: 1, hard: 5)
     /// A6: counted push updates per activity per hour (priority-5 pushes do not count).
     public var activityPushBudget = 10
+    /// A6: the same for a bundle whose bundle.json asks for frequent
+    /// updates (`"activities": { "frequentUpdates": true }`, as an app's
+    /// NSSupportsLiveActivitiesFrequentUpdates). Apple gives no number;
+    /// one a minute is our choice.
+    public var activityFrequentPushBudget = 60
     /// A1: attributes and content state, encoded together, in bytes.
     public var activityPayloadBytes = 4096
     /// A2: concurrent active (or stale) activities per bundle.
@@ -55,6 +60,9 @@ public struct HostPolicy: Sendable, Equatable {
     public var activityActiveLimit: Double = 8 * 3600
     /// A3, A5: an ended activity stays visible at most this long, then it is dismissed.
     public var activityDismissLimit: Double = 4 * 3600
+    /// How long the store keeps a dismissed activity (then `get` no longer
+    /// finds it and its rows are deleted). Ours: ActivityKit forgets them.
+    public var activityRetention: Double = 7 * 86_400
     /// Bytes of print and log output per call (the sandbox's cap).
     public var outputBytes = 64 << 10
 

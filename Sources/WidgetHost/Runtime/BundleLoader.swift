@@ -32,7 +32,12 @@ extension ScriptBundle {
             throw LocatedErrors([locate(error, in: sources.main.chunkName, names: names)])
         }
         recorder.finish()
-        if !recorder.problems.isEmpty { throw LocatedErrors(recorder.problems) }
+        var problems = recorder.problems
+        if let activity = recorder.declarations.activities.first, manifest.appGroups.isEmpty {
+            problems.append(LocatedError(file: activity.location.file, line: activity.location.line,
+                                         message: "activity '\(activity.type)': activities live in an app group's store; list one in appGroups of bundle.json"))
+        }
+        if !problems.isEmpty { throw LocatedErrors(problems) }
         if recorder.declarations.widgets.isEmpty && recorder.declarations.intents.isEmpty
             && recorder.declarations.controls.isEmpty && recorder.declarations.activities.isEmpty {
             throw LocatedErrors([LocatedError(file: sources.main.chunkName, message: "declares nothing: call widget { … } (or intent, control, activity) in main.lua")])

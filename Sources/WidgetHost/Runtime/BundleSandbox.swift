@@ -107,15 +107,18 @@ final class BundleSandbox {
             guard let function = recorder.function(what, id, field) else {
                 return finish(CallOutcome(Diagnostic(.invalid, "\(what) '\(id)' has no function '\(field)'")))
             }
-            // A failed call changes no activity, as it writes nothing to the store.
-            let checkpoint = services.activities?.checkpoint()
+            // The call's activity changes commit with its store writes, or
+            // not at all: a failed call changes no activity.
+            let activities = services.activities
+            activities?.beginCall(source: role == .intent ? "intent \(id)" : "\(role.rawValue) \(id)")
             let values: [LuaValue]
             do throws(LuaError) {
-                values = try storeBinding.perform { () throws(LuaError) in
+                values = try storeBinding.perform(attaching: activities) { () throws(LuaError) in
                     try state.call(function, arguments, options: options())
                 }
+                activities?.endCall(committed: true)
             } catch {
-                if let checkpoint { services.activities?.restore(checkpoint) }
+                activities?.endCall(committed: false)
                 throw error
             }
             outcome = CallOutcome()

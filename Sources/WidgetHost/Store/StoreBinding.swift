@@ -130,7 +130,12 @@ public final class StoreBinding {
     /// Runs `call` (a script call on the installed state) with a fresh stage:
     /// commits the staged writes when it succeeds, drops them when it throws.
     /// A commit that fails makes the call fail with a runtime error.
-    public func perform<R>(_ call: () throws(LuaError) -> R) throws(LuaError) -> R {
+    ///
+    /// `attached` gives rows of another kind to commit in the same
+    /// transaction as the writes to their group (a call's Live Activity
+    /// changes); it is asked once the call has succeeded.
+    public func perform<R>(attaching attached: (any StoreAttachment)? = nil,
+                           _ call: () throws(LuaError) -> R) throws(LuaError) -> R {
         precondition(!active, "StoreBinding.perform does not nest")
         slots = Array(repeating: nil, count: handles.count)
         active = true
@@ -139,20 +144,33 @@ public final class StoreBinding {
             slots = []
         }
         let result = try call()
-        try commit()
+        var extra: (group: String, write: ActivityWrite)?
+        if let attached {
+            do { extra = try attached.attachedWrite() } catch { throw Self.commitError(scriptMessage(error, group: "?")) }
+        }
+        try commit(attaching: extra)
         return result
     }
 
     /// Commits every touched group; replays the log of one whose updates conflicted.
-    private func commit() throws(LuaError) {
+    private func commit(attaching extra: (group: String, write: ActivityWrite)?) throws(LuaError) {
+        let stages = slots.compactMap({ $0 }).filter(\.hasWrites)
+        if let extra, !stages.contains(where: { $0.group.id == extra.group }) {
+            // Only the attached rows for this group: a commit of their own.
+            do { try store.group(extra.group).commit(StoreBatch(activities: extra.write)) } catch {
+                throw Self.commitError(scriptMessage(error, group: extra.group))
+            }
+        }
         // One group after another, in order of their ids (docs/store.md).
-        for stage in slots.compactMap({ $0 }).sorted(by: { $0.group.id < $1.group.id }) where stage.hasWrites {
+        for stage in stages.sorted(by: { $0.group.id < $1.group.id }) {
             let id = stage.group.id
             var attempt = 0
             while true {
                 attempt += 1
                 let outcome: StoreCommitOutcome
-                do { outcome = try stage.group.commit(stage.batch, expecting: stage.expectations) } catch {
+                var batch = stage.batch
+                if let extra, extra.group == id { batch.activities = extra.write }
+                do { outcome = try stage.group.commit(batch, expecting: stage.expectations) } catch {
                     throw Self.commitError(scriptMessage(error, group: id))
                 }
                 guard case .conflict(let keys) = outcome else { break }
@@ -301,4 +319,11 @@ public final class StoreBinding {
     /// functions (Store/store.lua).
     static let glue = HostGlue.source(PackageResources.store_lua)
 
+}
+
+/// Rows a call commits together with its store writes to one group (a
+/// call's Live Activity changes: `ActivityManager`).
+public protocol StoreAttachment: AnyObject {
+    /// The group and the rows to write there; nil when there is nothing.
+    func attachedWrite() throws(StoreError) -> (group: String, write: ActivityWrite)?
 }

@@ -2,6 +2,7 @@ import LuaSandbox
 
 /// One run of an activity's updater: what it was for, and how it ended.
 public struct UpdaterRun: Sendable {
+    /// When its event happened (a throttled push: when it was delivered).
     public var at: Double
     public var activity: String
     /// "push", "event", "tick" or "stale".
@@ -10,86 +11,146 @@ public struct UpdaterRun: Sendable {
     public var diagnostic: Diagnostic?
 }
 
-/// Runs a bundle's Live Activity updaters (issue 13, point 4): once per
-/// event — a push when the budget delivers it, an event the app signals, a
-/// tick every `tick` seconds while the activity is active, its stale date —
-/// with `updater(activity, event)`, where `activity` has `update` and
-/// `finish`, under L2 and the call deadline. What an updater changes goes
-/// through the manager's checks; a failed updater changes nothing and is
-/// recorded. Events wait in order and run after the manager call that
-/// produced them has returned, never inside it.
+/// Runs a bundle's Live Activity updaters: once per event — a push when
+/// the budget delivers it, an event the app signals, a tick every `tick`
+/// seconds while the activity runs, its stale date — with
+/// `updater(activity, event)`, where `activity` has `update` and `finish`,
+/// under L2 and the call deadline. What an updater changes goes through
+/// the manager's checks; a failed updater changes nothing and is recorded.
+///
+/// Which events are still to run is kept with the activities in the store:
+/// an updater's call marks its event handled in the same commit as its
+/// changes, so each event's updater runs once — again only if a crash lost
+/// the call — in whichever process runs `runDue` first. Events run in
+/// order of time, after the manager call that produced them, never inside
+/// it. Ticks missed while no host ran are not replayed: the updater gets
+/// one tick, the latest due.
 public final class ActivityUpdaters {
     public let manager: ActivityManager
     let pool: SandboxPool
-    /// Every updater run, in order.
+    /// Every updater run this host made, in order.
     public private(set) var runs: [UpdaterRun] = []
-    private var pending: [(id: String, at: Double, kind: String, event: LuaFields)] = []
-    /// The last tick run per activity, and the stale date already reported.
-    private var lastTick: [String: Double] = [:]
-    private var staleReported: [String: Double] = [:]
 
     /// Updaters of `runtime`'s bundle, over `manager` (which must be the one
     /// in `runtime.services.activities`, so updaters can change activities).
     public init(runtime: WidgetRuntime, manager: ActivityManager) {
+        precondition(runtime.services.activities === manager, "ActivityUpdaters: the manager must be the runtime's services.activities")
         self.manager = manager
         pool = runtime.pool
-        manager.onDeliver = { [unowned self] record, push in
-            self.pending.append((record.id, push.deliveredAt ?? push.arrivedAt, "push",
-                                 ["payload": push.payload, "priority": .integer(Int64(push.priority))]))
-        }
     }
 
-    /// A push for activity `id` (A6): its updater runs when it is delivered.
+    /// A push for activity `id` (A6): its updater runs when it is delivered
+    /// (at once, unless the budget throttles it).
     @discardableResult
     public func push(_ id: String, payload: LuaValue, priority: Int = 10) throws(ActivityError) -> PushRecord {
         let push = try manager.push(id, payload: payload, priority: priority)
-        drain()
+        try runDue()
         return push
     }
 
-    /// An event the app (or a script) signals to activity `id`.
+    /// An event the app (or a script) signals to activity `id`: what is due
+    /// runs first, then the updater with `{ kind = "event", name, payload }`.
     public func signal(_ id: String, name: String, payload: LuaValue = .nil) throws(ActivityError) {
-        guard let record = manager.get(id), record.phase(at: manager.clock.now()) == .active || record.phase(at: manager.clock.now()) == .stale else {
-            throw ActivityError(refusal: nil, message: "cannot signal activity '\(id)': it is not running")
+        try runDue()
+        let now = manager.clock.now()
+        guard let record = try manager.get(id) else { throw ActivityError(refusal: nil, message: "no activity '\(id)'") }
+        let phase = record.phase(at: now)
+        guard phase == .active || phase == .stale else {
+            throw ActivityError(refusal: nil, message: "cannot signal activity '\(id)': it is \(phase.rawValue) (A8)")
         }
         var event: LuaFields = ["name": .string(LuaString(name))]
         if payload != .nil { event["payload"] = payload }
-        pending.append((id, manager.clock.now(), "event", event))
-        drain()
+        try run(Due(at: now, mark: ActivityEventMark(activity: id, kind: .signal), event: event), record: record)
     }
 
-    /// Runs what is due up to now: delivered pushes, ticks, stale dates.
-    public func runDue() {
-        manager.advance()
+    /// Runs every event due by now, in order of time: delivered pushes,
+    /// ticks, stale dates.
+    public func runDue() throws(ActivityError) {
+        var seen = 0
+        while let next = try nextEvent() {
+            // Each run marks its event handled, so this ends; the bound
+            // guards against a store that will not keep the mark.
+            seen += 1
+            guard seen <= 10_000 else { break }
+            guard let record = try manager.get(next.mark.activity) else { continue }
+            try run(next, record: record)
+        }
+    }
+
+    /// When the next event of any activity is due after now (a tick, a
+    /// stale date, a throttled push's delivery, the 8-hour limit), for a
+    /// host that sleeps until then (the simulator). Nil when nothing waits.
+    public func nextDue() throws(ActivityError) -> Double? {
         let now = manager.clock.now()
-        for record in manager.list() {
+        var next = try manager.nextDue() ?? .infinity
+        for record in try manager.all() where record.phase(at: now) == .active || record.phase(at: now) == .stale {
+            if let tick = declaration(record)?.tick { next = min(next, (record.lastTick ?? record.startedAt) + tick) }
+            if let stale = record.content.staleDate, stale > now, record.staleHandled != stale { next = min(next, stale) }
+        }
+        return next.isFinite ? max(next, now) : nil
+    }
+
+    // MARK: Events
+
+    private struct Due {
+        var at: Double
+        var mark: ActivityEventMark
+        var event: LuaFields
+        var kind: String {
+            switch mark.kind {
+            case .push: return "push"
+            case .tick: return "tick"
+            case .stale: return "stale"
+            case .signal: return "event"
+            }
+        }
+    }
+
+    private func declaration(_ record: ActivityRecord) -> ActivityDeclaration? {
+        manager.declarations.first { $0.type == record.type }
+    }
+
+    /// The earliest event due by now that no updater has run for.
+    private func nextEvent() throws(ActivityError) -> Due? {
+        let now = manager.clock.now()
+        var best: Due?
+        func consider(_ due: Due) {
+            if best == nil || due.at < best!.at { best = due }
+        }
+        for record in try manager.all() {
             let phase = record.phase(at: now)
-            if let tick = manager.declarations.first(where: { $0.type == record.type })?.tick, phase == .active || phase == .stale {
-                var next = (lastTick[record.id] ?? record.startedAt) + tick
-                while next <= now {
-                    pending.append((record.id, next, "tick", [:]))
-                    lastTick[record.id] = next
-                    next += tick
+            // In order of delivery (ties: of arrival), while the activity runs.
+            for (n, push) in record.pushes.enumerated() where !push.handled {
+                guard let delivered = push.deliveredAt, phase == .active || phase == .stale else { continue }
+                consider(Due(at: delivered, mark: ActivityEventMark(activity: record.id, kind: .push(n)),
+                             event: ["payload": push.payload, "priority": .integer(Int64(push.priority))]))
+            }
+            guard phase == .active || phase == .stale else { continue }
+            if let tick = declaration(record)?.tick {
+                let from = record.lastTick ?? record.startedAt
+                if from + tick <= now {
+                    let latest = from + ((now - from) / tick).rounded(.down) * tick
+                    consider(Due(at: latest, mark: ActivityEventMark(activity: record.id, kind: .tick(latest)), event: [:]))
                 }
             }
-            if phase == .stale, let stale = record.content.staleDate, staleReported[record.id] != stale {
-                staleReported[record.id] = stale
-                pending.append((record.id, stale, "stale", [:]))
+            if let stale = record.content.staleDate, stale <= now, record.staleHandled != stale, phase == .stale {
+                consider(Due(at: stale, mark: ActivityEventMark(activity: record.id, kind: .stale(stale)), event: [:]))
             }
         }
-        drain()
+        return best
     }
 
-    private func drain() {
-        while !pending.isEmpty {
-            let next = pending.removeFirst()
-            guard let record = manager.get(next.id) else { continue }
-            var event = next.event
-            event["kind"] = .string(LuaString(next.kind))
-            event["time"] = ClockBinding.date(next.at)
-            let outcome = pool.call(.activityUpdater, "activity", record.type, "updater",
-                                    [ActivityBinding.lua(record, at: manager.clock.now()), .table(LuaTable(fields: event))])
-            runs.append(UpdaterRun(at: next.at, activity: next.id, kind: next.kind, diagnostic: outcome.diagnostic))
-        }
+    /// Runs the updater of `record` for `due`; a failure is recorded and
+    /// the event marked handled all the same.
+    private func run(_ due: Due, record: ActivityRecord) throws(ActivityError) {
+        var event = due.event
+        event["kind"] = .string(LuaString(due.kind))
+        event["time"] = ClockBinding.date(due.at)
+        manager.prepareCall(handling: due.mark, source: "updater (\(due.kind))")
+        let outcome = pool.call(.activityUpdater, "activity", record.type, "updater",
+                                [ActivityBinding.lua(record, at: manager.clock.now()), .table(LuaTable(fields: event))])
+        manager.discardPrepared()
+        runs.append(UpdaterRun(at: due.at, activity: record.id, kind: due.kind, diagnostic: outcome.diagnostic))
+        if !outcome.succeeded { try manager.markHandled(due.mark) }
     }
 }
