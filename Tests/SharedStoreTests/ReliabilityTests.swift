@@ -151,4 +151,35 @@ struct ReliabilityTests {
         for name in try group.files() { expected += name.utf8.count + (try group.readFile(name)?.count ?? 0) }
         #expect(try group.usage() == expected)
     }
+
+    @Test func anActivityWriterKilledAtRandomMomentsLeavesNoActivityHalfWritten() throws {
+        let temp = TemporaryStore()
+        var generator = SystemRandomNumberGenerator()
+        var acknowledged: Int64 = 0
+        for round in 0..<40 {
+            let out = Pipe()
+            let writer = StressTool.process(["activities", temp.root, "group.kill", "com.example.b"], stdout: out)
+            try writer.run()
+            usleep(UInt32.random(in: 0..<60_000, using: &generator))
+            kill(writer.processIdentifier, SIGKILL)
+            writer.waitUntilExit()
+            #expect(writer.terminationReason == .uncaughtSignal, "round \(round) ended by itself: \(writer.terminationStatus)")
+            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            for line in text.split(separator: "\n") where line.hasPrefix("ack ") {
+                if let k = Int64(line.dropFirst(4)) { acknowledged = max(acknowledged, k) }
+            }
+        }
+        #expect(integrityCheck(temp.store.databasePath(of: "group.kill")) == "ok")
+        let rows = try temp.reopen().group("group.kill").activities(of: "com.example.b")
+        let a = try #require(rows.activities.first { $0.id == "a" })
+        let n = try #require(a.record["n"]?.integerValue)
+        // One write changes the record, adds a push, moves "b" and the counter: all or none.
+        #expect(a.record["copy"]?.integerValue == n)
+        #expect(a.pushes.count == Int(n) && a.pushes.last?["n"]?.integerValue == n, "pushes \(a.pushes.count) for record \(n)")
+        #expect(rows.nextNumber == n + 1)
+        #expect(rows.activities.contains { $0.id == "b" } == (n % 2 == 0))
+        #expect(rows.version == n, "every write bumps the version once")
+        #expect(n >= acknowledged, "an acknowledged write was lost: \(n) < \(acknowledged)")
+        #expect(acknowledged > 20, "only \(acknowledged) writes were acknowledged; the test did not exercise much")
+    }
 }

@@ -10,6 +10,11 @@
 //       first prints "ready" and waits for a line on standard input before
 //       it opens the group, so that a test can release several processes
 //       at the same moment on a store that does not exist yet.
+//   store-stress activities ROOT GROUP BUNDLE
+//       rewrites BUNDLE's activity rows forever, each write one
+//       transaction of several rows: activity "a" gets record n = k and a
+//       k-th push, activity "b" comes and goes; prints "ack k" after each
+//       commit. A test kills it and checks the rows agree with each other.
 import Foundation
 import SharedStore
 
@@ -18,7 +23,7 @@ func fail(_ message: String) -> Never {
     exit(2)
 }
 
-let usage = "usage: store-stress acks ROOT GROUP FIRST | increment ROOT GROUP KEY COUNT [--gate]"
+let usage = "usage: store-stress acks ROOT GROUP FIRST | increment ROOT GROUP KEY COUNT [--gate] | activities ROOT GROUP BUNDLE"
 let args = CommandLine.arguments
 guard args.count >= 4 else { fail(usage) }
 let store = SharedStore(root: args[2])
@@ -47,6 +52,22 @@ do {
         let group = try store.group(args[3])
         for _ in 0..<count {
             try group.update(args[4]) { old in .integer((old?.integerValue ?? 0) + 1) }
+        }
+    case "activities":
+        guard args.count == 5 else { fail("activities ROOT GROUP BUNDLE") }
+        let group = try store.group(args[3])
+        while true {
+            let k = try group.updateActivities(of: args[4]) { rows -> Int64 in
+                var a = rows.activities.first { $0.id == "a" } ?? StoredActivity(id: "a", record: ["n": 0, "copy": 0])
+                let k = (a.record["n"]?.integerValue ?? 0) + 1
+                a.record = ["n": .integer(k), "copy": .integer(k)]
+                a.pushes.append(["n": .integer(k), "pad": .string(String(repeating: "p", count: Int(k % 64)))])
+                rows.activities = [a]
+                if k % 2 == 0 { rows.activities.append(StoredActivity(id: "b", record: ["of": .integer(k)], pushes: [["of": .integer(k)]])) }
+                rows.nextNumber = k + 1
+                return k
+            }
+            FileHandle.standardOutput.write(Data("ack \(k)\n".utf8))
         }
     default:
         fail("unknown mode \(args[1]); \(usage)")

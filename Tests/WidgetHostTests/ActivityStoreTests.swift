@@ -1,0 +1,99 @@
+import Foundation
+import SharedStore
+import Testing
+@testable import WidgetHost
+
+/// Activities live in the app group's database (issue 13, point 3): the
+/// app, scripts and other connections see the same ones, and a call's
+/// changes commit whole with its store writes or not at all.
+@Suite("Live Activities in the store")
+struct ActivityStoreTests {
+    let t0 = BundleFixture.midnight
+
+    static let main = """
+        activity { type = "Delivery", attributes = { order = "string" }, state = { status = "string" }, updater = function() end }
+        intent { id = "Start", parameters = { { name = "fail", type = "bool", default = false } },
+          perform = function(params)
+            local a = activities.request("Delivery", { order = "A1" }, { status = "placed" })
+            store.group("group.test"):set("started", a.id)
+            if params.fail then error("after the request and the write") end
+            return a.id
+          end }
+        """
+
+    func host(_ fixture: BundleFixture, clock: VirtualClock, store: SharedStore? = nil) throws -> (TimelineEngine, ActivityManager) {
+        let bundle = try fixture.load()
+        let store = store ?? fixture.store
+        let manager = try ActivityManager(bundle: bundle, store: store, policy: .standard, clock: clock)
+        let runtime = WidgetRuntime(bundle: bundle, services: HostServices(store: store, clock: clock, calendar: .utc, activities: manager))
+        return (TimelineEngine(runtime: runtime), manager)
+    }
+
+    @Test func theAppScriptsAndOtherConnectionsSeeTheSameActivities() throws {
+        let fixture = try BundleFixture(main: Self.main)
+        let clock = VirtualClock(t0)
+        let (engine, _) = try host(fixture, clock: clock)
+        let id = try #require(try engine.perform("Start").result?.stringValue)
+        // The app, on a connection of its own (as another process).
+        let app = try ActivityManager(bundle: try fixture.load(), store: SharedStore(root: fixture.storeRoot), policy: .standard, clock: clock)
+        #expect(try app.get(id)?.content.state["status"] == "placed")
+        try app.update(id, state: LuaTable(fields: ["status": "cooking"]))
+        let (other, otherManager) = try host(fixture, clock: clock, store: SharedStore(root: fixture.storeRoot))
+        #expect(try otherManager.list().map(\.id) == [id])
+        #expect(try otherManager.get(id)?.content.state["status"] == "cooking")
+        // Ids stay unique across connections.
+        #expect(try other.perform("Start").result?.stringValue == "activity-2")
+    }
+
+    @Test func aFailedCallLeavesNeitherItsActivityNorItsWrites() throws {
+        let fixture = try BundleFixture(main: Self.main)
+        let (engine, manager) = try host(fixture, clock: VirtualClock(t0))
+        #expect(try engine.perform("Start", parameters: ["fail": true]).outcome.status == .error)
+        #expect(try manager.all().isEmpty)
+        #expect(try fixture.store.group("group.test").get("started") == nil)
+        #expect(try engine.perform("Start").result?.stringValue == "activity-1", "the failed call used up an id")
+        #expect(try fixture.store.group("group.test").get("started") == "activity-1")
+    }
+
+    @Test func aCallWhoseActivitiesAnotherWriterChangedMeanwhileCommitsNothing() throws {
+        let fixture = try BundleFixture(main: Self.main)
+        let clock = VirtualClock(t0)
+        let (_, manager) = try host(fixture, clock: clock)
+        let id = try manager.request(type: "Delivery", attributes: LuaTable(fields: ["order": "A"]), state: LuaTable(fields: ["status": "placed"]), from: .app).get().id
+        // A script call's session: read at its first operation, kept in memory.
+        manager.beginCall(source: "intent Test")
+        try manager.update(id, state: LuaTable(fields: ["status": "mine"]))
+        let app = try ActivityManager(bundle: try fixture.load(), store: SharedStore(root: fixture.storeRoot), policy: .standard, clock: clock)
+        try app.update(id, state: LuaTable(fields: ["status": "theirs"]))
+        let write = try #require(try manager.attachedWrite())
+        let group = try fixture.store.group(write.group)
+        #expect(throws: StoreError.self) { try group.commit(StoreBatch(values: [("k", 1)], activities: write.write)) }
+        manager.endCall(committed: false)
+        #expect(try manager.get(id)?.content.state["status"] == "theirs")
+        #expect(try group.get("k") == nil)
+        #expect(!manager.changes.contains { $0.source == "intent Test" }, "an uncommitted change was reported")
+    }
+
+    @Test("A6: a bundle that asks for frequent updates gets the larger push budget")
+    func frequentUpdates() throws {
+        var policy = HostPolicy()
+        policy.activityPushBudget = 2
+        policy.activityFrequentPushBudget = 4
+        for (frequent, delivered) in [(false, 2), (true, 4)] {
+            let fixture = try BundleFixture(main: Self.main, manifest: """
+                { "id": "com.example.test", "appGroups": ["group.test"], "activities": { "frequentUpdates": \(frequent) } }
+                """)
+            let manager = try ActivityManager(bundle: try fixture.load(), store: fixture.store, policy: policy, clock: VirtualClock(t0))
+            #expect(manager.pushesPerHour == (frequent ? 4 : 2))
+            let id = try manager.request(type: "Delivery", attributes: LuaTable(fields: ["order": "A"]), state: LuaTable(fields: ["status": "placed"]), from: .app).get().id
+            for n in 1...5 { try manager.push(id, payload: .integer(Int64(n))) }
+            #expect(try manager.get(id)?.pushes.filter { $0.deliveredAt != nil }.count == delivered, "frequentUpdates \(frequent)")
+        }
+    }
+
+    @Test func aBundleWithActivitiesButNoAppGroupIsRefusedAtLoad() throws {
+        let fixture = try BundleFixture(main: Self.main, manifest: #"{ "id": "com.example.test" }"#)
+        #expect(fixture.loadErrors().contains { $0.hasSuffix("main.lua:1: activity 'Delivery': activities live in an app group's store; list one in appGroups of bundle.json") },
+                "\(fixture.loadErrors())")
+    }
+}
