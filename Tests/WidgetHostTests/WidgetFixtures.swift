@@ -35,6 +35,11 @@ struct BundleFixture {
 
     var store: SharedStore { SharedStore(root: storeRoot) }
 
+    /// A store in a new temporary folder.
+    static func temporaryStore() -> SharedStore {
+        SharedStore(root: FileManager.default.temporaryDirectory.appendingPathComponent("lunette-store-\(UUID().uuidString)").path)
+    }
+
     /// A runtime on a virtual clock at `start`, with `policy`.
     func runtime(at start: Double = midnight, policy: HostPolicy = .standard) throws -> (WidgetRuntime, VirtualClock) {
         let clock = VirtualClock(start)

@@ -34,7 +34,7 @@ struct ActivityBinding {
             let alert = options[LuaString("alert")]
             do {
                 let record = try manager.update(id, state: state, staleDate: options[LuaString("staleDate")].doubleValue,
-                                                relevance: options[LuaString("relevance")].doubleValue, alert: alert == .nil ? nil : alert)
+                                                relevance: options[LuaString("relevance")].doubleValue, alert: alert.isNil ? Optional.none : alert)
                 return [Self.lua(record, at: manager.clock.now())]
             } catch let error as ActivityError { throw LuaFunctionError(error.message) }
         }

@@ -25,6 +25,11 @@ public struct ActivityError: Error, Sendable, Equatable, CustomStringConvertible
     public var refusal: ActivityRefusal?
     public var message: String
     public var description: String { message }
+
+    public init(refusal: ActivityRefusal?, message: String) {
+        self.refusal = refusal
+        self.message = message
+    }
 }
 
 /// Who asks for an activity: ActivityKit starts them only from the app in

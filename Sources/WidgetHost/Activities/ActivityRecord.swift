@@ -83,9 +83,15 @@ public struct ActivityRecord: Sendable, Equatable {
 
     /// Its phase at time `t`.
     public func phase(at t: Double) -> ActivityPhase {
+        Self.phase(at: t, staleDate: content.staleDate, endedAt: endedAt, dismissAt: dismissAt)
+    }
+
+    /// The phase at `t` of an activity with these dates (an end counts from
+    /// its time on).
+    static func phase(at t: Double, staleDate: Double?, endedAt: Double?, dismissAt: Double?) -> ActivityPhase {
         if let dismissAt, t >= dismissAt { return .dismissed }
-        if endedAt != nil { return .ended }
-        if let stale = content.staleDate, t >= stale { return .stale }
+        if let endedAt, t >= endedAt { return .ended }
+        if let stale = staleDate, t >= stale { return .stale }
         return .active
     }
 }

@@ -3,7 +3,8 @@ import LuaSandbox
 
 /// The report as one self-contained HTML page with SVG charts: per widget,
 /// a strip of what was visible over time, reload marks (counted, exempt,
-/// deferred, failed) and the budget line against its limit.
+/// deferred, failed) and the budget line against its limit; per Live
+/// Activity, a lane of its phases, changes and pushes.
 public struct SimulationPage {
     public let report: SimulationReport
 
@@ -59,8 +60,94 @@ public struct SimulationPage {
             }
             out += "</div>\n"
         }
+        for lane in report.activities { out += activityCard(lane) }
         out += "</body></html>\n"
         return out
+    }
+
+    /// Phase colours of an activity's lane.
+    private static let phaseColors: [ActivityPhase: String] = [.active: "#34c759", .stale: "#f59e0b", .ended: "#8e8e93", .dismissed: "#e5e5ea"]
+
+    /// An activity's lane: its phases, its changes (size against A1's
+    /// limit), its pushes (arrival, throttling, delivery), then the tables.
+    private func activityCard(_ lane: ActivityLane) -> String {
+        let limit = report.policy.activityPayloadBytes
+        let late = lane.pushes.filter { ($0.delay ?? 0) > 0 }.count
+        let waiting = lane.pushes.filter { $0.deliveredAt == nil }.count
+        var out = "<div class=\"card\"><h2>Live Activity \(escape(lane.id)) (\(escape(lane.type)))</h2>\n<div class=\"stats\">"
+        out += "\(lane.updates.count) changes, largest \(lane.updates.map(\.bytes).max() ?? 0) of \(limit) bytes · "
+        out += "\(lane.pushes.count) pushes, \(lane.pushes.filter(\.counted).count) counted"
+        out += late > 0 ? ", <span class=\"bad\">\(late) throttled and delivered late</span>" : ""
+        out += waiting > 0 ? ", <span class=\"bad\">\(waiting) still waiting</span>" : ""
+        out += lane.failures.isEmpty ? "" : " · <span class=\"bad\">\(lane.failures.count) updater failures</span>"
+        out += "</div>\n<div class=\"legend\">"
+        for phase in ActivityPhase.allCases {
+            out += "<span><i class=\"sw\" style=\"background:\(Self.phaseColors[phase]!)\"></i>\(phase.rawValue)</span>"
+        }
+        out += "<span><svg width=\"12\" height=\"12\"><rect x=\"4\" y=\"0\" width=\"3\" height=\"12\" fill=\"#1d4ed8\"/></svg> change</span>"
+        out += "<span><svg width=\"12\" height=\"12\"><circle cx=\"6\" cy=\"6\" r=\"4\" fill=\"#7c3aed\"/></svg> push delivered</span>"
+        out += "<span><svg width=\"12\" height=\"12\"><circle cx=\"6\" cy=\"6\" r=\"4\" fill=\"none\" stroke=\"#7c3aed\"/></svg> priority 5</span>"
+        out += "<span><svg width=\"22\" height=\"12\"><line x1=\"1\" y1=\"6\" x2=\"21\" y2=\"6\" stroke=\"#f59e0b\" stroke-width=\"3\"/></svg> throttled by the push budget</span></div>\n"
+        out += activitySVG(lane)
+        out += "<table><tr><th>time</th><th>change</th><th>source</th><th>bytes</th><th>alert</th></tr>"
+        for u in lane.updates.prefix(40) {
+            out += "<tr><td>\(escape(report.localTime(u.at, withDay: false)))</td><td>\(u.kind.rawValue)</td><td>\(escape(u.source))</td>"
+                + "<td>\(u.bytes) / \(limit)</td><td>\(escape(u.alert.map { SimulationReport.summary($0) } ?? ""))</td></tr>"
+        }
+        out += "</table>\n"
+        if !lane.pushes.isEmpty {
+            out += "<table><tr><th>push arrived</th><th>priority</th><th>budget</th><th>delivered</th><th>delay</th></tr>"
+            for p in lane.pushes.prefix(60) {
+                let delayed = (p.delay ?? 1) > 0
+                out += "<tr><td>\(escape(report.localTime(p.arrivedAt, withDay: false)))</td><td>\(p.priority)</td><td>\(p.counted ? "counted" : "not counted")</td>"
+                    + "<td class=\"\(delayed ? "bad" : "")\">\(escape(p.deliveredAt.map { report.localTime($0, withDay: false) } ?? "waiting"))</td>"
+                    + "<td>\(p.delay.map { SimulationReport.duration($0) } ?? "")</td></tr>"
+            }
+            out += "</table>\n"
+        }
+        for failure in lane.failures {
+            out += "<div class=\"bad\">\(escape(report.localTime(failure.at, withDay: false))) updater: \(escape(failure.diagnostic.summary))</div>"
+            if let traceback = failure.diagnostic.traceback { out += "<pre>\(escape(traceback))</pre>" }
+        }
+        return out + "</div>\n"
+    }
+
+    private func activitySVG(_ lane: ActivityLane) -> String {
+        let stripTop = 8.0, stripHeight = 24.0
+        let changesTop = stripTop + stripHeight + 6, changesHeight = 16.0
+        let pushesTop = changesTop + changesHeight + 8, pushesHeight = 18.0
+        let axisTop = pushesTop + pushesHeight + 4
+        var s = "<svg width=\"\(Int(left + width + 40))\" height=\"\(Int(axisTop + 18))\" role=\"img\" aria-label=\"lane of activity \(escape(lane.id))\">\n"
+        s += "<text x=\"0\" y=\"\(stripTop + 16)\">state</text><text x=\"0\" y=\"\(changesTop + 12)\">changes</text><text x=\"0\" y=\"\(pushesTop + 13)\">pushes</text>\n"
+        for tick in ticks() {
+            s += "<line x1=\"\(f(x(tick.at)))\" y1=\"\(stripTop)\" x2=\"\(f(x(tick.at)))\" y2=\"\(axisTop)\" stroke=\"#eee\"/>"
+            s += "<text x=\"\(f(x(tick.at)))\" y=\"\(axisTop + 13)\" text-anchor=\"middle\">\(escape(tick.label))</text>\n"
+        }
+        for state in lane.states {
+            let x0 = x(state.from), x1 = x(state.to)
+            let title = "\(report.localTime(state.from, withDay: false))–\(report.localTime(state.to, withDay: false)) \(state.state.rawValue)"
+            s += "<rect x=\"\(f(x0))\" y=\"\(stripTop)\" width=\"\(f(max(0.5, x1 - x0)))\" height=\"\(stripHeight)\" fill=\"\(Self.phaseColors[state.state]!)\"><title>\(escape(title))</title></rect>"
+            if x1 - x0 > 50 { s += "<text x=\"\(f(x0 + 4))\" y=\"\(stripTop + 16)\" style=\"fill:#fff\">\(state.state.rawValue)</text>" }
+            s += "\n"
+        }
+        for u in lane.updates {
+            let title = "\(report.localTime(u.at, withDay: false)) \(u.kind.rawValue) by \(u.source), \(u.bytes) of \(report.policy.activityPayloadBytes) bytes"
+            s += "<rect x=\"\(f(x(u.at) - 1))\" y=\"\(changesTop)\" width=\"2\" height=\"\(changesHeight)\" fill=\"\(u.source.hasPrefix("updater") ? "#1d4ed8" : "#0f766e")\"><title>\(escape(title))</title></rect>\n"
+        }
+        let mid = pushesTop + pushesHeight / 2
+        for p in lane.pushes {
+            let arrived = report.localTime(p.arrivedAt, withDay: false)
+            if let delivered = p.deliveredAt, delivered > p.arrivedAt {
+                s += "<line x1=\"\(f(x(p.arrivedAt)))\" y1=\"\(mid)\" x2=\"\(f(x(delivered)))\" y2=\"\(mid)\" stroke=\"#f59e0b\" stroke-width=\"3\"><title>arrived \(escape(arrived)), throttled \(SimulationReport.duration(delivered - p.arrivedAt))</title></line>"
+            } else if p.deliveredAt == nil {
+                s += "<line x1=\"\(f(x(p.arrivedAt)))\" y1=\"\(mid)\" x2=\"\(f(x(report.end)))\" y2=\"\(mid)\" stroke=\"#f59e0b\" stroke-width=\"3\" stroke-dasharray=\"4 2\"><title>arrived \(escape(arrived)), still waiting for the budget</title></line>"
+            }
+            let at = p.deliveredAt ?? p.arrivedAt
+            let fill = p.counted ? "#7c3aed" : "none"
+            let title = "arrived \(arrived), priority \(p.priority), " + (p.deliveredAt.map { "delivered \(report.localTime($0, withDay: false))" } ?? "waiting")
+            s += "<circle cx=\"\(f(x(at)))\" cy=\"\(mid)\" r=\"4\" fill=\"\(fill)\" stroke=\"#7c3aed\"><title>\(escape(title))</title></circle>\n"
+        }
+        return s + "</svg>\n"
     }
 
     private func x(_ t: Double) -> Double {

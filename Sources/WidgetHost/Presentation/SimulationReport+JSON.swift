@@ -60,10 +60,67 @@ extension SimulationReport {
                     failuresJSON(control.failures, o)
                 }
             }
+            o.key("activities")
+            o.array(activities) { lane in activityJSON(lane, o) }
             o.key("notes")
             notesJSON(notes, o)
         }
         return o.text
+    }
+
+    /// An activity's lane (docs/scenarios.md).
+    private func activityJSON(_ lane: ActivityLane, _ o: JSONWriter) {
+        o.object {
+            o.field("id", string: lane.id)
+            o.field("type", string: lane.type)
+            o.field("started", number: lane.started)
+            o.key("states")
+            o.array(lane.states) { s in
+                o.object {
+                    o.field("from", number: s.from)
+                    o.field("to", number: s.to)
+                    o.field("state", string: s.state.rawValue)
+                }
+            }
+            o.key("updates")
+            o.array(lane.updates) { u in
+                o.object {
+                    o.field("at", number: u.at)
+                    o.field("kind", string: u.kind.rawValue)
+                    o.field("source", string: u.source)
+                    o.field("bytes", integer: u.bytes)
+                    o.key("alert")
+                    if let alert = u.alert { alert.writeJSON(to: o) } else { o.null() }
+                }
+            }
+            o.field("bytesLimit", integer: policy.activityPayloadBytes)
+            o.key("pushes")
+            o.array(lane.pushes) { p in
+                o.object {
+                    o.field("at", number: p.arrivedAt)
+                    o.field("deliveredAt", number: p.deliveredAt)
+                    o.field("delay", number: p.delay)
+                    o.field("priority", integer: p.priority)
+                    o.field("counted", bool: p.counted)
+                    o.key("payload")
+                    p.payload.writeJSON(to: o)
+                }
+            }
+            o.key("updaterRuns")
+            o.array(lane.runs) { run in
+                o.object {
+                    o.field("at", number: run.at)
+                    o.field("kind", string: run.kind)
+                    o.field("status", string: (run.diagnostic?.kind ?? .ok).rawValue)
+                }
+            }
+            o.key("failures")
+            failuresJSON(lane.failures, o)
+            o.key("lastState")
+            LuaValue.table(lane.lastState).writeJSON(to: o)
+            o.field("ended", number: lane.ended)
+            o.field("dismissed", number: lane.dismissed)
+        }
     }
 
     /// `[{"at", "role", "status", "message", "traceback", "location", "limit"}]`.

@@ -20,6 +20,7 @@ extension SimulationReport {
             out += table.render(indent: "  ")
         }
         for control in controls { out += "\n" + controlText(control) }
+        for lane in activities { out += "\n" + activityText(lane) }
         if !notes.isEmpty {
             out += "\nNotes\n"
             for note in notes { out += "  \(localTime(note.at, withDay: false))  \(note.message)\n" }
@@ -37,6 +38,41 @@ extension SimulationReport {
         out += table.render(indent: "  ", maxRows: 60)
         for failure in control.failures {
             out += "  \(localTime(failure.at, withDay: false))  \(failure.role.rawValue) \(failure.diagnostic.summary)\n"
+        }
+        return out
+    }
+
+    /// An activity's lane: its phases, its changes with their sizes, its
+    /// pushes with their delays, its updater failures.
+    private func activityText(_ lane: ActivityLane) -> String {
+        var out = "activity \(lane.id) (\(lane.type)): "
+        out += lane.states.map { "\($0.state.rawValue) \(localTime($0.from, withDay: false))" }.joined(separator: ", ")
+        out += "; last state " + Self.summary(lane.lastState) + "\n"
+        var changes = TextTable(["at", "change", "source", "bytes", "alert"])
+        for u in lane.updates {
+            changes.add([localTime(u.at, withDay: false), u.kind.rawValue, u.source, "\(u.bytes)/\(policy.activityPayloadBytes)",
+                         u.alert.map { Self.summary($0) } ?? ""])
+        }
+        out += changes.render(indent: "  ", maxRows: 60)
+        if !lane.pushes.isEmpty {
+            let counted = lane.pushes.filter(\.counted).count
+            let late = lane.pushes.filter { ($0.delay ?? 0) > 0 }.count
+            let waiting = lane.pushes.filter { $0.deliveredAt == nil }.count
+            out += "  pushes: \(lane.pushes.count) received, \(counted) counted, \(late) throttled and delivered late, \(waiting) still waiting\n"
+            var pushes = TextTable(["arrived", "priority", "budget", "delivered", "delay"])
+            for p in lane.pushes {
+                pushes.add([localTime(p.arrivedAt, withDay: false), "\(p.priority)", p.counted ? "counted" : "not counted",
+                            p.deliveredAt.map { localTime($0, withDay: false) } ?? "waiting", p.delay.map { Self.duration($0) } ?? ""])
+            }
+            out += pushes.render(indent: "  ", maxRows: 60)
+        }
+        let runs = lane.runs.count, failed = lane.failures.count
+        if runs > 0 { out += "  updater: \(runs) run(s), \(failed) failed\n" }
+        for failure in lane.failures {
+            out += "    \(localTime(failure.at, withDay: false))  \(failure.diagnostic.summary)\n"
+            if let traceback = failure.diagnostic.traceback {
+                for line in traceback.split(separator: "\n").prefix(6) { out += "      \(line)\n" }
+            }
         }
         return out
     }

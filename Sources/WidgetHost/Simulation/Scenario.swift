@@ -79,14 +79,36 @@ public struct Scenario: Sendable {
             controls.append(item.text)
         }
         var events: [ScenarioEvent] = []
+        var eventLocations: [JSONLocation] = []
         for (i, item) in (try reader.array("events") ?? []).enumerated() {
             events.append(try event(item, index: i + 1, file: file, runtime: runtime, start: start, calendar: calendar))
+            eventLocations.append(item.location)
         }
         try reader.finish()
-        if widgets.isEmpty && !events.contains(where: { if case .widgetAdded = $0.kind { return true } else { return false } }) {
-            throw file.error("no widgets: list some in \"widgets\" or add them with widgetAdded events")
+        let hasSomething = !widgets.isEmpty || !controls.isEmpty || events.contains { event in
+            switch event.kind {
+            case .widgetAdded, .startActivity: return true
+            default: return false
+            }
         }
-        events = events.enumerated().sorted { ($0.element.at, $0.offset) < ($1.element.at, $1.offset) }.map(\.element)
+        if !hasSomething {
+            throw file.error("nothing to simulate: list widgets in \"widgets\" (or add them with widgetAdded events), controls in \"controls\", or start an activity with a startActivity event")
+        }
+        let order = events.indices.sorted { (events[$0].at, $0) < (events[$1].at, $1) }
+        // An activity index names the n-th startActivity in time order; it must come before the event.
+        var started = 0
+        for i in order {
+            switch events[i].kind {
+            case .startActivity: started += 1
+            case .push(.index(let n), _, _), .activityEvent(.index(let n), _, _), .endActivity(.index(let n), _, _):
+                if n >= started {
+                    throw file.error("'events[\(i + 1)].activity' is \(n), but only \(started) startActivity event(s) come before it (activities count from 0 in the order the scenario starts them)",
+                                     at: eventLocations[i])
+                }
+            default: break
+            }
+        }
+        events = order.map { events[$0] }
         return Scenario(start: start, duration: duration, timeZone: zone, widgets: widgets, controls: controls, events: events, policy: policy)
     }
 
@@ -219,10 +241,116 @@ public struct Scenario: Sendable {
             kind = type == "controlAdded" ? .controlAdded(control) : .controlTap(control)
         case "reloadControls":
             kind = .reloadControls(try controlKind(&r, type: type, required: false, runtime: runtime))
+        case "startActivity", "push", "activityEvent", "endActivity", "activitiesEnabled":
+            kind = try activityEvent(&r, type: type, at: time, runtime: runtime, calendar: calendar)
         default:
             throw r.fail("type", "is not an event type: \"\(type)\" (types: \(ScenarioEvent.typeNames))")
         }
         try r.finish()
         return ScenarioEvent(at: time, kind: kind)
+    }
+
+    // MARK: Live Activities
+
+    private static func activityEvent(_ r: inout JSONObjectReader, type: String, at time: Double, runtime: WidgetRuntime,
+                                      calendar: HostCalendar) throws(LocatedError) -> ScenarioEvent.Kind {
+        let declared = runtime.bundle.declarations.activities
+        switch type {
+        case "startActivity":
+            guard let name = try r.string("activityType") else { throw r.fail("activityType", "is missing: startActivity needs the activity's type") }
+            guard let declaration = declared.first(where: { $0.type == name }) else {
+                let types = declared.map(\.type).joined(separator: ", ")
+                throw r.fail("activityType", "is not an activity type of the bundle: \"\(name)\" (types: \(types.isEmpty ? "none" : types))")
+            }
+            let attributes = try activityTable(&r, "attributes", declaration.attributes, at: time, calendar: calendar, required: true)!
+            let state = try activityTable(&r, "state", declaration.state, at: time, calendar: calendar, required: true)!
+            var staleDate: Double?
+            var relevance = 0.0
+            if var options = try r.object("options") {
+                if let value = options.value("staleDate") { staleDate = try date(value, "staleDate", &options, at: time, calendar: calendar) }
+                relevance = try options.number("relevance") ?? 0
+                _ = try options.string("pushType")
+                try options.finish()
+            }
+            return .startActivity(type: name, attributes: attributes, state: state, staleDate: staleDate, relevance: relevance)
+        case "push":
+            let activity = try activityReference(&r, type: type)
+            guard let payload = try r.storeValue("payload") else { throw r.fail("payload", "is missing: push needs the push's payload") }
+            let priority = try r.integer("priority") ?? 10
+            guard priority == 5 || priority == 10 else { throw r.fail("priority", "must be 5 or 10, got \(priority)") }
+            return .push(activity: activity, payload: payload.lua, priority: priority)
+        case "activityEvent":
+            let activity = try activityReference(&r, type: type)
+            guard let name = try r.string("name") else { throw r.fail("name", "is missing: activityEvent needs the event's name") }
+            return .activityEvent(activity: activity, name: name, payload: try r.storeValue("payload")?.lua ?? .nil)
+        case "endActivity":
+            let activity = try activityReference(&r, type: type)
+            var state: LuaTable?
+            if r.value("state") != nil {
+                // The schema is the activity's, known when the event runs; checked then (invalidState).
+                guard case .table(let t)? = try r.storeValue("state")?.lua else { throw r.fail("state", "must be an object of the state's fields") }
+                state = t
+            }
+            var dismissal = ActivityManager.Dismissal.standard
+            if let value = r.value("dismissal") {
+                switch value.kind {
+                case .string("default"): dismissal = .standard
+                case .string("immediate"): dismissal = .immediate
+                default: dismissal = .after(try date(value, "dismissal", &r, at: time, calendar: calendar,
+                                                    expected: "\"default\", \"immediate\", an ISO date or a time after the event like \"+30m\""))
+                }
+            }
+            return .endActivity(activity: activity, state: state, dismissal: dismissal)
+        default:
+            guard let value = try r.boolean("value") else { throw r.fail("value", "is missing: activitiesEnabled needs true or false") }
+            return .activitiesEnabled(value)
+        }
+    }
+
+    /// `activity`: a 0-based index in the order the scenario starts them, or an id.
+    private static func activityReference(_ r: inout JSONObjectReader, type: String) throws(LocatedError) -> ScenarioEvent.ActivityReference {
+        guard let value = r.value("activity") else {
+            throw r.fail("activity", "is missing: \(type) needs the activity (its 0-based index in the order the scenario starts them, or its id)")
+        }
+        switch value.kind {
+        case .integer(let n) where n >= 0: return .index(Int(n))
+        case .string(let id) where !id.isEmpty: return .id(id)
+        default: throw r.fail("activity", "must be a 0-based index or an activity id, got \(value.jsonText)")
+        }
+    }
+
+    /// A date: an ISO date, or a time after the event ("+30m", seconds).
+    private static func date(_ value: JSONValue, _ key: String, _ r: inout JSONObjectReader, at time: Double, calendar: HostCalendar,
+                             expected: String = "an ISO date or a time after the event like \"+30m\"") throws(LocatedError) -> Double {
+        if case .string(let text) = value.kind, !text.hasPrefix("+"), text.contains("-") {
+            switch ISODate.parse(text, calendar: calendar) {
+            case .success(let t): return t
+            case .failure(let error): throw r.fail(key, error.message)
+            }
+        }
+        guard let offset = Durations.seconds(value), offset >= 0 else { throw r.fail(key, "must be \(expected), got \(value.jsonText)") }
+        return time + offset
+    }
+
+    /// The `attributes` or `state` of a startActivity, checked against the
+    /// declared schema; `date` fields may be ISO dates or times after the
+    /// event ("+30m").
+    private static func activityTable(_ r: inout JSONObjectReader, _ key: String, _ schema: ActivitySchema, at time: Double,
+                                      calendar: HostCalendar, required: Bool) throws(LocatedError) -> LuaTable? {
+        guard var object = try r.object(key) else {
+            if required { throw r.fail(key, "is missing: give the \(key) as an object of the schema's fields") }
+            return nil
+        }
+        var table = LuaTable()
+        for member in object.members {
+            let isDate = schema.fields.contains { $0.name == member.key && $0.type == .date }
+            if isDate, case .string = member.value.kind, let v = object.value(member.key) {
+                table[LuaString(member.key)] = ClockBinding.date(try date(v, member.key, &object, at: time, calendar: calendar))
+            } else if let value = try object.storeValue(member.key) {
+                table[LuaString(member.key)] = value.lua
+            }
+        }
+        if let problem = schema.problem(in: .table(table), what: key) { throw r.fail(key, "does not fit the declared schema: \(problem)") }
+        return table
     }
 }

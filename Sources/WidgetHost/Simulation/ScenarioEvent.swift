@@ -30,6 +30,30 @@ public struct ScenarioEvent: Sendable {
         case controlTap(String)
         /// The app asks for the values of the controls of `kind` (all when nil) again.
         case reloadControls(String?)
+        /// The app, in the foreground, starts a Live Activity.
+        case startActivity(type: String, attributes: LuaTable, state: LuaTable, staleDate: Double?, relevance: Double)
+        /// A push update for an activity arrives (A6).
+        case push(activity: ActivityReference, payload: LuaValue, priority: Int)
+        /// The app signals an event to an activity's updater.
+        case activityEvent(activity: ActivityReference, name: String, payload: LuaValue)
+        /// The app ends an activity, with a last state and a dismissal (A5).
+        case endActivity(activity: ActivityReference, state: LuaTable?, dismissal: ActivityManager.Dismissal)
+        /// The user switches Live Activities on or off (A7).
+        case activitiesEnabled(Bool)
+    }
+
+    /// Which activity an event is for: the n-th (0-based) the scenario
+    /// started, or an id.
+    public enum ActivityReference: Sendable, Equatable, CustomStringConvertible {
+        case index(Int)
+        case id(String)
+
+        public var description: String {
+            switch self {
+            case .index(let n): return "activity #\(n)"
+            case .id(let id): return "activity '\(id)'"
+            }
+        }
     }
 
     public var at: Double
@@ -40,5 +64,5 @@ public struct ScenarioEvent: Sendable {
         self.kind = kind
     }
 
-    static let typeNames = "appForeground, storeSet, reloadTimelines, reloadAll, widgetAdded, widgetRemoved, localeChange, significantTimeChange, timeZoneChange, tap, perform, controlAdded, controlTap, reloadControls"
+    static let typeNames = "appForeground, storeSet, reloadTimelines, reloadAll, widgetAdded, widgetRemoved, localeChange, significantTimeChange, timeZoneChange, tap, perform, controlAdded, controlTap, reloadControls, startActivity, push, activityEvent, endActivity, activitiesEnabled"
 }

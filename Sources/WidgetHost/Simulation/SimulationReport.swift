@@ -17,6 +17,8 @@ public struct SimulationReport: Sendable {
     public var performances: [PerformanceRecord] = []
     /// Control Center's controls, with their values over time.
     public var controls: [ControlRecord] = []
+    /// The Live Activities, one lane each, in the order they started.
+    public var activities: [ActivityLane] = []
     /// Real time the simulation took, in seconds.
     public var wallSeconds: Double
     /// Time zone the text report shows local times in.

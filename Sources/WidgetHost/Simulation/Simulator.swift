@@ -26,11 +26,18 @@ public final class Simulator {
         let clock = VirtualClock(scenario.start)
         var calendar = self.calendar
         if let zone = scenario.timeZone, let c = HostCalendar(timeZoneNamed: zone) { calendar = c }
-        let runtime = WidgetRuntime(bundle: bundle, services: HostServices(store: store, clock: clock, calendar: calendar, policy: scenario.policy))
+        var services = HostServices(store: store, clock: clock, calendar: calendar, policy: scenario.policy)
+        var notes: [CallNote] = []
+        if let store, !bundle.declarations.activities.isEmpty {
+            do { services.activities = try ActivityManager(bundle: bundle, store: store, policy: scenario.policy, clock: clock) } catch {
+                notes.append(CallNote(at: scenario.start, message: error.message))
+            }
+        }
+        let runtime = WidgetRuntime(bundle: bundle, services: services)
         let engine = TimelineEngine(runtime: runtime)
         let center = ControlCenter(engine: engine)
+        let activities = services.activities.map { ActivityLive(updaters: ActivityUpdaters(runtime: runtime, manager: $0)) }
         let end = scenario.start + scenario.duration
-        var notes: [CallNote] = []
         for widget in scenario.widgets { engine.addWidget(widget) }
         for control in scenario.controls { _ = try? center.add(control) }
         var next = 0
@@ -38,7 +45,7 @@ public final class Simulator {
         let wallStart = ContinuousClock.now
         while true {
             let event = next < scenario.events.count ? scenario.events[next].at : .infinity
-            let due = engine.nextDue() ?? .infinity
+            let due = min(engine.nextDue() ?? .infinity, activities?.nextDue(notes: &notes, at: clock.time) ?? .infinity)
             let t = max(min(event, due), clock.time)
             guard t < end else { break }
             clock.advance(to: t)
@@ -47,10 +54,11 @@ public final class Simulator {
                 if percent > lastReported { lastReported = percent; onProgress(Double(percent) / 100) }
             }
             if event <= due {
-                apply(scenario.events[next], engine: engine, center: center, runtime: runtime, notes: &notes)
+                apply(scenario.events[next], engine: engine, center: center, runtime: runtime, activities: activities, notes: &notes)
                 next += 1
             } else {
                 engine.runDue()
+                activities?.runDue(notes: &notes, at: t)
             }
         }
         onProgress?(1)
@@ -62,12 +70,20 @@ public final class Simulator {
         return SimulationReport(bundle: bundle.manifest.id, start: scenario.start, end: end, policy: scenario.policy,
                                 instances: engine.instances, pending: pending, notes: notes,
                                 performances: engine.performances, controls: center.controls,
+                                activities: activities?.lanes(end: end, notes: &notes) ?? [],
                                 wallSeconds: Double(wall.components.seconds) + Double(wall.components.attoseconds) / 1e18,
                                 calendar: calendar)
     }
 
-    private func apply(_ event: ScenarioEvent, engine: TimelineEngine, center: ControlCenter, runtime: WidgetRuntime, notes: inout [CallNote]) {
+    private func apply(_ event: ScenarioEvent, engine: TimelineEngine, center: ControlCenter, runtime: WidgetRuntime,
+                       activities: ActivityLive?, notes: inout [CallNote]) {
         switch event.kind {
+        case .startActivity, .push, .activityEvent, .endActivity, .activitiesEnabled:
+            guard let activities else {
+                notes.append(CallNote(at: event.at, message: "\(event.kind): no Live Activities in this simulation (no store)"))
+                return
+            }
+            activities.apply(event, notes: &notes)
         case .appForeground(let kind): engine.reloadNow(kind: kind, reason: .appForeground)
         case .reloadTimelines(let kind): engine.requestReload(kind: kind)
         case .reloadAll: engine.requestReload(kind: nil)
@@ -118,6 +134,93 @@ public final class Simulator {
             } catch {
                 notes.append(CallNote(at: event.at, message: "storeSet \(group) \(key) failed: \(error)"))
             }
+        }
+    }
+}
+
+/// The simulation's Live Activities: the manager and updaters, and the ids
+/// of the activities the scenario started, in order (events name them by
+/// index).
+private final class ActivityLive {
+    let updaters: ActivityUpdaters
+    var manager: ActivityManager { updaters.manager }
+    /// One per startActivity event, in time order: its id, or nil when it was refused.
+    private var started: [String?] = []
+
+    init(updaters: ActivityUpdaters) { self.updaters = updaters }
+
+    func nextDue(notes: inout [CallNote], at t: Double) -> Double? {
+        do { return try updaters.nextDue() } catch {
+            notes.append(CallNote(at: t, message: error.message))
+            return nil
+        }
+    }
+
+    func runDue(notes: inout [CallNote], at t: Double) {
+        do { try updaters.runDue() } catch { notes.append(CallNote(at: t, message: error.message)) }
+    }
+
+    func apply(_ event: ScenarioEvent, notes: inout [CallNote]) {
+        func note(_ text: String) { notes.append(CallNote(at: event.at, message: text)) }
+        do throws(ActivityError) {
+            switch event.kind {
+            case .startActivity(let type, let attributes, let state, let staleDate, let relevance):
+                try updaters.runDue()
+                switch manager.request(type: type, attributes: attributes, state: state, staleDate: staleDate, relevance: relevance, from: .app) {
+                case .success(let record): started.append(record.id)
+                case .failure(let error):
+                    started.append(nil)
+                    note("startActivity \(type) #\(started.count - 1) refused: \(error.message)")
+                }
+            case .push(let reference, let payload, let priority):
+                guard let id = id(reference, for: "push", note: note) else { return }
+                try updaters.push(id, payload: payload, priority: priority)
+            case .activityEvent(let reference, let name, let payload):
+                guard let id = id(reference, for: "activityEvent \(name)", note: note) else { return }
+                try updaters.signal(id, name: name, payload: payload)
+            case .endActivity(let reference, let state, let dismissal):
+                guard let id = id(reference, for: "endActivity", note: note) else { return }
+                try updaters.runDue()
+                try manager.finish(id, state: state, dismissal: dismissal)
+            case .activitiesEnabled(let value):
+                try manager.setEnabled(value)
+            default:
+                return
+            }
+        } catch {
+            note("\(Self.name(of: event.kind)): \(error.message)")
+        }
+    }
+
+    private func id(_ reference: ScenarioEvent.ActivityReference, for what: String, note: (String) -> Void) -> String? {
+        switch reference {
+        case .id(let id): return id
+        case .index(let n):
+            guard n < started.count, let id = started[n] else {
+                note("\(what) \(reference): that startActivity was refused, so there is no such activity")
+                return nil
+            }
+            return id
+        }
+    }
+
+    private static func name(of kind: ScenarioEvent.Kind) -> String {
+        switch kind {
+        case .push(let reference, _, _): return "push to \(reference)"
+        case .activityEvent(let reference, let name, _): return "activityEvent \(name) to \(reference)"
+        case .endActivity(let reference, _, _): return "endActivity \(reference)"
+        case .activitiesEnabled(let value): return "activitiesEnabled \(value)"
+        default: return "startActivity"
+        }
+    }
+
+    /// A lane per activity the store keeps for the bundle, in the order they started.
+    func lanes(end: Double, notes: inout [CallNote]) -> [ActivityLane] {
+        do {
+            return try manager.all().map { ActivityLane(record: $0, changes: manager.changes, runs: updaters.runs, end: end) }
+        } catch {
+            notes.append(CallNote(at: end, message: error.message))
+            return []
         }
     }
 }

@@ -1,6 +1,5 @@
 import Foundation
-import LuaSandbox
-import SharedStore
+import LunetteJSON
 
 /// Durations as people write them: "24h", "90m", "1h30m", "45s", "2d", or seconds.
 public enum Durations {
@@ -35,5 +34,15 @@ public enum Durations {
         case .string(let s): return seconds(s)
         default: return nil
         }
+    }
+
+    /// An instant as people write one: an ISO 8601 date, or a duration
+    /// after `now` ("+30m", "90s"). The error says what was expected.
+    public static func instant(_ text: String, after now: Double, calendar: HostCalendar) -> Result<Double, ISODateError> {
+        if !text.hasPrefix("+"), text.contains("-") || text.contains("T") { return ISODate.parse(text, calendar: calendar) }
+        guard let offset = seconds(text), offset >= 0 else {
+            return .failure(ISODateError(message: "expected an ISO 8601 date or a time from now like \"+30m\", got \"\(text)\""))
+        }
+        return .success(now + offset)
     }
 }
