@@ -96,6 +96,10 @@ func widgetFigures() throws {
     print("intent perform (parameters checked, fresh globals, store update committed): \(figure(intents.performMicroseconds)) µs per call;"
           + " provider call of the same bundle (store read, checked): \(figure(intents.providerMicroseconds)) µs;"
           + " bare function in a reused trusted state: \(figure(intents.bareMicroseconds)) µs")
+    let activities = try ActivityBenchmark.measure(calls: quick ? 500 : 2000, rounds: rounds)
+    print("activity updater call by signal (due events checked, fresh globals, main.lua, rows read and committed): \(figure(activities.updaterMicroseconds)) µs per call;"
+          + " app update from Swift (one transaction): \(figure(activities.appUpdateMicroseconds)) µs;"
+          + " the updater's body in a reused trusted state: \(figure(activities.bareMicroseconds)) µs")
     let example = FileManager.default.currentDirectoryPath + "/examples/tasks"
     let version = try WidgetBenchmark.processMilliseconds(["--version"], runs: quick ? 5 : 15)
     let timeline = try WidgetBenchmark.processMilliseconds(["timeline", example, "--kind", "TaskCount", "--store-dir", NSTemporaryDirectory() + "lunette-bench-empty-store"], runs: quick ? 5 : 15)

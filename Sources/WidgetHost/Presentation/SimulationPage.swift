@@ -84,7 +84,8 @@ public struct SimulationPage {
         for phase in ActivityPhase.allCases {
             out += "<span><i class=\"sw\" style=\"background:\(Self.phaseColors[phase]!)\"></i>\(phase.rawValue)</span>"
         }
-        out += "<span><svg width=\"12\" height=\"12\"><rect x=\"4\" y=\"0\" width=\"3\" height=\"12\" fill=\"#1d4ed8\"/></svg> change</span>"
+        out += "<span><svg width=\"12\" height=\"12\"><rect x=\"4\" y=\"0\" width=\"3\" height=\"12\" fill=\"#1d4ed8\"/></svg> change by the updater</span>"
+        out += "<span><svg width=\"12\" height=\"12\"><rect x=\"4\" y=\"0\" width=\"3\" height=\"12\" fill=\"#0f766e\"/></svg> by the app, an intent or a limit</span>"
         out += "<span><svg width=\"12\" height=\"12\"><circle cx=\"6\" cy=\"6\" r=\"4\" fill=\"#7c3aed\"/></svg> push delivered</span>"
         out += "<span><svg width=\"12\" height=\"12\"><circle cx=\"6\" cy=\"6\" r=\"4\" fill=\"none\" stroke=\"#7c3aed\"/></svg> priority 5</span>"
         out += "<span><svg width=\"22\" height=\"12\"><line x1=\"1\" y1=\"6\" x2=\"21\" y2=\"6\" stroke=\"#f59e0b\" stroke-width=\"3\"/></svg> throttled by the push budget</span></div>\n"
@@ -94,6 +95,7 @@ public struct SimulationPage {
             out += "<tr><td>\(escape(report.localTime(u.at, withDay: false)))</td><td>\(u.kind.rawValue)</td><td>\(escape(u.source))</td>"
                 + "<td>\(u.bytes) / \(limit)</td><td>\(escape(u.alert.map { SimulationReport.summary($0) } ?? ""))</td></tr>"
         }
+        if lane.updates.count > 40 { out += "<tr><td colspan=5>… \(lane.updates.count - 40) more</td></tr>" }
         out += "</table>\n"
         if !lane.pushes.isEmpty {
             out += "<table><tr><th>push arrived</th><th>priority</th><th>budget</th><th>delivered</th><th>delay</th></tr>"
@@ -103,6 +105,7 @@ public struct SimulationPage {
                     + "<td class=\"\(delayed ? "bad" : "")\">\(escape(p.deliveredAt.map { report.localTime($0, withDay: false) } ?? "waiting"))</td>"
                     + "<td>\(p.delay.map { SimulationReport.duration($0) } ?? "")</td></tr>"
             }
+            if lane.pushes.count > 60 { out += "<tr><td colspan=5>… \(lane.pushes.count - 60) more</td></tr>" }
             out += "</table>\n"
         }
         for failure in lane.failures {
@@ -127,7 +130,9 @@ public struct SimulationPage {
             let x0 = x(state.from), x1 = x(state.to)
             let title = "\(report.localTime(state.from, withDay: false))–\(report.localTime(state.to, withDay: false)) \(state.state.rawValue)"
             s += "<rect x=\"\(f(x0))\" y=\"\(stripTop)\" width=\"\(f(max(0.5, x1 - x0)))\" height=\"\(stripHeight)\" fill=\"\(Self.phaseColors[state.state]!)\"><title>\(escape(title))</title></rect>"
-            if x1 - x0 > 50 { s += "<text x=\"\(f(x0 + 4))\" y=\"\(stripTop + 16)\" style=\"fill:#fff\">\(state.state.rawValue)</text>" }
+            if x1 - x0 > 50 {
+                s += "<text x=\"\(f(x0 + 4))\" y=\"\(stripTop + 16)\" style=\"fill:\(state.state == .dismissed ? "#555" : "#fff")\">\(state.state.rawValue)</text>"
+            }
             s += "\n"
         }
         for u in lane.updates {
