@@ -186,7 +186,7 @@ struct ActivityCommand: ParsableCommand {
             let push = try live.updaters.push(id, payload: try LiveActivities.payload(json: payload!), priority: priority)
             let runs = live.updaters.runs[before...]
             if !json {
-                out.write(ActivityOutput.text(push: push, of: id, budget: manager.pushesPerHour, nextDelivery: push.deliveredAt == nil ? try manager.nextDue() : nil))
+                out.write(ActivityOutput.text(push: push, of: id, budget: manager.pushesPerHour, nextDelivery: push.deliveredAt == nil ? try manager.expectedDeliveries(of: id).last : nil))
             }
             show(try record(id), runs: runs)
             if runs.contains(where: { $0.diagnostic != nil }) { throw ActivityError(refusal: nil, message: "the updater of activity '\(id)' failed") }

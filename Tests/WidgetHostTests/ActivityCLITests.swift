@@ -74,6 +74,14 @@ struct ActivityCLITests {
         let second = try activity(["push", "activity-1", "--payload", #"{"status":"ready"}"#, "--policy", policy])
         #expect(second.status == 0 && second.stdout.contains("throttled: over its budget of 1 per hour, it waits until"), "\(second.stdout)")
         #expect(second.stdout.contains(#""status":"preparing""#), "a throttled push changed the content")
+        // It waits for the first delivery to leave the hour's window.
+        func date(after marker: String, in text: String) -> Date? {
+            guard let range = text.range(of: marker) else { return nil }
+            return ISO8601DateFormatter().date(from: String(text[range.upperBound...].prefix(20)))
+        }
+        let delivered = try #require(date(after: "delivered at ", in: first.stdout))
+        let until = try #require(date(after: "it waits until ", in: second.stdout))
+        #expect(until.timeIntervalSince(delivered) == 3600)
     }
 
     @Test func usageMistakesExitTwo() throws {

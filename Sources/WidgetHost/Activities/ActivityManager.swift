@@ -271,6 +271,23 @@ public final class ActivityManager: StoreAttachment {
         }
     }
 
+    /// When activity `id`'s throttled pushes will be delivered, in order,
+    /// if no other push arrives before them.
+    public func expectedDeliveries(of id: String) throws(ActivityError) -> [Double] {
+        try transact { () throws(ActivityError) in
+            guard let record = records.first(where: { $0.id == id }) else { return [] }
+            var budget = pushBudget
+            var out: [Double] = []
+            for push in record.pushes where push.deliveredAt == nil && push.counted {
+                let at = budget.nextFree(id, at: max(push.arrivedAt, out.last ?? push.arrivedAt))
+                guard at.isFinite else { break }
+                budget.record(id, at: at)
+                out.append(at)
+            }
+            return out
+        }
+    }
+
     /// The next time a throttled push will be delivered, or an activity
     /// reaches its 8-hour limit (nil: none waits).
     public func nextDue() throws(ActivityError) -> Double? {

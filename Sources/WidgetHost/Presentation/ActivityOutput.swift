@@ -47,15 +47,21 @@ public enum ActivityOutput {
             o.field("ended", number: record.endedAt)
             o.field("dismissAt", number: record.dismissAt)
             o.key("pushes")
-            o.array(record.pushes) { p in
-                o.object {
-                    o.field("at", number: p.arrivedAt)
-                    o.field("deliveredAt", number: p.deliveredAt)
-                    o.field("priority", integer: p.priority)
-                    o.field("counted", bool: p.counted)
-                }
-            }
+            o.array(record.pushes) { writePush($0, to: o) }
             extra?(o)
+        }
+    }
+
+    /// A push: `{"at", "deliveredAt", "delay", "priority", "counted", "payload"}`.
+    static func writePush(_ p: PushRecord, to o: JSONWriter) {
+        o.object {
+            o.field("at", number: p.arrivedAt)
+            o.field("deliveredAt", number: p.deliveredAt)
+            o.field("delay", number: p.delay)
+            o.field("priority", integer: p.priority)
+            o.field("counted", bool: p.counted)
+            o.key("payload")
+            p.payload.writeJSON(to: o)
         }
     }
 

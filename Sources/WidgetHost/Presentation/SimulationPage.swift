@@ -122,10 +122,7 @@ public struct SimulationPage {
         let axisTop = pushesTop + pushesHeight + 4
         var s = "<svg width=\"\(Int(left + width + 40))\" height=\"\(Int(axisTop + 18))\" role=\"img\" aria-label=\"lane of activity \(escape(lane.id))\">\n"
         s += "<text x=\"0\" y=\"\(stripTop + 16)\">state</text><text x=\"0\" y=\"\(changesTop + 12)\">changes</text><text x=\"0\" y=\"\(pushesTop + 13)\">pushes</text>\n"
-        for tick in ticks() {
-            s += "<line x1=\"\(f(x(tick.at)))\" y1=\"\(stripTop)\" x2=\"\(f(x(tick.at)))\" y2=\"\(axisTop)\" stroke=\"#eee\"/>"
-            s += "<text x=\"\(f(x(tick.at)))\" y=\"\(axisTop + 13)\" text-anchor=\"middle\">\(escape(tick.label))</text>\n"
-        }
+        s += grid(top: stripTop, axis: axisTop)
         for state in lane.states {
             let x0 = x(state.from), x1 = x(state.to)
             let title = "\(report.localTime(state.from, withDay: false))–\(report.localTime(state.to, withDay: false)) \(state.state.rawValue)"
@@ -192,11 +189,7 @@ public struct SimulationPage {
         let height = axisTop + 18
         var s = "<svg width=\"\(Int(left + width + 40))\" height=\"\(Int(height))\" role=\"img\" aria-label=\"timeline of widget \(instance.id)\">\n"
         s += "<text x=\"0\" y=\"\(stripTop + 21)\">shown</text><text x=\"0\" y=\"\(marksTop + 12)\">reloads</text><text x=\"0\" y=\"\(budgetTop + 10)\">budget</text>\n"
-        // Hour grid.
-        for tick in ticks() {
-            s += "<line x1=\"\(f(x(tick.at)))\" y1=\"\(stripTop)\" x2=\"\(f(x(tick.at)))\" y2=\"\(axisTop)\" stroke=\"#eee\"/>"
-            s += "<text x=\"\(f(x(tick.at)))\" y=\"\(axisTop + 13)\" text-anchor=\"middle\">\(escape(tick.label))</text>\n"
-        }
+        s += grid(top: stripTop, axis: axisTop)
         // What was shown.
         for item in report.shown(instance) {
             let x0 = x(item.from), x1 = x(item.to)
@@ -257,6 +250,16 @@ public struct SimulationPage {
             used += change.1
             return (change.0, used)
         }
+    }
+
+    /// The time grid from `top` down to the axis at `axis`, with its labels.
+    private func grid(top: Double, axis: Double) -> String {
+        var s = ""
+        for tick in ticks() {
+            s += "<line x1=\"\(f(x(tick.at)))\" y1=\"\(top)\" x2=\"\(f(x(tick.at)))\" y2=\"\(axis)\" stroke=\"#eee\"/>"
+            s += "<text x=\"\(f(x(tick.at)))\" y=\"\(axis + 13)\" text-anchor=\"middle\">\(escape(tick.label))</text>\n"
+        }
+        return s
     }
 
     /// Axis ticks every 1, 2, 3, 6 or 12 hours (or days), local time.

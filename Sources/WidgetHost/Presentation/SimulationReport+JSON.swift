@@ -95,17 +95,7 @@ extension SimulationReport {
             }
             o.field("bytesLimit", integer: policy.activityPayloadBytes)
             o.key("pushes")
-            o.array(lane.pushes) { p in
-                o.object {
-                    o.field("at", number: p.arrivedAt)
-                    o.field("deliveredAt", number: p.deliveredAt)
-                    o.field("delay", number: p.delay)
-                    o.field("priority", integer: p.priority)
-                    o.field("counted", bool: p.counted)
-                    o.key("payload")
-                    p.payload.writeJSON(to: o)
-                }
-            }
+            o.array(lane.pushes) { ActivityOutput.writePush($0, to: o) }
             o.key("updaterRuns")
             o.array(lane.runs) { run in
                 o.object {
