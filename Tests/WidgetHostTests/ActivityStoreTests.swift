@@ -74,6 +74,23 @@ struct ActivityStoreTests {
         #expect(!manager.changes.contains { $0.source == "intent Test" }, "an uncommitted change was reported")
     }
 
+    @Test func aCallThatOnlyReadsActivitiesCommitsNothingAndCannotConflict() throws {
+        let fixture = try BundleFixture(main: Self.main)
+        let clock = VirtualClock(t0)
+        let (_, manager) = try host(fixture, clock: clock)
+        let id = try manager.request(type: "Delivery", attributes: LuaTable(fields: ["order": "A"]), state: LuaTable(fields: ["status": "placed"]), from: .app).get().id
+        clock.advance(to: t0 + 9 * 3600)   // past the 8-hour limit: time alone ends it
+        manager.beginCall(source: "timeline W")
+        #expect(try manager.list().first?.phase(at: clock.time) == .ended)
+        let app = try ActivityManager(bundle: try fixture.load(), store: SharedStore(root: fixture.storeRoot), policy: .standard, clock: clock)
+        _ = try app.all()   // another writer applies the limit meanwhile
+        #expect(try manager.attachedWrite() == nil, "a reading call wrote what time did")
+        manager.endCall(committed: true)
+        #expect(manager.changes.filter { $0.kind == .ended }.isEmpty, "an unwritten change was reported")
+        #expect(try manager.get(id)?.endedAt == t0 + 8 * 3600)
+        #expect(app.changes.filter { $0.kind == .ended }.map(\.source) == ["limit (A3)"], "the writer of the end did not note it")
+    }
+
     @Test("A6: a bundle that asks for frequent updates gets the larger push budget")
     func frequentUpdates() throws {
         var policy = HostPolicy()

@@ -97,7 +97,9 @@ public final class ActivityManager: StoreAttachment {
     private var pendingChanges: [ActivityChange] = []
     /// Set while a script call runs (`beginCall`): operations work on the
     /// working copy, read once, and commit with the call.
-    private var call: (source: String, loaded: Bool)?
+    private var call: (source: String, loaded: Bool, wrote: Bool)?
+    /// The call's rows once time was applied, before the call changed anything.
+    private var callBaseline: StoredActivities?
     /// What the next call handles (an updater's event), applied when it starts.
     private var preparedMark: ActivityEventMark?
     private var preparedSource: String?
@@ -308,11 +310,17 @@ public final class ActivityManager: StoreAttachment {
     /// Runs `body` on the working copy. Outside a call: one write
     /// transaction of the group — read the rows, apply what time has done,
     /// run `body`, write what changed. Inside a call: on the call's copy,
-    /// committed with the call (`callWrite`).
+    /// committed with the call (`attachedWrite`).
     private func transact<R>(_ body: () throws(ActivityError) -> R) throws(ActivityError) -> R {
         if let running = call {
             if !running.loaded {
                 do { load(try group.activities(of: bundleID)) } catch { throw unavailable(error) }
+                advance()
+                // What time alone did is not the call's to write: a call
+                // that only reads commits nothing (the next transaction
+                // applies it again), so it cannot fail on another writer's
+                // change it did not make.
+                do { callBaseline = try save() } catch { throw ActivityError(refusal: nil, message: "activities of \(bundleID): \(error.message)") }
                 if let mark = preparedMark { apply(mark) }
                 call?.loaded = true
             }
@@ -383,7 +391,7 @@ public final class ActivityManager: StoreAttachment {
     /// read at the first one, and commit with the call. `source` names the
     /// caller in `changes` ("intent Start").
     func beginCall(source: String) {
-        call = (preparedSource ?? source, false)
+        call = (preparedSource ?? source, false, false)
         pendingChanges = []
     }
 
@@ -391,13 +399,17 @@ public final class ActivityManager: StoreAttachment {
     /// activities' group (nil: none).
     public func attachedWrite() throws(StoreError) -> (group: String, write: ActivityWrite)? {
         guard let call, call.loaded else { return nil }
-        let write = ActivityWrite(bundle: bundleID, old: stored, new: try save())
-        return write.isEmpty ? nil : (group.id, write)
+        let new = try save()
+        guard new != callBaseline else { return nil }
+        self.call?.wrote = true
+        return (group.id, ActivityWrite(bundle: bundleID, old: stored, new: new))
     }
 
     /// The call ended: its changes count when it `committed`.
     func endCall(committed: Bool) {
-        if committed { changes += pendingChanges }
+        // A call that wrote nothing leaves time's effects to the next transaction, which notes them.
+        if committed && call?.wrote == true { changes += pendingChanges }
+        callBaseline = nil
         pendingChanges = []
         call = nil
         preparedMark = nil
