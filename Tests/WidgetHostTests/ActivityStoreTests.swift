@@ -91,6 +91,20 @@ struct ActivityStoreTests {
         #expect(app.changes.filter { $0.kind == .ended }.map(\.source) == ["limit (A3)"], "the writer of the end did not note it")
     }
 
+    @Test func aRowThisHostCannotReadIsNeitherDroppedNorOverwritten() throws {
+        let fixture = try BundleFixture(main: Self.main)
+        let clock = VirtualClock(t0)
+        let (_, manager) = try host(fixture, clock: clock)
+        _ = try manager.request(type: "Delivery", attributes: LuaTable(fields: ["order": "A"]), state: LuaTable(fields: ["status": "placed"]), from: .app).get()
+        let group = try fixture.store.group("group.test")
+        try group.updateActivities(of: "com.example.test") { rows in
+            rows.activities.append(StoredActivity(id: "activity-9", record: ["written by": "a newer host"]))
+        }
+        let error = #expect(throws: ActivityError.self) { try manager.list() }
+        #expect(error?.message.contains("activity 'activity-9' of com.example.test holds a row this host cannot read") == true, "\(String(describing: error))")
+        #expect(try group.activities(of: "com.example.test").activities.map(\.id) == ["activity-1", "activity-9"], "a row was dropped")
+    }
+
     @Test("A6: a bundle that asks for frequent updates gets the larger push budget")
     func frequentUpdates() throws {
         var policy = HostPolicy()

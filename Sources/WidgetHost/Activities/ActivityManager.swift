@@ -314,7 +314,7 @@ public final class ActivityManager: StoreAttachment {
     private func transact<R>(_ body: () throws(ActivityError) -> R) throws(ActivityError) -> R {
         if let running = call {
             if !running.loaded {
-                do { load(try group.activities(of: bundleID)) } catch { throw unavailable(error) }
+                do throws(StoreError) { try load(try group.activities(of: bundleID)) } catch { throw unavailable(error) }
                 advance()
                 // What time alone did is not the call's to write: a call
                 // that only reads commits nothing (the next transaction
@@ -330,7 +330,10 @@ public final class ActivityManager: StoreAttachment {
         var result: Result<R, ActivityError> = .failure(ActivityError(refusal: nil, message: "activities: not run"))
         do throws(StoreError) {
             try group.updateActivities(of: bundleID) { rows in
-                load(rows)
+                do throws(StoreError) { try load(rows) } catch {
+                    result = .failure(unavailable(error))
+                    return
+                }
                 advance()
                 do throws(ActivityError) { result = .success(try body()) } catch { result = .failure(error) }
                 do throws(StoreError) { rows = try save() } catch {
@@ -352,11 +355,20 @@ public final class ActivityManager: StoreAttachment {
 
     /// Decodes the rows into the working copy, and rebuilds the push budget
     /// from the deliveries they record.
-    private func load(_ rows: StoredActivities) {
+    /// A row that does not decode (written by another version, or damaged)
+    /// stops the load: writing back without it would delete it.
+    private func load(_ rows: StoredActivities) throws(StoreError) {
+        var decoded: [ActivityRecord] = []
+        for row in rows.activities {
+            guard let record = ActivityRecord(id: row.id, row: row.record, pushes: row.pushes) else {
+                throw StoreError(.corruptValue, "store group \(group.id): activity '\(row.id)' of \(bundleID) holds a row this host cannot read; nothing was changed")
+            }
+            decoded.append(record)
+        }
         stored = rows
         enabled = rows.enabled
         nextNumber = rows.nextNumber
-        records = rows.activities.compactMap { ActivityRecord(id: $0.id, row: $0.record, pushes: $0.pushes) }
+        records = decoded
         pushBudget = RefreshBudget(limit: pushesPerHour, window: 3600)
         var deliveries: [(String, Double)] = []
         for record in records {
