@@ -328,6 +328,8 @@ public final class ActivityManager: StoreAttachment {
             return try body()
         }
         var result: Result<R, ActivityError> = .failure(ActivityError(refusal: nil, message: "activities: not run"))
+        var saved = false
+        pendingChanges = []
         do throws(StoreError) {
             try group.updateActivities(of: bundleID) { rows in
                 do throws(StoreError) { try load(rows) } catch {
@@ -335,16 +337,20 @@ public final class ActivityManager: StoreAttachment {
                     return
                 }
                 advance()
+                // A refused operation changed nothing; what time did is written all the same.
                 do throws(ActivityError) { result = .success(try body()) } catch { result = .failure(error) }
-                do throws(StoreError) { rows = try save() } catch {
+                do throws(StoreError) {
+                    rows = try save()
+                    saved = true
+                } catch {
                     result = .failure(ActivityError(refusal: nil, message: "activities of \(bundleID): \(error.message)"))
                 }
             }
         } catch {
-            pendingChanges = []
-            throw unavailable(error)
+            saved = false
+            result = .failure(unavailable(error))
         }
-        if case .success = result { changes += pendingChanges }
+        if saved { changes += pendingChanges }
         pendingChanges = []
         return try result.get()
     }
