@@ -1,16 +1,15 @@
 import Foundation
 import LuaSandbox
-import SharedStore
 import WidgetHost
 
 /// Live Activities: the cost of one updater call as a host makes it —
 /// `updaters.signal` looks for due events and reads the activity (a store
 /// transaction each), then runs the updater in a pooled sandbox (fresh
 /// globals, main.lua) whose one `activity:update` is checked and committed
-/// with the rows of the app group's store — beside an app-side `manager.update` from Swift (one
-/// store transaction, no Lua) and the updater's body in a reused trusted
-/// state (no store, no checks), so the reader sees what the sandboxed
-/// call and the store each cost.
+/// with the rows of the app group's store — beside an app-side
+/// `manager.update` from Swift (one store transaction, no Lua) and the
+/// updater's body in a reused trusted state (no store, no checks), so the
+/// reader sees what the sandboxed call and the store each cost.
 enum ActivityBenchmark {
     static let mainLua = """
         activity { type = "Order", attributes = { n = "string" }, state = { status = "string", count = "int" },

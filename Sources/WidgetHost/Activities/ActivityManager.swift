@@ -224,7 +224,7 @@ public final class ActivityManager: StoreAttachment {
     /// The activities still on screen (of `type`), the most relevant first,
     /// ties to the earliest started (A9).
     public func list(type: String? = nil) throws(ActivityError) -> [ActivityRecord] {
-        try transact { () throws(ActivityError) in
+        try transact(reading: true) { () throws(ActivityError) in
             records.filter { (type == nil || $0.type == type) && $0.phase(at: now) != .dismissed }
                 .sorted { ($0.relevance, -$0.startedAt) > ($1.relevance, -$1.startedAt) }
         }
@@ -232,18 +232,18 @@ public final class ActivityManager: StoreAttachment {
 
     /// Activity `id`, whatever its phase (nil once the store forgot it).
     public func get(_ id: String) throws(ActivityError) -> ActivityRecord? {
-        try transact { () throws(ActivityError) in records.first { $0.id == id } }
+        try transact(reading: true) { () throws(ActivityError) in records.first { $0.id == id } }
     }
 
     /// Every activity the store keeps, dismissed ones too, in the order
     /// they were started.
     public func all() throws(ActivityError) -> [ActivityRecord] {
-        try transact { () throws(ActivityError) in records }
+        try transact(reading: true) { () throws(ActivityError) in records }
     }
 
     /// A7: whether requests may start activities.
     public func isEnabled() throws(ActivityError) -> Bool {
-        try transact { () throws(ActivityError) in enabled }
+        try transact(reading: true) { () throws(ActivityError) in enabled }
     }
 
     /// A7: switches Live Activities on or off (the user's setting).
@@ -276,7 +276,7 @@ public final class ActivityManager: StoreAttachment {
     /// When activity `id`'s throttled pushes will be delivered, in order,
     /// if no other push arrives before them.
     public func expectedDeliveries(of id: String) throws(ActivityError) -> [Double] {
-        try transact { () throws(ActivityError) in
+        try transact(reading: true) { () throws(ActivityError) in
             guard let record = records.first(where: { $0.id == id }) else { return [] }
             var budget = pushBudget
             var out: [Double] = []
@@ -293,7 +293,7 @@ public final class ActivityManager: StoreAttachment {
     /// The next time a throttled push will be delivered, or an activity
     /// reaches its 8-hour limit (nil: none waits).
     public func nextDue() throws(ActivityError) -> Double? {
-        try transact { () throws(ActivityError) in
+        try transact(reading: true) { () throws(ActivityError) in
             var next = Double.infinity
             for record in records where record.endedAt == nil {
                 next = min(next, record.startedAt + policy.activityActiveLimit)
@@ -311,7 +311,25 @@ public final class ActivityManager: StoreAttachment {
     /// transaction of the group — read the rows, apply what time has done,
     /// run `body`, write what changed. Inside a call: on the call's copy,
     /// committed with the call (`attachedWrite`).
-    private func transact<R>(_ body: () throws(ActivityError) -> R) throws(ActivityError) -> R {
+    ///
+    /// A `reading` body changes nothing: it first runs on rows read without
+    /// the write lock, and only when time changed them (a delivery, a
+    /// limit) does it run again in a write transaction that writes that.
+    private func transact<R>(reading: Bool = false, _ body: () throws(ActivityError) -> R) throws(ActivityError) -> R {
+        if reading && call == nil {
+            var unchanged = false
+            do throws(StoreError) {
+                let rows = try group.activities(of: bundleID)
+                try load(rows)
+                advance()
+                unchanged = try save() == rows
+            } catch {
+                pendingChanges = []
+                throw unavailable(error)
+            }
+            pendingChanges = []
+            if unchanged { return try body() }
+        }
         if let running = call {
             if !running.loaded {
                 do throws(StoreError) { try load(try group.activities(of: bundleID)) } catch { throw unavailable(error) }
