@@ -56,12 +56,30 @@ public struct ActivityWrite: Sendable {
 
     /// True when `new` is the same as `old`: nothing to write.
     public var isEmpty: Bool { old == new }
+
+    /// The rows as they are once this write has committed (with their new version).
+    public var written: StoredActivities {
+        guard !isEmpty else { return old }
+        var rows = new
+        rows.version = old.version + 1
+        return rows
+    }
 }
 
 extension StoreGroup {
     /// The activity rows of `bundle` (empty, enabled, when it has none).
     public func activities(of bundle: String) throws(StoreError) -> StoredActivities {
-        try locked { () throws(StoreError) in try database.activities(of: bundle) }
+        var cache: StoredActivities?
+        return try activities(of: bundle, cache: &cache)
+    }
+
+    /// The same, reusing `cache` when the bundle's rows are still at its
+    /// version (one small read instead of every row), and leaving the rows
+    /// read in `cache`.
+    public func activities(of bundle: String, cache: inout StoredActivities?) throws(StoreError) -> StoredActivities {
+        let rows = try locked { () throws(StoreError) in try database.activities(of: bundle, reusing: cache) }
+        cache = rows
+        return rows
     }
 
     /// Reads `bundle`'s activity rows, lets `body` change them and writes
@@ -69,19 +87,41 @@ extension StoreGroup {
     /// processes' changes cannot interleave. Nothing is written when the
     /// rows come back unchanged.
     public func updateActivities<R>(of bundle: String, _ body: (inout StoredActivities) -> R) throws(StoreError) -> R {
-        try locked { () throws(StoreError) in
+        var cache: StoredActivities?
+        return try updateActivities(of: bundle, cache: &cache, body)
+    }
+
+    /// The same, reusing `cache` as `activities(of:cache:)` does; `cache`
+    /// ends as the rows written (nil when the write failed).
+    public func updateActivities<R>(of bundle: String, cache: inout StoredActivities?,
+                                    _ body: (inout StoredActivities) -> R) throws(StoreError) -> R {
+        let cached = cache
+        cache = nil
+        var written: StoredActivities?
+        let result = try locked { () throws(StoreError) in
             try database.write(limits: limits, group: id) { (_: inout StoreWriter) throws(StoreError) -> R in
-                let old = try database.activities(of: bundle)
+                let old = try database.activities(of: bundle, reusing: cached)
                 var new = old
                 let result = body(&new)
-                try database.writeActivities(ActivityWrite(bundle: bundle, old: old, new: new))
+                new.version = old.version
+                let write = ActivityWrite(bundle: bundle, old: old, new: new)
+                try database.writeActivities(write)
+                written = write.written
                 return result
             }.result
         }
+        cache = written
+        return result
     }
 }
 
 extension StoreDatabase {
+    /// `bundle`'s rows: `cached` when they are still at its version.
+    func activities(of bundle: String, reusing cached: StoredActivities?) throws(StoreError) -> StoredActivities {
+        if let cached, try activityVersion(bundle) == cached.version { return cached }
+        return try activities(of: bundle)
+    }
+
     func activities(of bundle: String) throws(StoreError) -> StoredActivities {
         var rows = StoredActivities()
         let header = try statement(.activityBundle)

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import SharedStore
 import Testing
 @testable import WidgetHost
@@ -100,8 +101,13 @@ struct ActivityStoreTests {
         try group.updateActivities(of: "com.example.test") { rows in
             rows.activities.append(StoredActivity(id: "activity-9", record: ["written by": "a newer host"]))
         }
+        let collected = CollectedLog()
+        manager.logger = Logger(label: "test.activities", factory: collected.handler)
         let error = #expect(throws: ActivityError.self) { try manager.list() }
-        #expect(error?.message.contains("activity 'activity-9' of com.example.test holds a row this host cannot read") == true, "\(String(describing: error))")
+        // The caller (maybe a script) gets a neutral message; the host's log, what and where.
+        #expect(error?.message == "the activities of com.example.test are unavailable (a stored activity does not decode); the host's log has the details",
+                "\(String(describing: error))")
+        #expect(collected.all.contains { $0.contains("activity 'activity-9' of com.example.test holds a row this host cannot read") }, "\(collected.all)")
         #expect(try group.activities(of: "com.example.test").activities.map(\.id) == ["activity-1", "activity-9"], "a row was dropped")
     }
 

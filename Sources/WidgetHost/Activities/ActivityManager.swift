@@ -1,4 +1,5 @@
 import LuaSandbox
+import Logging
 import SharedStore
 
 /// Why ActivityKit would refuse a request, by the names scripts see.
@@ -97,13 +98,24 @@ public final class ActivityManager: StoreAttachment {
     private var pendingChanges: [ActivityChange] = []
     /// Set while a script call runs (`beginCall`): operations work on the
     /// working copy, read once, and commit with the call.
-    private var call: (source: String, loaded: Bool, wrote: Bool)?
+    private var call: (source: String, loaded: Bool)?
+    /// What the running call will commit, once it asked (`attachedWrite`).
+    private var callWrite: ActivityWrite?
     /// The call's rows once time was applied, before the call changed anything.
     private var callBaseline: StoredActivities?
     /// What the next call handles (an updater's event), applied when it starts.
     private var preparedMark: ActivityEventMark?
     private var preparedSource: String?
     private var source = "app"
+    /// The rows as last read or written, with their version.
+    private var cache: StoredActivities?
+    /// The records decoded from the rows at `version`.
+    private var decoded: (version: Int64, records: [ActivityRecord])?
+    /// Called when a call has read its rows (tests: a writer between a
+    /// call's read and its commit).
+    var afterCallLoad: (() -> Void)?
+    /// The host's log: database failures in full (scripts get a neutral message).
+    public var logger = Logger(label: "lunette.activities")
 
     /// The manager of `bundle`'s activities in `store`, in the group of its
     /// first app group. Throws when the bundle lists no app group.
@@ -216,6 +228,7 @@ public final class ActivityManager: StoreAttachment {
                 records[i].content.state = state
             }
             end(i, at: now, dismissal: dismissal)
+            deliverPushes(i)   // what still waits is dropped
             note(.ended, records[i], bytes: bytes)
             return records[i]
         }
@@ -280,7 +293,7 @@ public final class ActivityManager: StoreAttachment {
             guard let record = records.first(where: { $0.id == id }) else { return [] }
             var budget = pushBudget
             var out: [Double] = []
-            for push in record.pushes where push.deliveredAt == nil && push.counted {
+            for push in record.pushes where push.isWaiting && push.counted {
                 let at = budget.nextFree(id, at: max(push.arrivedAt, out.last ?? push.arrivedAt))
                 guard at.isFinite else { break }
                 budget.record(id, at: at)
@@ -297,7 +310,7 @@ public final class ActivityManager: StoreAttachment {
             var next = Double.infinity
             for record in records where record.endedAt == nil {
                 next = min(next, record.startedAt + policy.activityActiveLimit)
-                if let waiting = record.pushes.first(where: { $0.deliveredAt == nil }) {
+                if let waiting = record.pushes.first(where: \.isWaiting) {
                     next = min(next, pushBudget.nextFree(record.id, at: waiting.arrivedAt))
                 }
             }
@@ -319,7 +332,7 @@ public final class ActivityManager: StoreAttachment {
         if reading && call == nil {
             var unchanged = false
             do throws(StoreError) {
-                let rows = try group.activities(of: bundleID)
+                let rows = try group.activities(of: bundleID, cache: &cache)
                 try load(rows)
                 advance()
                 unchanged = try save() == rows
@@ -332,15 +345,16 @@ public final class ActivityManager: StoreAttachment {
         }
         if let running = call {
             if !running.loaded {
-                do throws(StoreError) { try load(try group.activities(of: bundleID)) } catch { throw unavailable(error) }
+                do throws(StoreError) { try load(try group.activities(of: bundleID, cache: &cache)) } catch { throw unavailable(error) }
                 advance()
                 // What time alone did is not the call's to write: a call
                 // that only reads commits nothing (the next transaction
                 // applies it again), so it cannot fail on another writer's
                 // change it did not make.
-                do { callBaseline = try save() } catch { throw ActivityError(refusal: nil, message: "activities of \(bundleID): \(error.message)") }
+                do throws(StoreError) { callBaseline = try save() } catch { throw unavailable(error) }
                 if let mark = preparedMark { apply(mark) }
                 call?.loaded = true
+                afterCallLoad?()
             }
             advance()
             return try body()
@@ -349,7 +363,7 @@ public final class ActivityManager: StoreAttachment {
         var saved = false
         pendingChanges = []
         do throws(StoreError) {
-            try group.updateActivities(of: bundleID) { rows in
+            try group.updateActivities(of: bundleID, cache: &cache) { rows in
                 do throws(StoreError) { try load(rows) } catch {
                     result = .failure(unavailable(error))
                     return
@@ -361,38 +375,66 @@ public final class ActivityManager: StoreAttachment {
                     rows = try save()
                     saved = true
                 } catch {
-                    result = .failure(ActivityError(refusal: nil, message: "activities of \(bundleID): \(error.message)"))
+                    result = .failure(unavailable(error))
                 }
             }
         } catch {
             saved = false
             result = .failure(unavailable(error))
         }
-        if saved { changes += pendingChanges }
+        if saved {
+            changes += pendingChanges
+            // The rows written are the working copy: the next load need not decode them.
+            if let cache { decoded = (cache.version, records) }
+        }
         pendingChanges = []
         return try result.get()
     }
 
+    /// A store failure as the caller may see it. What names files on the
+    /// host (database failures) goes to the host's log; the caller, which
+    /// may be a script, gets a neutral message.
     private func unavailable(_ error: StoreError) -> ActivityError {
-        ActivityError(refusal: nil, message: "the activities of \(bundleID) are unavailable: \(error.message)")
+        switch error.code {
+        case .database, .busy, .notAStore, .corruptValue, .noSuchGroup:
+            logger.error("activities unavailable", metadata: ["bundle": "\(bundleID)", "group": "\(group.id)", "code": "\(error.code)", "error": "\(error.message)"])
+            return ActivityError(refusal: nil, message: "the activities of \(bundleID) are unavailable (\(Self.reason(error.code))); the host's log has the details")
+        default:
+            return ActivityError(refusal: nil, message: "the activities of \(bundleID): \(error.message)")
+        }
+    }
+
+    private static func reason(_ code: StoreError.Code) -> String {
+        switch code {
+        case .corruptValue: return "a stored activity does not decode"
+        case .busy: return "the database stayed locked by another process"
+        case .notAStore: return "the database is not a Lunette store"
+        default: return "database error"
+        }
     }
 
     /// Decodes the rows into the working copy, and rebuilds the push budget
-    /// from the deliveries they record.
-    /// A row that does not decode (written by another version, or damaged)
-    /// stops the load: writing back without it would delete it.
+    /// from the deliveries they record. Rows at the version last decoded
+    /// are not decoded again. A row that does not decode (written by
+    /// another version, or damaged) stops the load: writing back without it
+    /// would delete it.
     private func load(_ rows: StoredActivities) throws(StoreError) {
-        var decoded: [ActivityRecord] = []
-        for row in rows.activities {
-            guard let record = ActivityRecord(id: row.id, row: row.record, pushes: row.pushes) else {
-                throw StoreError(.corruptValue, "store group \(group.id): activity '\(row.id)' of \(bundleID) holds a row this host cannot read; nothing was changed")
+        if let decoded, decoded.version == rows.version {
+            records = decoded.records
+        } else {
+            var out: [ActivityRecord] = []
+            for row in rows.activities {
+                guard let record = ActivityRecord(id: row.id, row: row.record, pushes: row.pushes) else {
+                    throw StoreError(.corruptValue, "store group \(group.id): activity '\(row.id)' of \(bundleID) holds a row this host cannot read; nothing was changed")
+                }
+                out.append(record)
             }
-            decoded.append(record)
+            records = out
+            decoded = (rows.version, out)
         }
         stored = rows
         enabled = rows.enabled
         nextNumber = rows.nextNumber
-        records = decoded
         pushBudget = RefreshBudget(limit: pushesPerHour, window: 3600)
         var deliveries: [(String, Double)] = []
         for record in records {
@@ -401,21 +443,32 @@ public final class ActivityManager: StoreAttachment {
         for (id, at) in deliveries.sorted(by: { $0.1 < $1.1 }) { pushBudget.record(id, at: at) }
     }
 
-    /// The rows of the working copy, forgetting activities dismissed longer
-    /// than the retention ago.
+    /// The rows of the working copy. Only what changed since the rows were
+    /// read is encoded again.
     private func save() throws(StoreError) -> StoredActivities {
         var rows = stored
         rows.enabled = enabled
         rows.nextNumber = nextNumber
-        let horizon = now - policy.activityRetention
-        let byID = Dictionary(stored.activities.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+        let before = Dictionary(zip(decoded?.records.map(\.id) ?? [], decoded?.records ?? []), uniquingKeysWith: { a, _ in a })
+        let storedRows = Dictionary(stored.activities.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
         var activities: [StoredActivity] = []
-        for record in records where !(record.dismissAt.map { $0 < horizon } ?? false) {
+        activities.reserveCapacity(records.count)
+        for record in records {
+            let old = before[record.id], oldRow = storedRows[record.id]
+            if let old, let oldRow, old == record {
+                activities.append(oldRow)
+                continue
+            }
             var pushes: [StoreValue] = []
-            for push in record.pushes { pushes.append(try push.storedRow()) }
-            let row = try record.storedRecord()
-            if let old = byID[record.id], old.record == row, old.pushes == pushes { activities.append(old); continue }
-            activities.append(StoredActivity(id: record.id, record: row, pushes: pushes))
+            pushes.reserveCapacity(record.pushes.count)
+            for (n, push) in record.pushes.enumerated() {
+                if let old, let oldRow, n < old.pushes.count, n < oldRow.pushes.count, old.pushes[n] == push {
+                    pushes.append(oldRow.pushes[n])
+                } else {
+                    pushes.append(try push.storedRow())
+                }
+            }
+            activities.append(StoredActivity(id: record.id, record: try record.storedRecord(), pushes: pushes))
         }
         rows.activities = activities
         return rows
@@ -427,9 +480,12 @@ public final class ActivityManager: StoreAttachment {
     /// read at the first one, and commit with the call. `source` names the
     /// caller in `changes` ("intent Start").
     func beginCall(source: String) {
-        call = (preparedSource ?? source, false, false)
+        call = (preparedSource ?? source, false)
+        callWrite = nil
         pendingChanges = []
     }
+
+    public var attachmentGroup: String { group.id }
 
     /// The call's changes, to commit with its store writes in the
     /// activities' group (nil: none).
@@ -437,14 +493,20 @@ public final class ActivityManager: StoreAttachment {
         guard let call, call.loaded else { return nil }
         let new = try save()
         guard new != callBaseline else { return nil }
-        self.call?.wrote = true
-        return (group.id, ActivityWrite(bundle: bundleID, old: stored, new: new))
+        let write = ActivityWrite(bundle: bundleID, old: stored, new: new)
+        callWrite = write
+        return (group.id, write)
     }
 
     /// The call ended: its changes count when it `committed`.
     func endCall(committed: Bool) {
         // A call that wrote nothing leaves time's effects to the next transaction, which notes them.
-        if committed && call?.wrote == true { changes += pendingChanges }
+        if committed, let write = callWrite {
+            changes += pendingChanges
+            cache = write.written
+            decoded = (write.written.version, records)
+        }
+        callWrite = nil
         callBaseline = nil
         pendingChanges = []
         call = nil
@@ -486,38 +548,52 @@ public final class ActivityManager: StoreAttachment {
 
     /// Delivers activity `i`'s waiting pushes whose turn has come by now:
     /// low priority at once, counted ones in order as the budget frees slots.
-    private func deliverPushes(_ i: Int) {
+    private func deliverPushes(_ i: Int, before cutoff: Double = .infinity) {
         let id = records[i].id
+        let end = records[i].endedAt ?? .infinity
         var blocked = false   // a counted push waits: the counted ones after it wait behind it
-        for p in records[i].pushes.indices where records[i].pushes[p].deliveredAt == nil {
+        for p in records[i].pushes.indices where records[i].pushes[p].isWaiting {
             let push = records[i].pushes[p]
             var at = push.arrivedAt
             if push.counted {
                 if blocked { continue }
                 at = max(at, pushBudget.nextFree(id, at: at))
-                guard at <= now else { blocked = true; continue }
-                pushBudget.record(id, at: at)
             }
+            // A push whose turn comes only after the activity ended is dropped, visibly.
+            if at >= end {
+                records[i].pushes[p].dropped = true
+                continue
+            }
+            guard at <= now, at < cutoff else {
+                if push.counted { blocked = true }
+                continue
+            }
+            if push.counted { pushBudget.record(id, at: at) }
             records[i].pushes[p].deliveredAt = at
         }
     }
 
     /// Applies what time has done up to now: throttled pushes whose slot
     /// freed are delivered; an activity active for the 8-hour limit ends
-    /// then, and is dismissed the 4-hour limit later (A3).
+    /// then (its pushes whose slot came before it delivered first, the rest
+    /// dropped), and is dismissed the 4-hour limit later (A3); activities
+    /// dismissed longer ago than the retention are forgotten.
     private func advance() {
         let t = now
-        for i in records.indices where records[i].pushes.contains(where: { $0.deliveredAt == nil }) {
-            deliverPushes(i)
-        }
         for i in records.indices where records[i].endedAt == nil {
             let limit = records[i].startedAt + policy.activityActiveLimit
             if t >= limit {
+                deliverPushes(i, before: limit)
                 end(i, at: limit, dismissal: .standard)
                 let bytes = (try? size(records[i].attributes, records[i].content.state)) ?? 0
                 note(.ended, records[i], bytes: bytes, at: limit, source: "limit (A3)")
             }
         }
+        for i in records.indices where records[i].pushes.contains(where: \.isWaiting) {
+            deliverPushes(i)
+        }
+        let horizon = t - policy.activityRetention
+        records.removeAll { record in record.dismissAt.map { $0 < horizon } ?? false }
     }
 
     private func end(_ i: Int, at t: Double, dismissal: Dismissal) {

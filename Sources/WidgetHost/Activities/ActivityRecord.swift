@@ -37,15 +37,22 @@ public struct PushRecord: Sendable, Equatable {
     public var payload: LuaValue
     /// The updater has run for it (after its delivery).
     public var handled = false
+    /// The activity ended before the budget let it through: never delivered.
+    public var dropped = false
 
-    public init(arrivedAt: Double, deliveredAt: Double? = nil, priority: Int, counted: Bool, payload: LuaValue, handled: Bool = false) {
+    public init(arrivedAt: Double, deliveredAt: Double? = nil, priority: Int, counted: Bool, payload: LuaValue,
+                handled: Bool = false, dropped: Bool = false) {
         self.arrivedAt = arrivedAt
         self.deliveredAt = deliveredAt
         self.priority = priority
         self.counted = counted
         self.payload = payload
         self.handled = handled
+        self.dropped = dropped
     }
+
+    /// Neither delivered nor dropped yet: it waits for the budget.
+    public var isWaiting: Bool { deliveredAt == nil && !dropped }
 
     /// How long the budget held it back.
     public var delay: Double? { deliveredAt.map { $0 - arrivedAt } }
@@ -152,6 +159,7 @@ extension PushRecord {
         var fields: [(String, StoreValue)] = [("arrivedAt", .double(arrivedAt)), ("priority", .integer(Int64(priority))),
                                               ("counted", .boolean(counted)), ("handled", .boolean(handled))]
         if let deliveredAt { fields.append(("deliveredAt", .double(deliveredAt))) }
+        if dropped { fields.append(("dropped", .boolean(true))) }
         if let payload = try StoreValue(lua: payload, path: "payload") { fields.append(("payload", payload)) }
         return .map(StoreMap(fields))
     }
@@ -160,6 +168,6 @@ extension PushRecord {
         guard let arrivedAt = row["arrivedAt"]?.doubleValue, let priority = row["priority"]?.integerValue,
               let counted = row["counted"]?.boolValue, let handled = row["handled"]?.boolValue else { return nil }
         self.init(arrivedAt: arrivedAt, deliveredAt: row["deliveredAt"]?.doubleValue, priority: Int(priority), counted: counted,
-                  payload: row["payload"]?.lua ?? .nil, handled: handled)
+                  payload: row["payload"]?.lua ?? .nil, handled: handled, dropped: row["dropped"]?.boolValue ?? false)
     }
 }

@@ -145,6 +145,7 @@ final class BundleSandbox {
         outcome.memoryPeak = state.memoryPeak
         outcome.logs = logs
         outcome.deniedGroups = storeBinding.deniedGroups
+        outcome.storeConflict = outcome.status != .ok && storeBinding.lastCommitFailure == .conflict
         if outcome.elapsed > deadline.soft && outcome.status != .timeout {
             outcome.warnings.append("\(role.rawValue) took \(Self.milliseconds(outcome.elapsed)) ms, over its soft deadline of \(Self.milliseconds(deadline.soft)) ms")
         }

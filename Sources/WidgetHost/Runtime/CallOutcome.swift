@@ -19,6 +19,10 @@ public struct CallOutcome: Sendable {
     /// App groups the call asked for and was refused (typed, so a check can
     /// tell "the placeholder reads the store" without reading messages).
     public var deniedGroups: [String] = []
+    /// The call failed only because other writers changed what it read
+    /// before it committed (store keys its updates kept conflicting on, or
+    /// Live Activity rows): running it again may succeed.
+    public var storeConflict = false
     /// Things the host noticed that did not stop the call (a soft deadline passed…).
     public var warnings: [String] = []
 

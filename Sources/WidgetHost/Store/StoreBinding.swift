@@ -41,6 +41,9 @@ public final class StoreBinding {
     private var active = false
     /// Bumped by `resetObjects()`: group objects are made again after it.
     private var objectEpoch = 0
+    /// Why the last `perform`'s commit failed, when it did (`.conflict`:
+    /// other writers changed what it read; running the call again may succeed).
+    public private(set) var lastCommitFailure: StoreError.Code?
     /// App groups asked for and refused since the last `resetObjects()`.
     public private(set) var deniedGroups: [String] = []
     private weak var state: LuaState?
@@ -123,6 +126,7 @@ public final class StoreBinding {
     public func resetObjects() {
         objectEpoch += 1
         deniedGroups = []
+        lastCommitFailure = nil
     }
 
     // MARK: Calls
@@ -143,10 +147,11 @@ public final class StoreBinding {
             active = false
             slots = []
         }
+        lastCommitFailure = nil
         let result = try call()
         var extra: (group: String, write: ActivityWrite)?
         if let attached {
-            do { extra = try attached.attachedWrite() } catch { throw Self.commitError(scriptMessage(error, group: "?")) }
+            do { extra = try attached.attachedWrite() } catch { throw commitFailure(error, group: attached.attachmentGroup) }
         }
         try commit(attaching: extra)
         return result
@@ -154,32 +159,44 @@ public final class StoreBinding {
 
     /// Commits every touched group; replays the log of one whose updates conflicted.
     private func commit(attaching extra: (group: String, write: ActivityWrite)?) throws(LuaError) {
-        let stages = slots.compactMap({ $0 }).filter(\.hasWrites)
-        if let extra, !stages.contains(where: { $0.group.id == extra.group }) {
-            // Only the attached rows for this group: a commit of their own.
-            do { try store.group(extra.group).commit(StoreBatch(activities: extra.write)) } catch {
-                throw Self.commitError(scriptMessage(error, group: extra.group))
+        var stages: [String: GroupStage] = [:]
+        for stage in slots.compactMap({ $0 }) where stage.hasWrites { stages[stage.group.id] = stage }
+        var ids = Array(stages.keys)
+        if let extra, stages[extra.group] == nil { ids.append(extra.group) }
+        // One group after another, in order of their ids (docs/store.md);
+        // attached rows go with their group's writes, in one transaction.
+        for id in ids.sorted() {
+            let attached = extra?.group == id ? extra?.write : nil
+            guard let stage = stages[id] else {
+                do { try store.group(id).commit(StoreBatch(activities: attached)) } catch {
+                    throw commitFailure(error, group: id)
+                }
+                continue
             }
-        }
-        // One group after another, in order of their ids (docs/store.md).
-        for stage in stages.sorted(by: { $0.group.id < $1.group.id }) {
-            let id = stage.group.id
             var attempt = 0
             while true {
                 attempt += 1
                 let outcome: StoreCommitOutcome
                 var batch = stage.batch
-                if let extra, extra.group == id { batch.activities = extra.write }
+                batch.activities = attached
                 do { outcome = try stage.group.commit(batch, expecting: stage.expectations) } catch {
-                    throw Self.commitError(scriptMessage(error, group: id))
+                    throw commitFailure(error, group: id)
                 }
                 guard case .conflict(let keys) = outcome else { break }
                 guard attempt < maxCommitAttempts else {
+                    lastCommitFailure = .conflict
                     throw Self.commitError("store group \(id): updates of \(keys.map { StoreText.quoted($0) }.joined(separator: ", ")) kept conflicting with other writers (\(attempt) attempts); nothing was written")
                 }
                 try replay(stage)
             }
         }
+    }
+
+    /// A commit that failed: remembered by its code (`lastCommitFailure`),
+    /// raised with the message the script may see.
+    private func commitFailure(_ error: StoreError, group: String) -> LuaError {
+        lastCommitFailure = error.code
+        return Self.commitError(scriptMessage(error, group: group))
     }
 
     /// Runs the conflicting updates' transforms again on the current values.
@@ -324,6 +341,8 @@ public final class StoreBinding {
 /// Rows a call commits together with its store writes to one group (a
 /// call's Live Activity changes: `ActivityManager`).
 public protocol StoreAttachment: AnyObject {
+    /// The group the rows go to.
+    var attachmentGroup: String { get }
     /// The group and the rows to write there; nil when there is nothing.
     func attachedWrite() throws(StoreError) -> (group: String, write: ActivityWrite)?
 }

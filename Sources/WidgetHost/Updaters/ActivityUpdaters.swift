@@ -30,6 +30,8 @@ public final class ActivityUpdaters {
     let pool: SandboxPool
     /// Every updater run this host made, in order.
     public private(set) var runs: [UpdaterRun] = []
+    /// Updater runs whose commit met another writer's change and ran again.
+    public private(set) var conflicts = 0
 
     /// Updaters of `runtime`'s bundle, over `manager` (which must be the one
     /// in `runtime.services.activities`, so updaters can change activities).
@@ -64,7 +66,8 @@ public final class ActivityUpdaters {
     }
 
     /// Runs every event due by now, in order of time: delivered pushes,
-    /// ticks, stale dates.
+    /// ticks, stale dates. An event whose updater kept meeting other
+    /// writers' changes stays due, for the next call.
     public func runDue() throws(ActivityError) {
         var seen = 0
         while let next = try nextEvent() {
@@ -73,9 +76,12 @@ public final class ActivityUpdaters {
             seen += 1
             guard seen <= 10_000 else { break }
             guard let record = try manager.get(next.mark.activity) else { continue }
-            try run(next, record: record)
+            guard try run(next, record: record) else { break }
         }
     }
+
+    /// Times an updater whose commit met other writers' changes runs again.
+    static let conflictAttempts = 8
 
     /// When the next event of any activity is due after now (a tick, a
     /// stale date, a throttled push's delivery, the 8-hour limit), for a
@@ -119,9 +125,11 @@ public final class ActivityUpdaters {
         }
         for record in try manager.all() {
             let phase = record.phase(at: now)
-            // In order of delivery (ties: of arrival), while the activity runs.
+            // In order of delivery (ties: of arrival). A push is delivered
+            // only before its activity ended; if no host ran its updater
+            // until after the end, it runs then (and may find it ended).
             for (n, push) in record.pushes.enumerated() where !push.handled {
-                guard let delivered = push.deliveredAt, phase == .active || phase == .stale else { continue }
+                guard let delivered = push.deliveredAt else { continue }
                 consider(Due(at: delivered, mark: ActivityEventMark(activity: record.id, kind: .push(n)),
                              event: ["payload": push.payload, "priority": .integer(Int64(push.priority))]))
             }
@@ -141,16 +149,45 @@ public final class ActivityUpdaters {
     }
 
     /// Runs the updater of `record` for `due`; a failure is recorded and
-    /// the event marked handled all the same.
-    private func run(_ due: Due, record: ActivityRecord) throws(ActivityError) {
+    /// the event marked handled all the same. When the updater's commit
+    /// meets another writer's change (a conflict, not the script's fault),
+    /// it runs again on the new rows — unless another process ran the event
+    /// meanwhile. Returns false when it kept conflicting: the event stays due.
+    @discardableResult
+    private func run(_ due: Due, record: ActivityRecord) throws(ActivityError) -> Bool {
         var event = due.event
         event["kind"] = .string(LuaString(due.kind))
         event["time"] = ClockBinding.date(due.at)
-        manager.prepareCall(handling: due.mark, source: "updater (\(due.kind))")
-        let outcome = pool.call(.activityUpdater, "activity", record.type, "updater",
-                                [ActivityBinding.lua(record, at: manager.clock.now()), .table(LuaTable(fields: event))])
-        manager.discardPrepared()
-        runs.append(UpdaterRun(at: due.at, activity: record.id, kind: due.kind, diagnostic: outcome.diagnostic))
-        if !outcome.succeeded { try manager.markHandled(due.mark) }
+        var record = record
+        for attempt in 1...Self.conflictAttempts {
+            manager.prepareCall(handling: due.mark, source: "updater (\(due.kind))")
+            let outcome = pool.call(.activityUpdater, "activity", record.type, "updater",
+                                    [ActivityBinding.lua(record, at: manager.clock.now()), .table(LuaTable(fields: event))])
+            manager.discardPrepared()
+            guard outcome.storeConflict else {
+                runs.append(UpdaterRun(at: due.at, activity: record.id, kind: due.kind, diagnostic: outcome.diagnostic))
+                if !outcome.succeeded { try manager.markHandled(due.mark) }
+                return true
+            }
+            conflicts += 1
+            guard let fresh = try manager.get(record.id), !fresh.hasHandled(due.mark) else { return true }
+            record = fresh
+            if attempt == Self.conflictAttempts {
+                runs.append(UpdaterRun(at: due.at, activity: record.id, kind: due.kind, diagnostic: outcome.diagnostic))
+            }
+        }
+        return false
+    }
+}
+
+extension ActivityRecord {
+    /// Whether the event of `mark` has had its updater run (by any process).
+    func hasHandled(_ mark: ActivityEventMark) -> Bool {
+        switch mark.kind {
+        case .push(let n): return n < pushes.count && pushes[n].handled
+        case .tick(let t): return (lastTick ?? -.infinity) >= t
+        case .stale(let t): return staleHandled == t
+        case .signal: return false
+        }
     }
 }
