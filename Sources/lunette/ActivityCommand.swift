@@ -26,8 +26,8 @@ struct ActivityCommand: ParsableCommand {
             take either too. --json prints an activity as {"id","type",\
             "state","attributes","content":{"state","staleDate"},\
             "relevance","started","ended","dismissAt","pushes"} (list: an \
-            array; push and event add "updater":[{"at","kind","status",\
-            "message"}]); a refusal as {"error","message"}. See \
+            array; push and event add "updater":[{"activity","at","kind",\
+            "status","message"}]); a refusal as {"error","message"}. See \
             docs/activities.md.
             Exit status: 0 on success; 1 when ActivityKit would refuse (the \
             error's name first: denied, attributesTooLarge, \
@@ -118,7 +118,7 @@ struct ActivityCommand: ParsableCommand {
         let calendar = host.calendar()
         let loaded = try loadBundle(bundle, calendar: calendar)
         guard !loaded.declarations.activities.isEmpty else { throw CLIFailure("error: bundle \(loaded.manifest.id) declares no activity { }") }
-        let services = try host.services(store: storage.store, calendar: calendar)
+        let services = try host.services(of: loaded, store: storage.store, calendar: calendar)
         do throws(ActivityError) {
             let live = try LiveActivities(bundle: loaded, services: services)
             try live.manager.withSource("cli") { () throws(ActivityError) in try perform(live, calendar: calendar) }
@@ -139,20 +139,31 @@ struct ActivityCommand: ParsableCommand {
             case .failure(let error): throw ActivityError(refusal: nil, message: "\(flag): \(error.message)")
             }
         }
-        try live.updaters.runDue()
         let out = FileOutput.standardOutput
+        let updaters = live.updaters
+        // What was due runs first; its failures are reported, and do not decide the exit status.
+        let first = updaters.runs.count
+        try updaters.runDue()
+        for run in updaters.runs[first...] {
+            if let diagnostic = run.diagnostic {
+                FileOutput.standardError.write("warning: the updater of \(run.activity) (\(run.kind) at \(ISODate.format(run.at))) failed: \(diagnostic.text)\n")
+            }
+        }
         func show(_ record: ActivityRecord, runs: ArraySlice<UpdaterRun> = []) {
             guard json else {
                 out.write(ActivityOutput.text(record, at: now))
                 for run in runs {
-                    if let diagnostic = run.diagnostic { FileOutput.standardError.write("updater (\(run.kind)) failed: \(diagnostic.text)\n") }
+                    if let diagnostic = run.diagnostic {
+                        FileOutput.standardError.write("the updater of \(run.activity) (\(run.kind)) failed: \(diagnostic.text)\n")
+                    }
                 }
                 return
             }
-            out.write(ActivityOutput.json(record, at: now, extra: runs.isEmpty && verb != .push && verb != .event ? nil : { o in
+            out.write(ActivityOutput.json(record, at: now, extra: verb != .push && verb != .event ? nil : { o in
                 o.key("updater")
                 o.array(Array(runs)) { run in
                     o.object {
+                        o.field("activity", string: run.activity)
                         o.field("at", number: run.at)
                         o.field("kind", string: run.kind)
                         o.field("status", string: (run.diagnostic?.kind ?? .ok).rawValue)
@@ -182,21 +193,27 @@ struct ActivityCommand: ParsableCommand {
             show(try manager.update(id, state: state, staleDate: try date(stale, "--stale"), relevance: relevance))
         case .push:
             let id = operands[0]
-            let before = live.updaters.runs.count
-            let push = try live.updaters.push(id, payload: try LiveActivities.payload(json: payload!), priority: priority)
-            let runs = live.updaters.runs[before...]
+            let before = updaters.runs.count
+            let push = try updaters.push(id, payload: try LiveActivities.payload(json: payload!), priority: priority)
+            let runs = updaters.runs[before...]
             if !json {
-                out.write(ActivityOutput.text(push: push, of: id, budget: manager.pushesPerHour, nextDelivery: push.deliveredAt == nil ? try manager.expectedDeliveries(of: id).last : nil))
+                out.write(ActivityOutput.text(push: push, of: id, budget: manager.pushesPerHour,
+                                              nextDelivery: push.isWaiting ? try manager.expectedDeliveries(of: id).last : nil))
             }
             show(try record(id), runs: runs)
-            if runs.contains(where: { $0.diagnostic != nil }) { throw ActivityError(refusal: nil, message: "the updater of activity '\(id)' failed") }
+            // This push's own run: its updater ran at its delivery.
+            if runs.contains(where: { $0.activity == id && $0.kind == "push" && $0.at == push.deliveredAt && $0.diagnostic != nil }) {
+                throw ActivityError(refusal: nil, message: "the updater of activity '\(id)' failed on this push")
+            }
         case .event:
             let id = operands[0]
-            let before = live.updaters.runs.count
-            try live.updaters.signal(id, name: operands[1], payload: try payload.map { (text) throws(ActivityError) in try LiveActivities.payload(json: text) } ?? .nil)
-            let runs = live.updaters.runs[before...]
+            let before = updaters.runs.count
+            try updaters.signal(id, name: operands[1], payload: try payload.map { (text) throws(ActivityError) in try LiveActivities.payload(json: text) } ?? .nil)
+            let runs = updaters.runs[before...]
             show(try record(id), runs: runs)
-            if runs.last?.diagnostic != nil { throw ActivityError(refusal: nil, message: "the updater of activity '\(id)' failed on event '\(operands[1])'") }
+            if let own = runs.last(where: { $0.activity == id && $0.kind == "event" }), own.diagnostic != nil {
+                throw ActivityError(refusal: nil, message: "the updater of activity '\(id)' failed on event '\(operands[1])'")
+            }
         case .end:
             let id = operands[0]
             let state = try self.state.map { (text) throws(ActivityError) in try live.table(json: text, what: "state", type: try record(id).type) }
@@ -204,7 +221,11 @@ struct ActivityCommand: ParsableCommand {
             switch dismissal {
             case nil, "default": break
             case "immediate": how = .immediate
-            case let text?: how = .after(try date(text, "--dismissal")!)
+            case let text?:
+                guard case .success(let t) = Durations.instant(text, after: now, calendar: calendar) else {
+                    throw ActivityError(refusal: nil, message: "--dismissal: expected default, immediate, an ISO 8601 date or a time from now like \"+30m\", got \"\(text)\"")
+                }
+                how = .after(t)
             }
             show(try manager.finish(id, state: state, dismissal: how))
         }

@@ -40,7 +40,7 @@ struct Check: ParsableCommand {
         do {
             let loaded = try ScriptBundle.load(bundle, calendar: calendar)
             id = loaded.manifest.id
-            let runtime = WidgetRuntime(bundle: loaded, services: try host.services(store: storage.store, calendar: calendar))
+            let runtime = WidgetRuntime(bundle: loaded, services: try host.services(of: loaded, store: storage.store, calendar: calendar))
             findings = BundleChecker(runtime: runtime).check()
         } catch let errors as LocatedErrors {
             findings = errors.errors.map { Finding(level: .error, kind: nil, check: "load", message: $0.locatedMessage) }

@@ -64,10 +64,13 @@ struct StoreOptions: ParsableArguments {
 }
 
 extension HostOptions {
-    /// What a one-off run gives its calls: `store`, a virtual clock at
-    /// `start` (default: now, to the second), the calendar, the policy.
-    func services(store: SharedStore, calendar: HostCalendar, at start: Double = SystemClock().now().rounded(.down)) throws -> HostServices {
-        HostServices(store: store, clock: VirtualClock(start), calendar: calendar, policy: try hostPolicy())
+    /// What a one-off run of `bundle` gives its calls: `store`, a virtual
+    /// clock at `start` (default: now, to the second), the calendar, the
+    /// policy, and the bundle's Live Activities when it declares any.
+    func services(of bundle: ScriptBundle, store: SharedStore, calendar: HostCalendar,
+                  at start: Double = SystemClock().now().rounded(.down)) throws -> HostServices {
+        let services = HostServices(store: store, clock: VirtualClock(start), calendar: calendar, policy: try hostPolicy())
+        do { return try services.withActivities(of: bundle) } catch { throw CLIFailure("error: \(error.message)") }
     }
 }
 

@@ -61,7 +61,7 @@ struct TimelineCommand: ParsableCommand {
             case .failure(let error): throw ValidationError("--at: \(error.message)")
             }
         }
-        let runtime = WidgetRuntime(bundle: bundle, services: try host.services(store: storage.store, calendar: calendar, at: start))
+        let runtime = WidgetRuntime(bundle: bundle, services: try host.services(of: bundle, store: storage.store, calendar: calendar, at: start))
         let widget: WidgetConfiguration
         do {
             let values = try runtime.parseValues(kind: kind, try parseAssignments(config, flag: "--config"))

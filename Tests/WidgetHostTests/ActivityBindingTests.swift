@@ -69,4 +69,13 @@ struct ActivityBindingTests {
         #expect(try manager.list().isEmpty, "a failed perform left its activity behind")
         #expect(try engine.perform("Start").result?.tableValue?["id"] == "activity-1", "the failed call used up an id")
     }
+
+    @Test func aHostWithoutActivitiesSaysSoInsteadOfANilGlobal() throws {
+        let fixture = try BundleFixture(main: Self.bundle)
+        let runtime = WidgetRuntime(bundle: try fixture.load(), services: HostServices(store: nil, clock: VirtualClock(t0), calendar: .utc))
+        let performance = try TimelineEngine(runtime: runtime).perform("Start")
+        #expect(performance.outcome.status == .error)
+        #expect(performance.outcome.diagnostic?.message.contains("activities.request: this host gives bundle com.example.test no Live Activities") == true,
+                "\(performance.outcome.diagnostic?.text ?? "")")
+    }
 }

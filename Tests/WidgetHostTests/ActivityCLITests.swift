@@ -46,6 +46,15 @@ struct ActivityCLITests {
         #expect(empty.status == 0 && empty.stdout == "no activities on screen\n")
     }
 
+    @Test func theBundlesIntentStartsAnActivityAnotherCommandSees() throws {
+        let order = try CLI.run(["intent", bundle, "OrderFood", "--param", "minutes=20", "--store-dir", store])
+        #expect(order.status == 0 && order.stdout.contains("Order A-001 placed"), "\(order.stdout)\(order.stderr)")
+        let list = try activity(["list"])
+        #expect(list.stdout.contains("activity-1  Delivery  active"), "\(list.stdout)")
+        let widget = try CLI.run(["timeline", bundle, "--kind", "Order", "--store-dir", store])
+        #expect(widget.status == 0 && widget.stdout.contains(#""status":"placed""#), "\(widget.stdout)\(widget.stderr)")
+    }
+
     @Test func refusalsExitOneWithTheirNames() throws {
         let big = String(repeating: "x", count: 5000)
         let tooLarge = try activity(["start", "Delivery", "--attributes", attributes, "--state", #"{"status":"\#(big)","eta":1}"#, "--json"])

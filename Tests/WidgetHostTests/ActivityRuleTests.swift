@@ -145,6 +145,9 @@ struct ActivityRuleTests {
         let second = try start(m, order: "second", relevance: 1)
         let top = try start(m, order: "top", relevance: 5)
         #expect(try m.list().map(\.id) == [top.id, first.id, second.id])
+        // Rows kept in another order (another process wrote them so): the tie still goes to the earliest started.
+        try m.group.updateActivities(of: m.bundleID) { $0.activities.reverse() }
+        #expect(try m.list().map(\.id) == [top.id, first.id, second.id], "ties follow the stored order, not the start")
         try m.update(second.id, state: T(["status": "near"]), relevance: 9)
         #expect(try m.list().first?.id == second.id)
     }

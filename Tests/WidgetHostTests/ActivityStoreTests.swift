@@ -75,6 +75,63 @@ struct ActivityStoreTests {
         #expect(!manager.changes.contains { $0.source == "intent Test" }, "an uncommitted change was reported")
     }
 
+    @Test("A6: an updater whose commit meets another writer's change runs again; its push is not lost")
+    func anUpdaterThatConflictsRunsAgain() throws {
+        let fixture = try BundleFixture(main: """
+            activity { type = "Delivery", attributes = { order = "string" }, state = { status = "string" },
+              updater = function(activity, event) activity:update({ status = event.payload.status }) end }
+            """)
+        let clock = VirtualClock(t0)
+        let live = try LiveActivities(bundle: try fixture.load(), services: HostServices(store: fixture.store, clock: clock, calendar: .utc))
+        let mine = try live.manager.request(type: "Delivery", attributes: LuaTable(fields: ["order": "A"]), state: LuaTable(fields: ["status": "placed"]), from: .app).get().id
+        let other = try live.manager.request(type: "Delivery", attributes: LuaTable(fields: ["order": "B"]), state: LuaTable(fields: ["status": "placed"]), from: .app).get().id
+        // Another process changes another activity of the bundle between the updater's read and its commit, once.
+        let app = try ActivityManager(bundle: try fixture.load(), store: SharedStore(root: fixture.storeRoot), policy: .standard, clock: clock)
+        var interfered = false
+        live.manager.afterCallLoad = {
+            guard !interfered else { return }
+            interfered = true
+            _ = try? app.update(other, state: LuaTable(fields: ["status": "theirs"]))
+        }
+        try live.updaters.push(mine, payload: ["status": "picked up"])
+        #expect(interfered && live.updaters.conflicts == 1)
+        #expect(live.updaters.runs.count == 1 && live.updaters.runs[0].diagnostic == nil, "\(live.updaters.runs)")
+        #expect(try live.manager.get(mine)?.content.state["status"] == "picked up", "the push's change was lost")
+        #expect(try live.manager.get(mine)?.pushes.first?.handled == true)
+        #expect(try live.manager.get(other)?.content.state["status"] == "theirs", "the other writer's change was lost")
+    }
+
+    @Test("A6: a push still waiting when its activity ends is dropped, visibly; one whose slot came before the 8-hour limit is delivered")
+    func pushesAtTheEnd() throws {
+        var policy = HostPolicy()
+        policy.activityPushBudget = 1
+        let fixture = try BundleFixture(main: Self.main)
+        let clock = VirtualClock(t0)
+        let manager = try ActivityManager(bundle: try fixture.load(), store: fixture.store, policy: policy, clock: clock)
+        func start() throws -> String {
+            try manager.request(type: "Delivery", attributes: LuaTable(fields: ["order": "A"]), state: LuaTable(fields: ["status": "placed"]), from: .app).get().id
+        }
+        // Ended by the app while a push waits.
+        let ended = try start()
+        try manager.push(ended, payload: 1)
+        try manager.push(ended, payload: 2)
+        clock.advance(to: t0 + 600)
+        try manager.finish(ended)
+        let pushes = try #require(try manager.get(ended)?.pushes)
+        #expect(pushes.map(\.deliveredAt) == [t0, nil] && pushes.map(\.dropped) == [false, true])
+        clock.advance(to: t0 + 2 * 3600)
+        #expect(try manager.get(ended)?.pushes[1].deliveredAt == nil, "a push was delivered after its activity ended")
+        // Ended by the 8-hour limit while no host ran: a slot before the limit delivers, one after drops.
+        let limited = try start()
+        clock.advance(to: t0 + 2 * 3600 + 8 * 3600 - 1800)
+        try manager.push(limited, payload: 1)   // delivered at once
+        try manager.push(limited, payload: 2)   // its slot is an hour later: after the limit
+        clock.advance(to: t0 + 12 * 3600)
+        let late = try #require(try manager.get(limited))
+        #expect(late.endedAt == t0 + 2 * 3600 + 8 * 3600)
+        #expect(late.pushes.map(\.dropped) == [false, true] && late.pushes[0].deliveredAt != nil)
+    }
+
     @Test func aCallThatOnlyReadsActivitiesCommitsNothingAndCannotConflict() throws {
         let fixture = try BundleFixture(main: Self.main)
         let clock = VirtualClock(t0)

@@ -34,7 +34,7 @@ struct WidgetCLITests {
     }
 
     @Test func checkPassesTheExamplesAndFlagsABadBundle() throws {
-        for example in ["tasks", "wallpaper", "weather"] {
+        for example in ["tasks", "wallpaper", "weather", "delivery"] {
             let result = try CLI.run(["check", Self.examples + "/" + example, "--store-dir", store])
             #expect(result.status == 0, "\(example): \(result.stdout)\(result.stderr)")
         }

@@ -60,11 +60,13 @@ intent {
       { status = "placed", eta = eta },
       { staleDate = clock.add(eta, { minutes = 10 }), relevance = 1 })
     if not a then return { dialog = "Cannot track the order: " .. err, message = message } end
+    reload.timelines("Order")
     return { dialog = "Order " .. a.attributes.orderNumber .. " placed", activity = a.id }
   end,
 }
 
--- A small widget: the order that leads, or how many were delivered today.
+-- A small widget: the order that leads, and how many were delivered. The
+-- activity itself shows the live status; the widget refreshes hourly.
 widget {
   kind = "Order", displayName = "Your Order", families = { "systemSmall" },
   placeholder = function() return { title = "Noodle Bar", status = "on its way", minutes = 12 } end,
@@ -77,6 +79,6 @@ widget {
       entry.status = lead.content.state.status
       entry.minutes = lead.content.state.minutesLeft
     end
-    return { entries = { entry }, policy = { after = clock.add(now, { minutes = 15 }) } }
+    return { entries = { entry }, policy = { after = clock.add(now, { hours = 1 }) } }
   end,
 }

@@ -58,9 +58,9 @@ do {
         let group = try store.group(args[3])
         while true {
             let k = try group.updateActivities(of: args[4]) { rows -> Int64 in
-                var a = rows.activities.first { $0.id == "a" } ?? StoredActivity(id: "a", record: ["n": 0, "copy": 0])
+                var a = rows.activities.first { $0.id == "a" } ?? StoredActivity(id: "a", record: ["n": 0])
                 let k = (a.record["n"]?.integerValue ?? 0) + 1
-                a.record = ["n": .integer(k), "copy": .integer(k)]
+                a.record = ["n": .integer(k)]
                 a.pushes.append(["n": .integer(k), "pad": .string(String(repeating: "p", count: Int(k % 64)))])
                 rows.activities = [a]
                 if k % 2 == 0 { rows.activities.append(StoredActivity(id: "b", record: ["of": .integer(k)], pushes: [["of": .integer(k)]])) }

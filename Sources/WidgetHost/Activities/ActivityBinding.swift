@@ -73,6 +73,19 @@ struct ActivityBinding {
         try state.register(module, glue: Self.glue)
     }
 
+    /// `activities` for a bundle that declares activities in a host that
+    /// gives it no manager (no store): every function raises an error that
+    /// says so, instead of scripts meeting a nil global.
+    static func installUnavailable(in state: LuaState, bundleID: String) throws(LuaError) {
+        var module = LuaModule(name: "activities")
+        for name in ["request", "update", "finish", "list", "get", "enabled"] {
+            module.add(name) { _ in
+                throw LuaFunctionError("activities.\(name): this host gives bundle \(bundleID) no Live Activities (they need the app group's store: HostServices.activities)")
+            }
+        }
+        try state.register(module, glue: glue)
+    }
+
     /// An activity as scripts see it.
     static func lua(_ record: ActivityRecord, at t: Double) -> LuaValue {
         var content: LuaFields = ["state": .table(record.content.state)]

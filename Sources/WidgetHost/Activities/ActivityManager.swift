@@ -610,7 +610,7 @@ public final class ActivityManager: StoreAttachment {
 
     private func index(_ id: String, doing what: String) throws(ActivityError) -> Int {
         guard let i = records.firstIndex(where: { $0.id == id }) else {
-            throw ActivityError(refusal: nil, message: "no activity '\(id)'")
+            throw ActivityError(refusal: nil, message: "no activity '\(id)' in bundle \(bundleID)")
         }
         let phase = records[i].phase(at: now)
         guard phase == .active || phase == .stale else {

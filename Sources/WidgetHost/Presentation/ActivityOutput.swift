@@ -52,7 +52,7 @@ public enum ActivityOutput {
         }
     }
 
-    /// A push: `{"at", "deliveredAt", "delay", "priority", "counted", "payload"}`.
+    /// A push: `{"at", "deliveredAt", "delay", "priority", "counted", "dropped", "payload"}`.
     static func writePush(_ p: PushRecord, to o: JSONWriter) {
         o.object {
             o.field("at", number: p.arrivedAt)
@@ -60,6 +60,7 @@ public enum ActivityOutput {
             o.field("delay", number: p.delay)
             o.field("priority", integer: p.priority)
             o.field("counted", bool: p.counted)
+            o.field("dropped", bool: p.dropped)
             o.key("payload")
             p.payload.writeJSON(to: o)
         }
@@ -92,6 +93,6 @@ public enum ActivityOutput {
             return "push to \(id) delivered at \(ISODate.format(delivered))" + (push.counted ? " (counted: \(budget) per hour)" : " (priority 5, not counted)") + "\n"
         }
         let when = nextDelivery.map { " until \(ISODate.format($0))" } ?? ""
-        return "push to \(id) throttled: over its budget of \(budget) per hour, it waits\(when); it is not lost (A6)\n"
+        return "push to \(id) throttled: over its budget of \(budget) per hour, it waits\(when); it is not lost (A6) unless the activity ends first\n"
     }
 }

@@ -73,12 +73,14 @@ public struct SimulationPage {
     private func activityCard(_ lane: ActivityLane) -> String {
         let limit = report.policy.activityPayloadBytes
         let late = lane.pushes.filter { ($0.delay ?? 0) > 0 }.count
-        let waiting = lane.pushes.filter { $0.deliveredAt == nil }.count
+        let waiting = lane.pushes.filter(\.isWaiting).count
+        let dropped = lane.pushes.filter(\.dropped).count
         var out = "<div class=\"card\"><h2>Live Activity \(escape(lane.id)) (\(escape(lane.type)))</h2>\n<div class=\"stats\">"
         out += "\(lane.updates.count) changes, largest \(lane.updates.map(\.bytes).max() ?? 0) of \(limit) bytes · "
         out += "\(lane.pushes.count) pushes, \(lane.pushes.filter(\.counted).count) counted"
         out += late > 0 ? ", <span class=\"bad\">\(late) throttled and delivered late</span>" : ""
         out += waiting > 0 ? ", <span class=\"bad\">\(waiting) still waiting</span>" : ""
+        out += dropped > 0 ? ", <span class=\"bad\">\(dropped) dropped (the activity ended first)</span>" : ""
         out += lane.failures.isEmpty ? "" : " · <span class=\"bad\">\(lane.failures.count) updater failures</span>"
         out += "</div>\n<div class=\"legend\">"
         for phase in ActivityPhase.allCases {
@@ -102,7 +104,7 @@ public struct SimulationPage {
             for p in lane.pushes.prefix(60) {
                 let delayed = (p.delay ?? 1) > 0
                 out += "<tr><td>\(escape(report.localTime(p.arrivedAt, withDay: false)))</td><td>\(p.priority)</td><td>\(p.counted ? "counted" : "not counted")</td>"
-                    + "<td class=\"\(delayed ? "bad" : "")\">\(escape(p.deliveredAt.map { report.localTime($0, withDay: false) } ?? "waiting"))</td>"
+                    + "<td class=\"\(delayed ? "bad" : "")\">\(escape(p.deliveredAt.map { report.localTime($0, withDay: false) } ?? (p.dropped ? "dropped" : "waiting")))</td>"
                     + "<td>\(p.delay.map { SimulationReport.duration($0) } ?? "")</td></tr>"
             }
             if lane.pushes.count > 60 { out += "<tr><td colspan=5>… \(lane.pushes.count - 60) more</td></tr>" }
@@ -141,6 +143,8 @@ public struct SimulationPage {
             let arrived = report.localTime(p.arrivedAt, withDay: false)
             if let delivered = p.deliveredAt, delivered > p.arrivedAt {
                 s += "<line x1=\"\(f(x(p.arrivedAt)))\" y1=\"\(mid)\" x2=\"\(f(x(delivered)))\" y2=\"\(mid)\" stroke=\"#f59e0b\" stroke-width=\"3\"><title>arrived \(escape(arrived)), throttled \(SimulationReport.duration(delivered - p.arrivedAt))</title></line>"
+            } else if p.dropped {
+                s += "<line x1=\"\(f(x(p.arrivedAt)))\" y1=\"\(mid)\" x2=\"\(f(x(lane.ended ?? report.end)))\" y2=\"\(mid)\" stroke=\"#8e8e93\" stroke-width=\"3\" stroke-dasharray=\"2 2\"><title>arrived \(escape(arrived)), dropped: the activity ended before the budget let it through</title></line>"
             } else if p.deliveredAt == nil {
                 s += "<line x1=\"\(f(x(p.arrivedAt)))\" y1=\"\(mid)\" x2=\"\(f(x(report.end)))\" y2=\"\(mid)\" stroke=\"#f59e0b\" stroke-width=\"3\" stroke-dasharray=\"4 2\"><title>arrived \(escape(arrived)), still waiting for the budget</title></line>"
             }

@@ -57,12 +57,14 @@ extension SimulationReport {
         if !lane.pushes.isEmpty {
             let counted = lane.pushes.filter(\.counted).count
             let late = lane.pushes.filter { ($0.delay ?? 0) > 0 }.count
-            let waiting = lane.pushes.filter { $0.deliveredAt == nil }.count
-            out += "  pushes: \(lane.pushes.count) received, \(counted) counted, \(late) throttled and delivered late, \(waiting) still waiting\n"
+            let waiting = lane.pushes.filter(\.isWaiting).count
+            let dropped = lane.pushes.filter(\.dropped).count
+            out += "  pushes: \(lane.pushes.count) received, \(counted) counted, \(late) throttled and delivered late, \(waiting) still waiting"
+                + (dropped > 0 ? ", \(dropped) dropped (the activity ended first)" : "") + "\n"
             var pushes = TextTable(["arrived", "priority", "budget", "delivered", "delay"])
             for p in lane.pushes {
                 pushes.add([localTime(p.arrivedAt, withDay: false), "\(p.priority)", p.counted ? "counted" : "not counted",
-                            p.deliveredAt.map { localTime($0, withDay: false) } ?? "waiting", p.delay.map { Self.duration($0) } ?? ""])
+                            p.deliveredAt.map { localTime($0, withDay: false) } ?? (p.dropped ? "dropped" : "waiting"), p.delay.map { Self.duration($0) } ?? ""])
             }
             out += pushes.render(indent: "  ", maxRows: 60)
         }

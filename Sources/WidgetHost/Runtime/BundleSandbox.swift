@@ -63,6 +63,8 @@ final class BundleSandbox {
         if let activities = services.activities, role != .load {
             let origin: ActivityOrigin = role == .intent ? .intent : role == .activityUpdater ? .updater : .widget
             try ActivityBinding(manager: activities, origin: origin).install(in: state)
+        } else if role != .load && !bundle.declarations.activities.isEmpty {
+            try ActivityBinding.installUnavailable(in: state, bundleID: bundle.manifest.id)
         }
         let declared = bundle.declarations
         try ReloadBinding(widgetKinds: role == .load ? nil : declared.widgets.map(\.kind),

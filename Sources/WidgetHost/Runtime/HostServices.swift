@@ -20,5 +20,14 @@ public struct HostServices {
         self.policy = policy
         self.activities = activities
     }
-}
 
+    /// These services with the Live Activities of `bundle` (in its first
+    /// app group of `store`) when it declares any and none are set yet, so
+    /// that its scripts have `activities`.
+    public func withActivities(of bundle: ScriptBundle) throws(ActivityError) -> HostServices {
+        guard activities == nil, !bundle.declarations.activities.isEmpty, let store else { return self }
+        var services = self
+        services.activities = try ActivityManager(bundle: bundle, store: store, policy: policy, clock: clock)
+        return services
+    }
+}

@@ -37,9 +37,11 @@ public struct ActivityLane: Sendable {
         pushes = record.pushes
         self.runs = runs.filter { $0.activity == record.id }
         lastState = record.content.state
-        // The stale date in force at t is the one the latest change before t set.
+        // The stale date in force at t is the one the latest change before t
+        // set (none: a change without one); before any change this host saw, the last one known.
         func staleDate(at t: Double) -> Double? {
-            updates.last { $0.at <= t }?.staleDate ?? record.content.staleDate
+            guard let change = updates.last(where: { $0.at <= t }) else { return record.content.staleDate }
+            return change.staleDate
         }
         var marks = [record.startedAt] + updates.map(\.at) + updates.compactMap(\.staleDate)
         marks += [record.endedAt, record.dismissAt].compactMap { $0 }

@@ -37,6 +37,10 @@ public final class Simulator {
         let engine = TimelineEngine(runtime: runtime)
         let center = ControlCenter(engine: engine)
         let activities = services.activities.map { ActivityLive(updaters: ActivityUpdaters(runtime: runtime, manager: $0)) }
+        if let manager = services.activities, let existing = try? manager.all(), !existing.isEmpty {
+            // A store given with --store-dir may hold activities of an earlier run, at other times.
+            notes.append(CallNote(at: scenario.start, message: "the store already holds \(existing.count) activities of \(bundle.manifest.id) (\(existing.map(\.id).joined(separator: ", "))), from before this run: they count towards the limits (A2) and ids go on from them"))
+        }
         let end = scenario.start + scenario.duration
         for widget in scenario.widgets { engine.addWidget(widget) }
         for control in scenario.controls { _ = try? center.add(control) }

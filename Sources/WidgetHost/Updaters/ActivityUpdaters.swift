@@ -55,7 +55,7 @@ public final class ActivityUpdaters {
     public func signal(_ id: String, name: String, payload: LuaValue = .nil) throws(ActivityError) {
         try runDue()
         let now = manager.clock.now()
-        guard let record = try manager.get(id) else { throw ActivityError(refusal: nil, message: "no activity '\(id)'") }
+        guard let record = try manager.get(id) else { throw ActivityError(refusal: nil, message: "no activity '\(id)' in bundle \(manager.bundleID)") }
         let phase = record.phase(at: now)
         guard phase == .active || phase == .stale else {
             throw ActivityError(refusal: nil, message: "cannot signal activity '\(id)': it is \(phase.rawValue) (A8)")

@@ -21,14 +21,16 @@ public final class LiveActivities {
     public let runtime: WidgetRuntime
 
     /// The activities of `bundle` in `services.store` (which must be set),
-    /// in its first app group.
+    /// in its first app group; `services.activities` when it is set.
     public init(bundle: ScriptBundle, services: HostServices) throws(ActivityError) {
-        guard let store = services.store else {
+        guard services.store != nil || services.activities != nil else {
             throw ActivityError(refusal: nil, message: "Live Activities need a store: activities live in the bundle's app group")
         }
-        manager = try ActivityManager(bundle: bundle, store: store, policy: services.policy, clock: services.clock)
-        var services = services
-        services.activities = manager
+        guard !bundle.declarations.activities.isEmpty else {
+            throw ActivityError(refusal: nil, message: "bundle \(bundle.manifest.id) declares no activity { }")
+        }
+        let services = try services.withActivities(of: bundle)
+        manager = services.activities!
         runtime = WidgetRuntime(bundle: bundle, services: services)
         updaters = ActivityUpdaters(runtime: runtime, manager: manager)
     }
