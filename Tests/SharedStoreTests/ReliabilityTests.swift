@@ -114,25 +114,28 @@ struct ReliabilityTests {
         #expect(failures.isEmpty, "\(failures.count) processes failed, in \(failedTrials) of \(Self.creationTrials) trials, e.g. \(failures.prefix(3))")
     }
 
+    /// Runs `store-stress arguments`, kills it with SIGKILL after 0 to 60 ms
+    /// (some kills land while the process starts or creates the database,
+    /// most while it writes), and returns the numbers it acknowledged.
+    static func acknowledgedBeforeAKill(_ arguments: [String], round: Int, _ generator: inout SystemRandomNumberGenerator) throws -> [Int] {
+        let out = Pipe()
+        let writer = StressTool.process(arguments, stdout: out)
+        try writer.run()
+        usleep(UInt32.random(in: 0..<60_000, using: &generator))
+        kill(writer.processIdentifier, SIGKILL)
+        writer.waitUntilExit()
+        #expect(writer.terminationReason == .uncaughtSignal, "round \(round) ended by itself: \(writer.terminationStatus)")
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        return text.split(separator: "\n").compactMap { line in line.hasPrefix("ack ") ? Int(line.dropFirst(4)) : nil }
+    }
+
     @Test func aWriterKilledAtRandomMomentsLosesNoAcknowledgedWrite() throws {
         let temp = TemporaryStore()
         var generator = SystemRandomNumberGenerator()
         var acknowledged: [Int] = []
         for round in 0..<100 {
-            let out = Pipe()
-            let writer = StressTool.process(["acks", temp.root, "group.kill", String(round * 1_000_000)], stdout: out)
-            try writer.run()
-            // From 0 to 60 ms: some kills land while the process starts or
-            // creates the database, most while it writes.
-            usleep(UInt32.random(in: 0..<60_000, using: &generator))
-            kill(writer.processIdentifier, SIGKILL)
-            writer.waitUntilExit()
-            #expect(writer.terminationReason == .uncaughtSignal, "round \(round) ended by itself: \(writer.terminationStatus)")
             // Every line was written after its commit returned.
-            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            for line in text.split(separator: "\n") where line.hasPrefix("ack ") {
-                if let n = Int(line.dropFirst(4)) { acknowledged.append(n) }
-            }
+            acknowledged += try Self.acknowledgedBeforeAKill(["acks", temp.root, "group.kill", String(round * 1_000_000)], round: round, &generator)
         }
         let path = temp.store.databasePath(of: "group.kill")
         #expect(integrityCheck(path) == "ok")
@@ -157,17 +160,8 @@ struct ReliabilityTests {
         var generator = SystemRandomNumberGenerator()
         var acknowledged: Int64 = 0
         for round in 0..<40 {
-            let out = Pipe()
-            let writer = StressTool.process(["activities", temp.root, "group.kill", "com.example.b"], stdout: out)
-            try writer.run()
-            usleep(UInt32.random(in: 0..<60_000, using: &generator))
-            kill(writer.processIdentifier, SIGKILL)
-            writer.waitUntilExit()
-            #expect(writer.terminationReason == .uncaughtSignal, "round \(round) ended by itself: \(writer.terminationStatus)")
-            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            for line in text.split(separator: "\n") where line.hasPrefix("ack ") {
-                if let k = Int64(line.dropFirst(4)) { acknowledged = max(acknowledged, k) }
-            }
+            let acks = try Self.acknowledgedBeforeAKill(["activities", temp.root, "group.kill", "com.example.b"], round: round, &generator)
+            acknowledged = max(acknowledged, Int64(acks.max() ?? 0))
         }
         #expect(integrityCheck(temp.store.databasePath(of: "group.kill")) == "ok")
         let rows = try temp.reopen().group("group.kill").activities(of: "com.example.b")
