@@ -39,18 +39,20 @@ static struct sigaction lunette_previous_action;
 static __thread lunette_host *lunette_thread_host = NULL;
 
 static void lunette_on_watch_signal(int sig, siginfo_t *info, void *context) {
+    // The interrupted code may be between a failing call and its read of
+    // errno: leave errno as the handler found it.
+    int saved_errno = errno;
     lunette_host *h = lunette_thread_host;
     if (h != NULL && h->fired) {
         lua_State *running = h->running;
         if (running != NULL) lunette_arm_hook(running, 1);
-        return;
-    }
-    // Not ours: pass it on to whoever handled the signal before.
-    if (lunette_previous_action.sa_flags & SA_SIGINFO) {
+    } else if (lunette_previous_action.sa_flags & SA_SIGINFO) {
+        // Not ours: pass it on to whoever handled the signal before.
         if (lunette_previous_action.sa_sigaction != NULL) lunette_previous_action.sa_sigaction(sig, info, context);
     } else if (lunette_previous_action.sa_handler != SIG_DFL && lunette_previous_action.sa_handler != SIG_IGN) {
         lunette_previous_action.sa_handler(sig);
     }
+    errno = saved_errno;
 }
 
 static void *lunette_watchdog(void *unused) {

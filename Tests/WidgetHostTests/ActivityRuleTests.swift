@@ -57,12 +57,12 @@ struct ActivityRuleTests {
     func activeAndVisibleLimits() throws {
         let (m, clock) = try manager()
         let a = try start(m)
-        clock.advance(to: t0 + 8 * 3600 - 1)
+        try clock.advance(to: t0 + 8 * 3600 - 1)
         #expect(try m.get(a.id)?.phase(at: clock.time) == .active)
-        clock.advance(to: t0 + 8 * 3600 + 10)
+        try clock.advance(to: t0 + 8 * 3600 + 10)
         #expect(try m.get(a.id)?.endedAt == t0 + 8 * 3600)
         #expect(try m.get(a.id)?.phase(at: clock.time) == .ended)
-        clock.advance(to: t0 + 12 * 3600)
+        try clock.advance(to: t0 + 12 * 3600)
         #expect(try m.get(a.id)?.phase(at: clock.time) == .dismissed)
         #expect(try m.list().isEmpty)
     }
@@ -71,7 +71,7 @@ struct ActivityRuleTests {
     func staleIsUpdatable() throws {
         let (m, clock) = try manager()
         let a = try start(m, staleDate: t0 + 600)
-        clock.advance(to: t0 + 600)
+        try clock.advance(to: t0 + 600)
         #expect(try m.get(a.id)?.phase(at: clock.time) == .stale)
         try m.update(a.id, state: T(["status": "late"]), staleDate: t0 + 1200)
         #expect(try m.get(a.id)?.phase(at: clock.time) == .active)
@@ -83,7 +83,7 @@ struct ActivityRuleTests {
         let (m, clock) = try manager()
         let standard = try start(m, order: "S"), immediate = try start(m, order: "I")
         let soon = try start(m, order: "A"), late = try start(m, order: "L"), past = try start(m, order: "P")
-        clock.advance(to: t0 + 100)
+        try clock.advance(to: t0 + 100)
         #expect(try m.finish(standard.id).dismissAt == t0 + 100 + 4 * 3600)
         #expect(try m.finish(immediate.id, dismissal: .immediate).dismissAt == t0 + 100)
         #expect(try m.finish(soon.id, dismissal: .after(t0 + 1000)).dismissAt == t0 + 1000)
@@ -104,7 +104,7 @@ struct ActivityRuleTests {
         #expect(pushes.map(\.deliveredAt) == [t0, t0, t0, nil, nil, t0], "over budget went through, or priority 5 waited")
         #expect(pushes.map(\.counted) == [true, true, true, true, true, false])
         #expect(try m.get(b.id)?.pushes.first?.deliveredAt == t0, "one activity's budget held back another's")
-        clock.advance(to: t0 + 3600 + 5)
+        try clock.advance(to: t0 + 3600 + 5)
         let later = try #require(try m.get(a.id)?.pushes)
         #expect(later.map(\.deliveredAt) == [t0, t0, t0, t0 + 3600, t0 + 3600, t0])
         #expect(later.compactMap(\.delay) == [0, 0, 0, 3600, 3600, 0])
@@ -130,7 +130,7 @@ struct ActivityRuleTests {
         #expect(throws: ActivityError(refusal: nil, message: "cannot update activity '\(a.id)': it is ended (A8)")) {
             try m.update(a.id, state: T(["status": "again"]))
         }
-        clock.advance(to: t0 + 5 * 3600)
+        try clock.advance(to: t0 + 5 * 3600)
         #expect(throws: ActivityError(refusal: nil, message: "cannot end activity '\(a.id)': it is dismissed (A8)")) {
             try m.finish(a.id)
         }
@@ -141,7 +141,7 @@ struct ActivityRuleTests {
     func relevanceOrder() throws {
         let (m, clock) = try manager()
         let first = try start(m, order: "first", relevance: 1)
-        clock.advance(to: t0 + 1)
+        try clock.advance(to: t0 + 1)
         let second = try start(m, order: "second", relevance: 1)
         let top = try start(m, order: "top", relevance: 5)
         #expect(try m.list().map(\.id) == [top.id, first.id, second.id])

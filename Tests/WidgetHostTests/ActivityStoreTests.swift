@@ -115,18 +115,18 @@ struct ActivityStoreTests {
         let ended = try start()
         try manager.push(ended, payload: 1)
         try manager.push(ended, payload: 2)
-        clock.advance(to: t0 + 600)
+        try clock.advance(to: t0 + 600)
         try manager.finish(ended)
         let pushes = try #require(try manager.get(ended)?.pushes)
         #expect(pushes.map(\.deliveredAt) == [t0, nil] && pushes.map(\.dropped) == [false, true])
-        clock.advance(to: t0 + 2 * 3600)
+        try clock.advance(to: t0 + 2 * 3600)
         #expect(try manager.get(ended)?.pushes[1].deliveredAt == nil, "a push was delivered after its activity ended")
         // Ended by the 8-hour limit while no host ran: a slot before the limit delivers, one after drops.
         let limited = try start()
-        clock.advance(to: t0 + 2 * 3600 + 8 * 3600 - 1800)
+        try clock.advance(to: t0 + 2 * 3600 + 8 * 3600 - 1800)
         try manager.push(limited, payload: 1)   // delivered at once
         try manager.push(limited, payload: 2)   // its slot is an hour later: after the limit
-        clock.advance(to: t0 + 12 * 3600)
+        try clock.advance(to: t0 + 12 * 3600)
         let late = try #require(try manager.get(limited))
         #expect(late.endedAt == t0 + 2 * 3600 + 8 * 3600)
         #expect(late.pushes.map(\.dropped) == [false, true] && late.pushes[0].deliveredAt != nil)
@@ -137,7 +137,7 @@ struct ActivityStoreTests {
         let clock = VirtualClock(t0)
         let (_, manager) = try host(fixture, clock: clock)
         let id = try manager.request(type: "Delivery", attributes: LuaTable(fields: ["order": "A"]), state: LuaTable(fields: ["status": "placed"]), from: .app).get().id
-        clock.advance(to: t0 + 9 * 3600)   // past the 8-hour limit: time alone ends it
+        try clock.advance(to: t0 + 9 * 3600)   // past the 8-hour limit: time alone ends it
         manager.beginCall(source: "timeline W")
         #expect(try manager.list().first?.phase(at: clock.time) == .ended)
         let app = try ActivityManager(bundle: try fixture.load(), store: SharedStore(root: fixture.storeRoot), policy: .standard, clock: clock)

@@ -51,7 +51,7 @@ struct CallIsolationTests {
         let failed = runtime.timeline(widget)
         #expect(failed.outcome.status == .error)
         #expect(failed.outcome.message?.contains("boom") == true)
-        clock.advance(by: 1)
+        try clock.advance(by: 1)
         #expect(runtime.timeline(widget).value?.entries.first?.content["up"] == "X")
     }
 
@@ -98,7 +98,7 @@ struct CallIsolationTests {
         let slow = runtime.timeline(try runtime.configuration(kind: "S"))
         #expect(slow.outcome.status == .ok)
         #expect(slow.outcome.warnings.contains { $0.contains("over its soft deadline of 1.0 ms") }, "\(slow.outcome.warnings)")
-        clock.advance(to: 200)
+        try clock.advance(to: 200)
         let stuck = runtime.timeline(try runtime.configuration(kind: "S"))
         #expect(stuck.outcome.status == .timeout)
     }

@@ -4,6 +4,17 @@ import Testing
 
 @Suite("Clocks and calendars")
 struct ClockTests {
+    @Test func aVirtualClockMovedBackIsAnErrorAndStaysWhereItWas() throws {
+        let clock = VirtualClock(1_795_219_200)
+        try clock.advance(by: 60)
+        #expect(throws: ClockError(message: "a virtual clock does not go back: 2026-11-21T00:00:00Z is before 2026-11-21T00:01:00Z")) {
+            try clock.advance(to: 1_795_219_200)
+        }
+        #expect(throws: ClockError.self) { try clock.advance(by: -1) }
+        #expect(throws: ClockError.self) { try clock.advance(to: .nan) }
+        #expect(clock.time == 1_795_219_260)
+    }
+
     @Test func isoDatesFormatInUTCWithMillisecondsOnlyWhenNeeded() {
         #expect(ISODate.format(BundleFixture.midnight) == "2026-11-21T00:00:00Z")
         #expect(ISODate.format(BundleFixture.midnight + 9 * 3600 + 30 * 60) == "2026-11-21T09:30:00Z")

@@ -51,7 +51,7 @@ struct RuleTests {
         let slow = runtime.placeholder(widget).outcome
         #expect(slow.status == .ok)
         #expect(slow.warnings.contains { $0.contains("placeholder took") && $0.contains("over its soft deadline of 1.0 ms") }, "\(slow.warnings)")
-        clock.advance(to: 200)
+        try clock.advance(to: 200)
         let stuck = runtime.placeholder(widget).outcome
         #expect(stuck.status == .timeout)
         #expect(stuck.elapsed < 1, "the placeholder ran \(stuck.elapsed) s: it did not get its own 50 ms deadline")
@@ -65,7 +65,7 @@ struct RuleTests {
         let slow = runtime.snapshot(widget).outcome
         #expect(slow.status == .ok)
         #expect(slow.warnings.contains { $0.contains("snapshot took") && $0.contains("over its soft deadline of 1.0 ms") }, "\(slow.warnings)")
-        clock.advance(to: 200)
+        try clock.advance(to: 200)
         let stuck = runtime.snapshot(widget).outcome
         #expect(stuck.status == .timeout)
         #expect(stuck.elapsed < 1, "the snapshot ran \(stuck.elapsed) s: it did not get its own 50 ms deadline")
@@ -112,7 +112,7 @@ struct RuleTests {
         let large = runtime.timeline(widget)
         #expect(large.outcome.status == .ok)
         #expect(large.outcome.warnings.contains { $0.contains("bytes encoded, over 100 (rule T9)") }, "\(large.outcome.warnings)")
-        clock.advance(to: 1)
+        try clock.advance(to: 1)
         let tooLarge = runtime.timeline(widget)
         #expect(tooLarge.outcome.status == .invalid)
         #expect(tooLarge.outcome.message?.contains("bytes encoded, over the limit of 1000 (rule T9)") == true, "\(tooLarge.outcome.message ?? "")")
@@ -126,7 +126,7 @@ struct RuleTests {
               timeline = function() error("no data yet") end }
             """)
         let id = engine.addWidget(try engine.runtime.configuration(kind: "F"))
-        advance(engine, clock, to: t0 + 600)
+        try advance(engine, clock, to: t0 + 600)
         let instance = engine.instances[id - 1]
         #expect(instance.reloads.map { $0.at - t0 } == [0, 300, 600], "retried after the floor")
         #expect(instance.reloads.allSatisfy { $0.status == .error })
@@ -152,7 +152,7 @@ struct RuleTests {
         let a = engine.addWidget(try runtime.configuration(kind: "W", family: .systemSmall, values: ["every": 10]))
         let b = engine.addWidget(try runtime.configuration(kind: "W", family: .systemSmall, values: ["every": 20]))
         let c = engine.addWidget(try runtime.configuration(kind: "W", family: .systemMedium, values: ["every": 10]))
-        advance(engine, clock, to: t0 + 3600)
+        try advance(engine, clock, to: t0 + 3600)
         func shown(_ id: Int) -> (String?, Int64?) {
             let entry = engine.instances[id - 1].shown(at: clock.time)?.content
             return (entry?["family"].stringValue, entry?["every"].integerValue)
@@ -184,7 +184,7 @@ struct RuleTests {
         #expect(entries[0].relevance?.score == 2.5 && entries[0].relevance?.duration == 600)
         #expect(entries[1].relevance?.score == 0 && entries[1].relevance?.duration == 0, "no duration: 0 s")
         #expect(entries[2].relevance == nil)
-        clock.advance(to: 1)
+        try clock.advance(to: 1)
         let negative = runtime.timeline(widget).outcome
         #expect(negative.status == .invalid)
         #expect(negative.message?.contains("entries[1].relevance.duration must not be negative") == true, "\(negative.message ?? "")")
@@ -200,7 +200,7 @@ struct RuleTests {
         let widget = try engine.runtime.configuration(kind: "W")
         let a = engine.addWidget(widget)
         let b = engine.addWidget(widget)
-        advance(engine, clock, to: t0 + 86_400)
+        try advance(engine, clock, to: t0 + 86_400)
         for id in [a, b] {
             let counted = engine.instances[id - 1].reloads.filter(\.counted)
             #expect(counted.count == 40, "instance \(id) counted \(counted.count)")
@@ -219,7 +219,7 @@ struct RuleTests {
                                          + policyWidget("{ after = clock.add(now, { minutes = 10 }) }", kind: "B"), policy: policy)
         _ = engine.addWidget(try engine.runtime.configuration(kind: "A"))
         _ = engine.addWidget(try engine.runtime.configuration(kind: "B"))
-        advance(engine, clock, to: t0 + 3 * 3600)
+        try advance(engine, clock, to: t0 + 3 * 3600)
         #expect(engine.instances.flatMap(\.reloads).filter(\.counted).count == 3)
     }
 
@@ -233,8 +233,8 @@ struct RuleTests {
         let events: [ReloadReason] = [.appForeground, .intent, .localeChange, .timeZoneChange, .significantTimeChange]
         #expect(Set(events + [.widgetAdded]) == Set(ReloadReason.allCases.filter(\.isExempt)))
         for (i, reason) in events.enumerated() {
-            clock.advance(to: t0 + Double(10 * (i + 1)))
-            engine.reloadNow(kind: "W", reason: reason)
+            try clock.advance(to: t0 + Double(10 * (i + 1)))
+            try engine.reloadNow(kind: "W", reason: reason)
         }
         let reloads = engine.instances[id - 1].reloads
         #expect(reloads.map { $0.at - t0 } == [0, 10, 20, 30, 40, 50])
@@ -261,7 +261,7 @@ struct RuleTests {
         let (runtime, clock) = try fixture.runtime(at: 0, policy: policy)
         let widget = try runtime.configuration(kind: "M")
         #expect(runtime.timeline(widget).outcome.status == .ok, "5 MB fit under the policy's 8 MB")
-        clock.advance(to: 1)
+        try clock.advance(to: 1)
         let over = runtime.timeline(widget).outcome
         #expect(over.status == .memory)
         #expect(over.message?.contains("memory cap exceeded: 8388608 bytes allowed") == true, "\(over.message ?? "")")

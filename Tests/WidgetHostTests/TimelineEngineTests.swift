@@ -17,7 +17,7 @@ struct TimelineEngineTests {
     @Test("T6, B2: an after(d) policy makes the widget eligible from d, and adding a widget is an exempt reload") func afterPolicyReloadsAtItsDateAndAddingIsExempt() throws {
         let (engine, clock) = try engine(policyWidget("{ after = clock.add(now, { minutes = 30 }) }"))
         let id = engine.addWidget(try engine.runtime.configuration(kind: "W"))
-        advance(engine, clock, to: t0 + 2 * 3600)
+        try advance(engine, clock, to: t0 + 2 * 3600)
         let instance = engine.instances[id - 1]
         #expect(times(instance) == [0, 1800, 3600, 5400, 7200])
         #expect(instance.reloads.map(\.reason) == [.widgetAdded, .policy, .policy, .policy, .policy])
@@ -35,11 +35,11 @@ struct TimelineEngineTests {
             """)
         let e = engine.addWidget(try engine.runtime.configuration(kind: "E"))
         let n = engine.addWidget(try engine.runtime.configuration(kind: "N"))
-        advance(engine, clock, to: t0 + 3 * 3600)
+        try advance(engine, clock, to: t0 + 3 * 3600)
         #expect(times(engine.instances[e - 1]) == [0, 3600, 7200, 10_800])
         #expect(times(engine.instances[n - 1]) == [0])
-        engine.requestReload(kind: "N")
-        advance(engine, clock, to: t0 + 4 * 3600)
+        try engine.requestReload(kind: "N")
+        try advance(engine, clock, to: t0 + 4 * 3600)
         #expect(times(engine.instances[n - 1]) == [0, 10_800])
         #expect(engine.instances[n - 1].reloads.last?.reason == .request)
     }
@@ -48,18 +48,18 @@ struct TimelineEngineTests {
         // The policy date is an hour in the past: eligible at once, but not before the floor.
         let (engine, clock) = try engine(policyWidget("{ after = now - 3600 }"))
         let id = engine.addWidget(try engine.runtime.configuration(kind: "W"))
-        advance(engine, clock, to: t0 + 1200)
+        try advance(engine, clock, to: t0 + 1200)
         #expect(times(engine.instances[id - 1]) == [0, 300, 600, 900, 1200])
     }
 
     @Test("B4: reload requests coalesce until the reload happens") func requestsCoalesceUntilTheReloadHappens() throws {
         let (engine, clock) = try engine(policyWidget("\"never\""))
         let id = engine.addWidget(try engine.runtime.configuration(kind: "W"))
-        clock.advance(to: t0 + 60)
-        engine.requestReload(kind: "W")
-        clock.advance(to: t0 + 120)
-        engine.requestReload(kind: nil)
-        advance(engine, clock, to: t0 + 3600)
+        try clock.advance(to: t0 + 60)
+        try engine.requestReload(kind: "W")
+        try clock.advance(to: t0 + 120)
+        try engine.requestReload(kind: nil)
+        try advance(engine, clock, to: t0 + 3600)
         let reloads = engine.instances[id - 1].reloads
         #expect(reloads.map { $0.at - t0 } == [0, 300])
         #expect(reloads[1].coalescedRequests == 2)
@@ -72,7 +72,7 @@ struct TimelineEngineTests {
         policy.budgetWindow = 3600
         let (engine, clock) = try engine(policyWidget("{ after = clock.add(now, { minutes = 10 }) }"), policy: policy)
         let id = engine.addWidget(try engine.runtime.configuration(kind: "W"))
-        advance(engine, clock, to: t0 + 2 * 3600)
+        try advance(engine, clock, to: t0 + 2 * 3600)
         let reloads = engine.instances[id - 1].reloads
         // Counted at 10, 20, 30 min; the 40-min reload waits until the 10-min one leaves the window (70 min).
         #expect(reloads.map { $0.at - t0 } == [0, 600, 1200, 1800, 4200, 4800, 5400])
@@ -89,10 +89,10 @@ struct TimelineEngineTests {
         policy.budget = 1
         let (engine, clock) = try engine(policyWidget("\"never\""), policy: policy)
         let id = engine.addWidget(try engine.runtime.configuration(kind: "W"))
-        clock.advance(to: t0 + 10)
-        engine.reloadNow(kind: nil, reason: .appForeground)
-        clock.advance(to: t0 + 20)
-        engine.reloadNow(kind: "W", reason: .significantTimeChange)
+        try clock.advance(to: t0 + 10)
+        try engine.reloadNow(kind: nil, reason: .appForeground)
+        try clock.advance(to: t0 + 20)
+        try engine.reloadNow(kind: "W", reason: .significantTimeChange)
         let reloads = engine.instances[id - 1].reloads
         #expect(reloads.map { $0.at - t0 } == [0, 10, 20])
         #expect(reloads.allSatisfy { r in !r.counted })
@@ -111,7 +111,7 @@ struct TimelineEngineTests {
               end }
             """)
         let id = engine.addWidget(try engine.runtime.configuration(kind: "F"))
-        advance(engine, clock, to: t0 + 1200)
+        try advance(engine, clock, to: t0 + 1200)
         let instance = engine.instances[id - 1]
         #expect(instance.reloads.map(\.status) == [.ok, .error, .error, .error])
         // Retried after the floor, each retry counted.
@@ -131,7 +131,7 @@ struct TimelineEngineTests {
         let widget = try engine.runtime.configuration(kind: "W")
         let a = engine.addWidget(widget)
         let b = engine.addWidget(widget)
-        advance(engine, clock, to: t0 + 3600)
+        try advance(engine, clock, to: t0 + 3600)
         let counted = engine.instances.flatMap(\.reloads).filter(\.counted)
         #expect(counted.count == 2, "two instances of one kind share a budget of 2")
         #expect(engine.budgetUsage(of: a).used == 2 && engine.budgetUsage(of: b).used == 2)
@@ -143,7 +143,7 @@ struct TimelineEngineTests {
         policy.developerMode = true
         let (engine, clock) = try engine(policyWidget("{ after = clock.add(now, { minutes = 1 }) }"), policy: policy)
         let id = engine.addWidget(try engine.runtime.configuration(kind: "W"))
-        advance(engine, clock, to: t0 + 600)
+        try advance(engine, clock, to: t0 + 600)
         #expect(engine.instances[id - 1].reloads.count == 11)
         #expect(engine.instances[id - 1].reloads.allSatisfy { !$0.counted })
     }
@@ -154,7 +154,7 @@ struct TimelineEngineTests {
         policy.budget = 1000
         let (engine, clock) = try engine(policyWidget("\"atEnd\""), policy: policy)
         let id = engine.addWidget(try engine.runtime.configuration(kind: "W"))
-        advance(engine, clock, to: t0 + 3)
+        try advance(engine, clock, to: t0 + 3)
         #expect(times(engine.instances[id - 1]) == [0, 1, 2, 3])
     }
 
@@ -166,10 +166,20 @@ struct TimelineEngineTests {
               timeline = function() return { entries = { { date = clock.now() } }, policy = "never" } end }
             """)
         let b = engine.addWidget(try engine.runtime.configuration(kind: "B"))
-        clock.advance(to: t0 + 600)
+        try clock.advance(to: t0 + 600)
         _ = engine.addWidget(try engine.runtime.configuration(kind: "A"))
-        advance(engine, clock, to: t0 + 3600)
+        try advance(engine, clock, to: t0 + 3600)
         #expect(engine.instances[b - 1].reloads.map(\.reason) == [.widgetAdded, .request])
         #expect(times(engine.instances[b - 1]) == [0, 600])
+    }
+
+    @Test func reloadsOfAnUnknownKindAreErrors() throws {
+        let (engine, _) = try engine(policyWidget("\"never\""))
+        #expect(throws: ParameterError(message: "bundle com.example.test has no widget kind 'Nope' (kinds: W)")) {
+            try engine.requestReload(kind: "Nope")
+        }
+        #expect(throws: ParameterError.self) { try engine.reloadNow(kind: "Nope", reason: .appForeground) }
+        try engine.requestReload(kind: nil)
+        try engine.reloadNow(kind: "W", reason: .appForeground)
     }
 }

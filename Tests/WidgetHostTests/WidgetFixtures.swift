@@ -49,12 +49,12 @@ struct BundleFixture {
 }
 
 /// Drives an engine the way the simulator does: to each due reload up to `t`.
-func advance(_ engine: TimelineEngine, _ clock: VirtualClock, to t: Double) {
+func advance(_ engine: TimelineEngine, _ clock: VirtualClock, to t: Double) throws {
     while let due = engine.nextDue(), due <= t {
-        clock.advance(to: max(due, clock.time))
+        try clock.advance(to: max(due, clock.time))
         engine.runDue()
     }
-    clock.advance(to: t)
+    try clock.advance(to: t)
 }
 
 /// A widget whose timeline returns one entry now with the given policy

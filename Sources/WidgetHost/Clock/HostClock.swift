@@ -31,12 +31,22 @@ public final class VirtualClock: HostClock {
 
     public func now() -> Double { time }
 
-    /// Moves to `time`; a virtual clock never goes back.
-    public func advance(to time: Double) {
-        precondition(time >= self.time, "a virtual clock does not go back (\(time) < \(self.time))")
+    /// Moves to `time`. A virtual clock never goes back, and only to a
+    /// finite time: anything else is an error and the clock stays where it is.
+    public func advance(to time: Double) throws(ClockError) {
+        guard time.isFinite else { throw ClockError(message: "a virtual clock moves only to a finite time, not \(time)") }
+        guard time >= self.time else {
+            throw ClockError(message: "a virtual clock does not go back: \(ISODate.format(time)) is before \(ISODate.format(self.time))")
+        }
         self.time = time
     }
 
-    /// Moves forward by `seconds`.
-    public func advance(by seconds: Double) { advance(to: time + seconds) }
+    /// Moves forward by `seconds` (not negative).
+    public func advance(by seconds: Double) throws(ClockError) { try advance(to: time + seconds) }
+}
+
+/// A virtual clock asked to go back (or to a time that is not finite).
+public struct ClockError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var message: String
+    public var description: String { message }
 }

@@ -52,7 +52,7 @@ public final class Simulator {
             let due = min(engine.nextDue() ?? .infinity, activities?.nextDue(notes: &notes, at: clock.time) ?? .infinity)
             let t = max(min(event, due), clock.time)
             guard t < end else { break }
-            clock.advance(to: t)
+            try? clock.advance(to: t)   // t ≥ clock.time: never refused
             if let onProgress {
                 let percent = Int((t - scenario.start) / scenario.duration * 100)
                 if percent > lastReported { lastReported = percent; onProgress(Double(percent) / 100) }
@@ -88,14 +88,14 @@ public final class Simulator {
                 return
             }
             activities.apply(event, notes: &notes)
-        case .appForeground(let kind): engine.reloadNow(kind: kind, reason: .appForeground)
-        case .reloadTimelines(let kind): engine.requestReload(kind: kind)
-        case .reloadAll: engine.requestReload(kind: nil)
-        case .localeChange: engine.reloadNow(kind: nil, reason: .localeChange)
-        case .significantTimeChange: engine.reloadNow(kind: nil, reason: .significantTimeChange)
+        case .appForeground(let kind): try? engine.reloadNow(kind: kind, reason: .appForeground)   // kinds checked at load
+        case .reloadTimelines(let kind): try? engine.requestReload(kind: kind)
+        case .reloadAll: try? engine.requestReload(kind: nil)
+        case .localeChange: try? engine.reloadNow(kind: nil, reason: .localeChange)
+        case .significantTimeChange: try? engine.reloadNow(kind: nil, reason: .significantTimeChange)
         case .timeZoneChange(let zone):
             if let calendar = HostCalendar(timeZoneNamed: zone) { runtime.services.calendar = calendar }
-            engine.reloadNow(kind: nil, reason: .timeZoneChange)
+            try? engine.reloadNow(kind: nil, reason: .timeZoneChange)
         case .widgetAdded(let widget): engine.addWidget(widget)
         case .widgetRemoved(let kind, let family):
             for instance in engine.instances where instance.removedAt == nil && instance.configuration.kind == kind

@@ -83,7 +83,20 @@ public final class TimelineEngine {
     /// A reload request (from the app or a script) for the widgets of
     /// `kind`, or all widgets when nil. It happens when floor and budget
     /// allow; requests made before it happens coalesce into it.
-    public func requestReload(kind: String?) {
+    public func requestReload(kind: String?) throws(ParameterError) {
+        try checkKind(kind)
+        requestKnownReload(kind: kind)
+    }
+
+    /// A widget kind the bundle declares (nil: all), or an error that lists them.
+    private func checkKind(_ kind: String?) throws(ParameterError) {
+        guard let kind, runtime.bundle.declarations.widget(kind) == nil else { return }
+        let kinds = runtime.bundle.declarations.widgets.map(\.kind).joined(separator: ", ")
+        throw ParameterError(message: "bundle \(runtime.bundle.manifest.id) has no widget kind '\(kind)' (kinds: \(kinds.isEmpty ? "none" : kinds))")
+    }
+
+    /// `requestReload` of a kind already checked (scripts' requests are, by `reload`).
+    private func requestKnownReload(kind: String?) {
         let t = now
         for i in instances.indices where instances[i].removedAt == nil && (kind == nil || instances[i].configuration.kind == kind) {
             if instances[i].pendingRequestAt == nil { instances[i].pendingRequestAt = t }
@@ -95,7 +108,8 @@ public final class TimelineEngine {
     /// An exempt event (app in the foreground, locale or time change, an
     /// intent run from the widget): the widgets of `kind` (all when nil)
     /// reload now, outside floor and budget.
-    public func reloadNow(kind: String?, reason: ReloadReason) {
+    public func reloadNow(kind: String?, reason: ReloadReason) throws(ParameterError) {
+        try checkKind(kind)
         for i in instances.indices where instances[i].removedAt == nil && (kind == nil || instances[i].configuration.kind == kind) {
             reload(i, reason: reason, deferredFrom: nil)
         }
@@ -105,8 +119,8 @@ public final class TimelineEngine {
     func apply(_ requests: [ReloadRequest]) {
         for request in requests {
             switch request {
-            case .timelines(let kind): requestReload(kind: kind)
-            case .allTimelines: requestReload(kind: nil)
+            case .timelines(let kind): requestKnownReload(kind: kind)
+            case .allTimelines: requestKnownReload(kind: nil)
             case .controls, .allControls: controlReloads?(request)
             }
         }
