@@ -5,8 +5,9 @@ import CLuaShims
 ///
 /// A `LuaState` is not thread-safe and not `Sendable`: one owner drives it.
 /// Lua runs on stacks of at least 8 MiB: when a call arrives on a thread
-/// with a smaller stack, it is run on `LuaThread.shared` while the caller
-/// waits (run your own `LuaThread` to avoid that hop).
+/// with a smaller stack, it is run on a thread of `LuaThreadPool.shared`
+/// while the caller waits (run your own `LuaThread`, or an actor on one,
+/// to avoid that hop).
 ///
 /// Every call into Lua is a `lua_pcall` whose message handler records a
 /// traceback; every failure comes back as a typed `LuaError`. All stack work
@@ -58,7 +59,8 @@ public final class LuaState {
     /// Nesting of calls into Lua: limits are armed by the outermost one.
     var callDepth = 0
 
-    /// Stacks smaller than this make calls hop to `LuaThread.shared`: 8 MiB,
+    /// Stacks smaller than this make calls hop to a thread of
+    /// `LuaThreadPool.shared` (calls of different callers run in parallel): 8 MiB,
     /// less 64 KiB for guard pages (a main thread with `ulimit -s 8192`
     /// reports 8 MiB less one page).
     public static let minimumStackSize = (8 << 20) - (64 << 10)
@@ -287,7 +289,7 @@ public final class LuaState {
         if lunette_thread_stack_size() >= LuaState.minimumStackSize {
             return try body()
         }
-        return try LuaThread.shared.sync(body)
+        return try LuaThreadPool.shared.sync(body)
     }
 
     /// The memory error of the last call: the cap when the cap refused an

@@ -7,12 +7,22 @@ import CLuaShims
 /// on a generous C stack; Swift's concurrency pool threads have small ones.
 /// Drive a `LuaState` from one `LuaThread` (or another thread with at least
 /// `LuaState.minimumStackSize` of stack).
+///
+/// A `LuaThread` is also a `SerialExecutor`: an actor that owns Lua states
+/// can run on it, so its methods (and the Lua calls they make) run on the
+/// large stack without blocking a thread of Swift's cooperative pool:
+///
+/// ```swift
+/// actor Widgets {
+///     let thread = LuaThread(name: "widgets")
+///     nonisolated var unownedExecutor: UnownedSerialExecutor { thread.asUnownedSerialExecutor() }
+///     let state = try! LuaState()
+///     func answer() throws -> [LuaValue] { try state.run("return 6 * 7") }
+/// }
+/// ```
 public final class LuaThread: @unchecked Sendable {
     /// Default stack: 16 MiB.
     public static let defaultStackSize = 16 << 20
-
-    /// The thread `LuaState` hops to when called from a small stack.
-    public static let shared = LuaThread(name: "lunette.lua.shared")
 
     private let queue = JobQueue()
     private let thread: Thread
@@ -41,7 +51,7 @@ public final class LuaThread: @unchecked Sendable {
             let box = UncheckedBox<Result<T, E>?>(nil)
             let done = DispatchSemaphore(value: 0)
             let work = UncheckedBox<(() throws(E) -> T)?>(escapable)
-            enqueue {
+            add {
                 do {  // the closure must be released before the caller resumes
                     let body = work.value!
                     work.value = nil
@@ -57,12 +67,75 @@ public final class LuaThread: @unchecked Sendable {
     /// Runs `body` on this thread without blocking the caller's thread.
     public func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            enqueue { continuation.resume(with: Result { try body() }) }
+            add { continuation.resume(with: Result { try body() }) }
         }
     }
 
-    private func enqueue(_ job: @escaping () -> Void) {
+    private func add(_ job: @escaping () -> Void) {
         queue.add(job)
+    }
+}
+
+extension LuaThread: SerialExecutor {
+    /// Runs an actor's job on this thread, in order.
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let executor = asUnownedSerialExecutor()
+        queue.add { job.runSynchronously(on: executor) }
+    }
+
+    public func asUnownedSerialExecutor() -> UnownedSerialExecutor {
+        UnownedSerialExecutor(ordinary: self)
+    }
+
+    public func checkIsolated() {
+        precondition(isCurrent, "not on LuaThread \(thread.name ?? "")")
+    }
+}
+
+/// Large-stack threads for Lua calls made from small stacks (Swift's
+/// cooperative threads, a 512 KiB thread): each call takes an idle thread
+/// of the pool, or makes one, up to `limit`; past that it waits for one to
+/// be free. Calls from different callers run at the same time; a state's
+/// own calls stay one at a time, as its owner makes them.
+public final class LuaThreadPool: @unchecked Sendable {
+    /// The pool `LuaState` uses: as many threads as the machine has cores, at least 2.
+    public static let shared = LuaThreadPool(limit: max(2, ProcessInfo.processInfo.activeProcessorCount))
+
+    public let limit: Int
+    private let condition = NSCondition()
+    private var idle: [LuaThread] = []
+    private var count = 0
+
+    public init(limit: Int) {
+        precondition(limit >= 1, "a LuaThreadPool needs at least one thread")
+        self.limit = limit
+    }
+
+    /// Threads made so far (at most `limit`).
+    public var threads: Int { condition.withLock { count } }
+
+    /// Runs `body` on an idle thread of the pool and waits for it.
+    public func sync<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+        let thread = take()
+        defer { give(thread) }
+        return try thread.sync(body)
+    }
+
+    private func take() -> LuaThread {
+        condition.lock()
+        defer { condition.unlock() }
+        while idle.isEmpty && count >= limit { condition.wait() }
+        if let thread = idle.popLast() { return thread }
+        count += 1
+        return LuaThread(name: "lunette.lua.pool.\(count)")
+    }
+
+    private func give(_ thread: LuaThread) {
+        condition.lock()
+        idle.append(thread)
+        condition.signal()
+        condition.unlock()
     }
 }
 
