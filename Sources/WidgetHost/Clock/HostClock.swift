@@ -5,13 +5,13 @@ import Foundation
 ///
 /// Deadlines of calls never use this clock: they run on a monotonic clock,
 /// so a simulated day still gives each call its real time limit.
-public protocol HostClock: AnyObject {
+public protocol HostClock: AnyObject, Sendable {
     /// Seconds since the Unix epoch.
     func now() -> Double
 }
 
 /// The system's wall clock.
-public final class SystemClock: HostClock {
+public final class SystemClock: HostClock, Sendable {
     public init() {}
 
     public func now() -> Double {
@@ -23,26 +23,42 @@ public final class SystemClock: HostClock {
 
 /// A clock that moves only when told to: simulations advance it from event
 /// to event, tests set it to the instant they need.
-public final class VirtualClock: HostClock {
-    /// The current virtual time.
-    public private(set) var time: Double
+///
+/// Safe to share between threads: a test can move it while an actor that
+/// owns an engine reads it.
+public final class VirtualClock: HostClock, @unchecked Sendable {
+    private let lock = NSLock()
+    private var current: Double
 
-    public init(_ time: Double) { self.time = time }
+    /// The current virtual time.
+    public var time: Double { lock.withLock { current } }
+
+    public init(_ time: Double) { current = time }
 
     public func now() -> Double { time }
 
     /// Moves to `time`. A virtual clock never goes back, and only to a
     /// finite time: anything else is an error and the clock stays where it is.
     public func advance(to time: Double) throws(ClockError) {
-        guard time.isFinite else { throw ClockError(message: "a virtual clock moves only to a finite time, not \(time)") }
-        guard time >= self.time else {
-            throw ClockError(message: "a virtual clock does not go back: \(ISODate.format(time)) is before \(ISODate.format(self.time))")
-        }
-        self.time = time
+        try move { _ in time }
     }
 
     /// Moves forward by `seconds` (not negative).
-    public func advance(by seconds: Double) throws(ClockError) { try advance(to: time + seconds) }
+    public func advance(by seconds: Double) throws(ClockError) {
+        try move { $0 + seconds }
+    }
+
+    /// Moves to `target(now)`, as one step under the lock.
+    private func move(_ target: (Double) -> Double) throws(ClockError) {
+        lock.lock()
+        defer { lock.unlock() }
+        let time = target(current)
+        guard time.isFinite else { throw ClockError(message: "a virtual clock moves only to a finite time, not \(time)") }
+        guard time >= current else {
+            throw ClockError(message: "a virtual clock does not go back: \(ISODate.format(time)) is before \(ISODate.format(current))")
+        }
+        current = time
+    }
 }
 
 /// A virtual clock asked to go back (or to a time that is not finite).

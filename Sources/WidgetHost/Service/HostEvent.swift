@@ -1,0 +1,34 @@
+import LuaSandbox
+
+/// A widget of a `WidgetService`: its bundle and its number there. Stable:
+/// numbers are never reused, removed widgets keep theirs.
+public struct WidgetID: Hashable, Sendable, Codable, CustomStringConvertible {
+    public let bundle: String
+    public let number: Int
+
+    public init(bundle: String, number: Int) {
+        self.bundle = bundle
+        self.number = number
+    }
+
+    public var description: String { "\(bundle)#\(number)" }
+}
+
+/// Something that happened in a `WidgetService`, in the order it happened:
+/// what an app shows or logs, without diffing the engine's state.
+public enum HostEvent: Sendable {
+    /// A widget's timeline reloaded (or failed to).
+    case reloaded(WidgetID, at: Double, reason: ReloadReason, counted: Bool, deferredFrom: Double?, status: CallStatus)
+    /// A widget shows another entry from `at` on (nil: nothing, its placeholder failed).
+    case shown(WidgetID, at: Double, entry: TimelineEntry?, isPlaceholder: Bool)
+    /// A call of a widget failed; the widget keeps its last good timeline (T10).
+    case failed(WidgetID, at: Double, role: CallRole, diagnostic: Diagnostic)
+    /// A widget's reload waits for the refresh budget (B3) from `at` until `until`.
+    case budgetExhausted(WidgetID, at: Double, until: Double)
+    /// An intent ran (from a widget, a control or the app).
+    case performed(bundle: String, PerformanceRecord)
+    /// A Live Activity started, updated or ended.
+    case activity(bundle: String, ActivityChange)
+    /// A Live Activity's updater ran (its diagnostic when it failed).
+    case updaterRan(bundle: String, UpdaterRun)
+}

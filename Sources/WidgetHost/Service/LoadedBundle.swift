@@ -1,0 +1,87 @@
+import LuaSandbox
+
+/// One bundle of a `WidgetService`: its runtime, engine, Control Center
+/// and Live Activities, and how far its history has been published.
+final class LoadedBundle {
+    let bundle: ScriptBundle
+    let runtime: WidgetRuntime
+    let engine: TimelineEngine
+    let controls: ControlCenter
+    /// The bundle's Live Activities, when it declares any.
+    let live: ActivityUpdaters?
+
+    /// Per widget number: reloads, failures already published, what it was
+    /// last seen showing, the budget wait last reported.
+    private var published: [Int: (reloads: Int, failures: Int, shown: Shown?, waitingSince: Double?)] = [:]
+    private var performances = 0
+    private var activityChanges = 0
+    private var updaterRuns = 0
+
+    private struct Shown: Equatable {
+        var entry: TimelineEntry?
+        var isPlaceholder: Bool
+    }
+
+    init(bundle: ScriptBundle, services: HostServices) {
+        self.bundle = bundle
+        let runtime = WidgetRuntime(bundle: bundle, services: services)
+        self.runtime = runtime
+        engine = TimelineEngine(runtime: runtime)
+        controls = ControlCenter(engine: engine)
+        live = services.activities.map { ActivityUpdaters(runtime: runtime, manager: $0) }
+    }
+
+    /// What happened since the last call, in order: per widget its reloads,
+    /// failures, budget wait and what it shows now; then performs, activity
+    /// changes and updater runs.
+    func newEvents(at now: Double) -> [HostEvent] {
+        var events: [HostEvent] = []
+        let id = bundle.manifest.id
+        for instance in engine.instances {
+            let widget = WidgetID(bundle: id, number: instance.id)
+            var seen = published[instance.id] ?? (0, 0, nil, nil)
+            for r in instance.reloads.dropFirst(seen.reloads) {
+                events.append(.reloaded(widget, at: r.at, reason: r.reason, counted: r.counted, deferredFrom: r.deferredFrom, status: r.status))
+            }
+            for f in instance.failures.dropFirst(seen.failures) {
+                events.append(.failed(widget, at: f.at, role: f.role, diagnostic: f.diagnostic))
+            }
+            seen.reloads = instance.reloads.count
+            seen.failures = instance.failures.count
+            if let next = engine.nextReload(of: instance.id), next.isDeferred {
+                if seen.waitingSince != next.wantedAt {
+                    events.append(.budgetExhausted(widget, at: next.wantedAt, until: next.at))
+                    seen.waitingSince = next.wantedAt
+                }
+            } else {
+                seen.waitingSince = nil
+            }
+            if instance.removedAt == nil {
+                let current = Self.shown(instance, at: now)
+                if current.shown != seen.shown {
+                    events.append(.shown(widget, at: current.from, entry: current.shown.entry, isPlaceholder: current.shown.isPlaceholder))
+                    seen.shown = current.shown
+                }
+            }
+            published[instance.id] = seen
+        }
+        for p in engine.performances.dropFirst(performances) { events.append(.performed(bundle: id, p)) }
+        performances = engine.performances.count
+        if let live {
+            for change in live.manager.changes.dropFirst(activityChanges) { events.append(.activity(bundle: id, change)) }
+            activityChanges = live.manager.changes.count
+            for run in live.runs.dropFirst(updaterRuns) { events.append(.updaterRan(bundle: id, run)) }
+            updaterRuns = live.runs.count
+        }
+        return events
+    }
+
+    /// What `instance` shows at `now`, and since when.
+    private static func shown(_ instance: WidgetInstance, at now: Double) -> (shown: Shown, from: Double) {
+        let since = instance.displays.last?.at ?? instance.addedAt
+        if let timeline = instance.timeline, let i = timeline.entryIndex(at: now) {
+            return (Shown(entry: timeline.entries[i], isPlaceholder: false), max(since, timeline.entries[i].date))
+        }
+        return (Shown(entry: instance.placeholder, isPlaceholder: true), since)
+    }
+}

@@ -1,0 +1,315 @@
+import Foundation
+import LuaSandbox
+import SharedStore
+
+/// The widget host as a service, for apps and servers that embed it: an
+/// actor that owns bundles, the store, the clock and the rules, runs every
+/// call on a large-stack thread of its own (its executor: awaiting it
+/// blocks no cooperative thread, and calls need no hop), and tells what
+/// happens as a stream of `HostEvent`s.
+///
+/// ```swift
+/// let service = WidgetService(store: SharedStore(root: groupRoot))
+/// let tasks = try await service.load("Widgets/tasks")
+/// let small = try await service.addWidget(bundle: tasks, kind: "TaskCount")
+/// let watcher = Task { for await event in service.events { print(event) } }
+/// let running = Task { await service.run() }          // sleeps until something is due
+/// try await service.requestReload(bundle: tasks, kind: "TaskCount")   // wakes it
+/// ```
+///
+/// Each bundle gets a `TimelineEngine` (widgets, reloads, budgets), a
+/// `ControlCenter`, and its Live Activities when it declares any. Two
+/// services run at the same time on two threads; one service's calls run
+/// one at a time, as a widget extension's do.
+public actor WidgetService {
+    /// The thread every call of this service runs on.
+    public nonisolated let thread: LuaThread
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { thread.asUnownedSerialExecutor() }
+
+    /// What happens, in order. One consumer reads it; events are kept (up
+    /// to `eventBuffer`, the oldest dropped first) until it does.
+    public nonisolated let events: AsyncStream<HostEvent>
+    private let continuation: AsyncStream<HostEvent>.Continuation
+
+    public nonisolated let store: SharedStore
+    public nonisolated let clock: HostClock
+    public let calendar: HostCalendar
+    public let policy: HostPolicy
+
+    private var loaded: [String: LoadedBundle] = [:]
+    private let waker = Waker()
+
+    /// Events kept for a consumer that reads slower than they come.
+    public static let eventBuffer = 10_000
+
+    public init(store: SharedStore, clock: HostClock = SystemClock(), calendar: HostCalendar = .fromEnvironment(),
+                policy: HostPolicy = .standard, threadName: String = "lunette.service") {
+        self.store = store
+        self.clock = clock
+        self.calendar = calendar
+        self.policy = policy
+        thread = LuaThread(name: threadName)
+        (events, continuation) = AsyncStream.makeStream(of: HostEvent.self, bufferingPolicy: .bufferingNewest(Self.eventBuffer))
+    }
+
+    deinit { continuation.finish() }
+
+    // MARK: Bundles and widgets
+
+    /// Loads the bundle at `path` (checked; every problem with file:line)
+    /// and returns its id. Loading a bundle already loaded is an error.
+    @discardableResult
+    public func load(_ path: String) throws -> String {
+        let bundle = try ScriptBundle.load(path, calendar: calendar)
+        return try add(bundle)
+    }
+
+    /// Adds a bundle already loaded.
+    @discardableResult
+    public func add(_ bundle: ScriptBundle) throws -> String {
+        let id = bundle.manifest.id
+        guard loaded[id] == nil else { throw ServiceError("bundle \(id) is already loaded") }
+        let services = try HostServices(store: store, clock: clock, calendar: calendar, policy: policy).withActivities(of: bundle)
+        loaded[id] = LoadedBundle(bundle: bundle, services: services)
+        return id
+    }
+
+    /// The ids of the loaded bundles, sorted.
+    public var bundles: [String] { loaded.keys.sorted() }
+
+    /// Adds a widget of `kind` (in `family`, default its first; `values`
+    /// for its configuration intent): its placeholder shows, then its
+    /// first timeline, exempt (as when the user adds it).
+    public func addWidget(bundle: String, kind: String, family: WidgetFamily? = nil,
+                          values: [String: LuaValue] = [:]) throws -> WidgetID {
+        let b = try self.bundle(bundle)
+        let configuration = try b.runtime.configuration(kind: kind, family: family, values: values)
+        let number = b.engine.addWidget(configuration)
+        publish()
+        return WidgetID(bundle: bundle, number: number)
+    }
+
+    /// Removes a widget; its number is not given again.
+    public func removeWidget(_ id: WidgetID) throws {
+        let b = try bundle(id.bundle)
+        _ = try instance(id)
+        b.engine.removeWidget(id.number)
+        publish()
+    }
+
+    /// What widget `id` shows now (its placeholder before its first timeline).
+    public func shown(_ id: WidgetID) throws -> TimelineEntry? {
+        try instance(id).shown(at: clock.now())
+    }
+
+    /// Widget `id`'s state: configuration, timeline, reloads, failures.
+    public func widget(_ id: WidgetID) throws -> WidgetInstance { try instance(id) }
+
+    // MARK: What the app does
+
+    /// The app asks for a reload of `kind` (all when nil): counted, when
+    /// floor and budget allow; it wakes `run()`.
+    public func requestReload(bundle: String, kind: String?) throws {
+        try self.bundle(bundle).engine.requestReload(kind: kind)
+        waker.wake()
+    }
+
+    /// An exempt reload now (the app came to the foreground, the locale or
+    /// the time zone changed…).
+    public func reloadNow(bundle: String, kind: String?, reason: ReloadReason) throws {
+        try self.bundle(bundle).engine.reloadNow(kind: kind, reason: reason)
+        publish()
+    }
+
+    /// Performs an intent from the app (or, with `widget`, from that
+    /// widget's button: then it reloads at once, exempt, I2).
+    @discardableResult
+    public func perform(bundle: String, intent: String, parameters: [String: LuaValue] = [:],
+                        from widget: WidgetID? = nil) throws -> IntentPerformance {
+        let b = try self.bundle(bundle)
+        let performance: IntentPerformance
+        if let widget {
+            _ = try instance(widget)
+            performance = try b.engine.tap(widget.number, intent: intent, parameters: parameters)
+        } else {
+            performance = try b.engine.perform(intent, parameters: parameters)
+        }
+        publish()
+        waker.wake()
+        return performance
+    }
+
+    /// The app, in the foreground, starts a Live Activity (A1–A9: a refused
+    /// request throws `ActivityError` with its `refusal`).
+    public func startActivity(bundle: String, type: String, attributes: LuaTable, state: LuaTable,
+                              staleDate: Double? = nil, relevance: Double = 0) throws -> ActivityRecord {
+        let live = try activities(bundle)
+        defer { publish(); waker.wake() }
+        return try live.manager.request(type: type, attributes: attributes, state: state, staleDate: staleDate,
+                                        relevance: relevance, from: .app).get()
+    }
+
+    /// The app updates an activity's content.
+    @discardableResult
+    public func updateActivity(bundle: String, id: String, state: LuaTable, staleDate: Double? = nil,
+                               relevance: Double? = nil) throws -> ActivityRecord {
+        let live = try activities(bundle)
+        defer { publish(); waker.wake() }
+        return try live.manager.update(id, state: state, staleDate: staleDate, relevance: relevance)
+    }
+
+    /// The app ends an activity (A5).
+    @discardableResult
+    public func endActivity(bundle: String, id: String, state: LuaTable? = nil,
+                            dismissal: ActivityManager.Dismissal = .standard) throws -> ActivityRecord {
+        let live = try activities(bundle)
+        defer { publish() }
+        return try live.manager.finish(id, state: state, dismissal: dismissal)
+    }
+
+    /// A bundle's activities on screen, the most relevant first (A9).
+    public func activities(bundle: String) throws -> [ActivityRecord] {
+        try activities(bundle).manager.list()
+    }
+
+    /// A push update for an activity (A6); its updater runs when it is delivered.
+    @discardableResult
+    public func push(bundle: String, activity: String, payload: LuaValue, priority: Int = 10) throws -> PushRecord {
+        let live = try activities(bundle)
+        defer { publish(); waker.wake() }
+        return try live.push(activity, payload: payload, priority: priority)
+    }
+
+    /// An event the app signals to an activity's updater.
+    public func signal(bundle: String, activity: String, name: String, payload: LuaValue = .nil) throws {
+        let live = try activities(bundle)
+        defer { publish() }
+        try live.signal(activity, name: name, payload: payload)
+    }
+
+    private func activities(_ bundle: String) throws -> ActivityUpdaters {
+        guard let live = try self.bundle(bundle).live else { throw ServiceError("bundle \(bundle) declares no activity { }") }
+        return live
+    }
+
+    // MARK: Time
+
+    /// When something is next due in any bundle: a reload, an entry's
+    /// date (what a widget shows changes), an activity's tick, stale date,
+    /// throttled push or limit. Nil when nothing waits.
+    public func nextDue() -> Double? {
+        var next = Double.infinity
+        let now = clock.now()
+        for b in loaded.values {
+            if let due = b.engine.nextDue() { next = min(next, due) }
+            for instance in b.engine.instances where instance.removedAt == nil {
+                if let date = instance.timeline?.entries.first(where: { $0.date > now })?.date { next = min(next, date) }
+            }
+            if let due = try? b.live?.nextDue() { next = min(next, due) }
+        }
+        return next.isFinite ? next : nil
+    }
+
+    /// Runs what is due by now in every bundle, and publishes what happened.
+    public func runDue() {
+        for b in loaded.values {
+            b.engine.runDue()
+            try? b.live?.runDue()
+        }
+        publish()
+    }
+
+    /// Runs until the task is cancelled: what is due, then sleeps until the
+    /// next thing is due on the real clock, or until the app asks for
+    /// something (a reload request, a perform, a push). Use a
+    /// `SystemClock`; drive a `VirtualClock` with `runDue()` and `nextDue()`.
+    public func run() async {
+        while !Task.isCancelled {
+            runDue()
+            let delay = nextDue().map { max(0, $0 - clock.now()) }
+            await waker.sleep(seconds: delay)
+        }
+    }
+
+    // MARK: Internals
+
+    private func bundle(_ id: String) throws -> LoadedBundle {
+        guard let b = loaded[id] else {
+            throw ServiceError("no bundle \(id) in this service (bundles: \(bundles.isEmpty ? "none" : bundles.joined(separator: ", ")))")
+        }
+        return b
+    }
+
+    private func instance(_ id: WidgetID) throws -> WidgetInstance {
+        let b = try bundle(id.bundle)
+        guard id.number >= 1, id.number <= b.engine.instances.count else { throw ServiceError("no widget \(id)") }
+        return b.engine.instances[id.number - 1]
+    }
+
+    /// Sends the events of what happened since the last time, bundle by
+    /// bundle: reloads, failures, budget waits, changes of what is shown,
+    /// performs, activity changes and updater runs.
+    private func publish() {
+        let now = clock.now()
+        for id in loaded.keys.sorted() {
+            for event in loaded[id]!.newEvents(at: now) { continuation.yield(event) }
+        }
+    }
+}
+
+/// A mistake in a call to a `WidgetService`: an unknown bundle or widget,
+/// a bundle loaded twice.
+public struct ServiceError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+/// Lets `run()` sleep until a time or until woken, whichever comes first.
+private final class Waker: @unchecked Sendable {
+    private let lock = NSLock()
+    private var continuation: CheckedContinuation<Void, Never>?
+    private var pending = false
+
+    /// Wakes the sleeper now, or makes its next sleep return at once.
+    func wake() {
+        lock.lock()
+        let waiting = continuation
+        continuation = nil
+        if waiting == nil { pending = true }
+        lock.unlock()
+        waiting?.resume()
+    }
+
+    /// Sleeps `seconds` (nil: until woken), or until woken or cancelled.
+    func sleep(seconds: Double?) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { [self] in await self.waitForWake() }
+            if let seconds {
+                group.addTask { try? await Task.sleep(nanoseconds: UInt64(min(seconds, 86_400) * 1e9)) }
+            }
+            await group.next()
+            group.cancelAll()
+            self.wake()   // release the waiter if the timer won
+        }
+        lock.withLock { pending = false }
+    }
+
+    private func waitForWake() async {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+                lock.lock()
+                if pending || Task.isCancelled {
+                    pending = false
+                    lock.unlock()
+                    c.resume()
+                } else {
+                    continuation = c
+                    lock.unlock()
+                }
+            }
+        } onCancel: {
+            self.wake()
+        }
+    }
+}

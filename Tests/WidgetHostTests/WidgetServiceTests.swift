@@ -1,0 +1,123 @@
+import Foundation
+import SharedStore
+import Testing
+@testable import WidgetHost
+
+/// The host as a service (issue 14, in progress): an actor on its own Lua
+/// thread, with an event stream and a run loop.
+@Suite("The widget service")
+struct WidgetServiceTests {
+    let t0 = BundleFixture.midnight
+
+    static let main = """
+        local G = "group.test"
+        widget { kind = "W", families = { "systemSmall" },
+          placeholder = function() return { n = -1 } end,
+          timeline = function()
+            local now = clock.now()
+            local n = store.group(G):get("n") or 0
+            return { entries = { { date = now, n = n }, { date = now + 600, n = n + 100 } },
+                     policy = { after = now + 1800 } }
+          end }
+        intent { id = "Bump", perform = function() store.group(G):update("n", function(n) return (n or 0) + 1 end) end }
+        activity { type = "Order", attributes = { id = "string" }, state = { s = "string" },
+          updater = function(a, e) a:update({ s = e.payload.s }) end }
+        """
+
+    /// Takes the events the stream holds now (the service published them before returning).
+    func drain(_ service: WidgetService, count: Int) async -> [HostEvent] {
+        var out: [HostEvent] = []
+        var iterator = service.events.makeAsyncIterator()
+        while out.count < count, let event = await iterator.next() { out.append(event) }
+        return out
+    }
+
+    func describe(_ event: HostEvent) -> String {
+        switch event {
+        case .reloaded(let id, _, let reason, let counted, _, let status): return "reloaded \(id.number) \(reason.rawValue) \(counted ? "counted" : "exempt") \(status.rawValue)"
+        case .shown(let id, _, let entry, let placeholder): return "shown \(id.number) \(placeholder ? "placeholder" : "entry") \(entry?.content["n"].description ?? "nil")"
+        case .failed(let id, _, let role, _): return "failed \(id.number) \(role.rawValue)"
+        case .budgetExhausted(let id, _, _): return "budget \(id.number)"
+        case .performed(_, let p): return "performed \(p.intent) \(p.status.rawValue)"
+        case .activity(_, let change): return "activity \(change.activity) \(change.kind.rawValue) by \(change.source)"
+        case .updaterRan(_, let run): return "updater \(run.activity) \(run.kind) \(run.diagnostic == nil ? "ok" : "failed")"
+        }
+    }
+
+    @Test func whatHappensComesAsEventsInOrder() async throws {
+        let fixture = try BundleFixture(main: Self.main)
+        let clock = VirtualClock(t0)
+        let service = WidgetService(store: fixture.store, clock: clock, calendar: .utc)
+        let bundle = try await service.load(fixture.path)
+        let widget = try await service.addWidget(bundle: bundle, kind: "W")
+        #expect(widget == WidgetID(bundle: "com.example.test", number: 1))
+        var events = await drain(service, count: 2)
+        #expect(events.map(describe) == ["reloaded 1 widgetAdded exempt ok", "shown 1 entry 0"])
+        // The next entry's date is due before the next reload.
+        #expect(try await service.nextDue() == t0 + 600)
+        try clock.advance(to: t0 + 600)
+        await service.runDue()
+        events = await drain(service, count: 1)
+        #expect(events.map(describe) == ["shown 1 entry 100"])
+        if case .shown(_, let at, _, _) = events[0] { #expect(at == t0 + 600) }
+        // A tap: perform, then the widget's exempt reload (I2).
+        try await service.perform(bundle: bundle, intent: "Bump", from: widget)
+        events = await drain(service, count: 3)
+        #expect(events.map(describe) == ["reloaded 1 intent exempt ok", "shown 1 entry 1", "performed Bump ok"])
+        #expect(try await service.shown(widget)?.content["n"] == 1)
+    }
+
+    @Test func liveActivitiesAndTheirUpdatersAreEventsToo() async throws {
+        let fixture = try BundleFixture(main: Self.main)
+        let service = WidgetService(store: fixture.store, clock: VirtualClock(t0), calendar: .utc)
+        let bundle = try await service.load(fixture.path)
+        let order = try await service.startActivity(bundle: bundle, type: "Order", attributes: LuaTable(fields: ["id": "A"]),
+                                                    state: LuaTable(fields: ["s": "placed"]))
+        try await service.push(bundle: bundle, activity: order.id, payload: ["s": "cooking"])
+        let events = await drain(service, count: 3)
+        #expect(events.map(describe) == ["activity activity-1 started by app", "activity activity-1 updated by updater (push)", "updater activity-1 push ok"])
+        #expect(try await service.activities(bundle: bundle).first?.content.state["s"] == "cooking")
+    }
+
+    @Test func runSleepsUntilAskedAndEndsWhenCancelled() async throws {
+        let fixture = try BundleFixture(main: Self.main)
+        var policy = HostPolicy()
+        policy.developerMode = true   // no 5-minute floor: a request reloads at once
+        let service = WidgetService(store: fixture.store, clock: SystemClock(), calendar: .utc, policy: policy)
+        let bundle = try await service.load(fixture.path)
+        _ = try await service.addWidget(bundle: bundle, kind: "W")
+        _ = await drain(service, count: 2)
+        let running = Task { await service.run() }
+        try await service.requestReload(bundle: bundle, kind: "W")
+        // The run loop wakes for the request (not for its next due time, 10 minutes away).
+        let events = await drain(service, count: 1)
+        #expect(events.map(describe).first?.hasPrefix("reloaded 1 request") == true, "\(events.map(describe))")
+        running.cancel()
+        await running.value   // returns: the loop ended
+    }
+
+    @Test func mistakesAreErrorsThatSayWhat() async throws {
+        let fixture = try BundleFixture(main: Self.main)
+        let service = WidgetService(store: fixture.store, clock: VirtualClock(t0), calendar: .utc)
+        let bundle = try await service.load(fixture.path)
+        await #expect(throws: ServiceError("bundle com.example.test is already loaded")) { try await service.load(fixture.path) }
+        await #expect(throws: ServiceError("no bundle com.example.nope in this service (bundles: com.example.test)")) {
+            try await service.addWidget(bundle: "com.example.nope", kind: "W")
+        }
+        await #expect(throws: ServiceError("no widget com.example.test#7")) { try await service.shown(WidgetID(bundle: bundle, number: 7)) }
+        await #expect(throws: ParameterError.self) { try await service.requestReload(bundle: bundle, kind: "Nope") }
+    }
+
+    @Test func eachServiceRunsOnAThreadOfItsOwn() async throws {
+        let a = WidgetService(store: BundleFixture.temporaryStore(), clock: VirtualClock(t0), threadName: "a")
+        let b = WidgetService(store: BundleFixture.temporaryStore(), clock: VirtualClock(t0), threadName: "b")
+        #expect(a.thread !== b.thread)
+        let onA = await a.isOnItsThread(), onB = await b.isOnItsThread()
+        #expect(onA && onB)
+    }
+}
+
+extension WidgetService {
+    /// True when the actor's code runs on its own LuaThread.
+    func isOnItsThread() -> Bool { thread.isCurrent }
+}
