@@ -83,13 +83,15 @@ struct WidgetServiceTests {
         let fixture = try BundleFixture(main: Self.main)
         var policy = HostPolicy()
         policy.developerMode = true   // no 5-minute floor: a request reloads at once
-        let service = WidgetService(store: fixture.store, clock: SystemClock(), calendar: .utc, policy: policy)
+        let clock = VirtualClock(t0)
+        let service = WidgetService(store: fixture.store, clock: clock, calendar: .utc, policy: policy)
         let bundle = try await service.load(fixture.path)
         _ = try await service.addWidget(bundle: bundle, kind: "W")
         _ = await drain(service, count: 2)
+        try clock.advance(to: t0 + 10)
+        // Nothing is due for 590 s (the next entry): run() sleeps that long, unless woken.
         let running = Task { await service.run() }
         try await service.requestReload(bundle: bundle, kind: "W")
-        // The run loop wakes for the request (not for its next due time, 10 minutes away).
         let events = await drain(service, count: 1)
         #expect(events.map(describe).first?.hasPrefix("reloaded 1 request") == true, "\(events.map(describe))")
         running.cancel()

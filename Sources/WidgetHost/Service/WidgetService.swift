@@ -266,10 +266,16 @@ public struct ServiceError: Error, Sendable, Equatable, CustomStringConvertible 
 }
 
 /// Lets `run()` sleep until a time or until woken, whichever comes first.
+/// The sleeper resumes on its own executor (the service's thread): a timer
+/// on a dispatch queue or a wake-up resumes it, so it needs no thread of
+/// Swift's cooperative pool.
 private final class Waker: @unchecked Sendable {
     private let lock = NSLock()
     private var continuation: CheckedContinuation<Void, Never>?
+    /// A wake-up came while nobody slept: the next sleep returns at once.
     private var pending = false
+    /// Bumped by each sleep, so a timer of an earlier sleep wakes nothing.
+    private var generation = 0
 
     /// Wakes the sleeper now, or makes its next sleep return at once.
     func wake() {
@@ -283,29 +289,26 @@ private final class Waker: @unchecked Sendable {
 
     /// Sleeps `seconds` (nil: until woken), or until woken or cancelled.
     func sleep(seconds: Double?) async {
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { [self] in await self.waitForWake() }
-            if let seconds {
-                group.addTask { try? await Task.sleep(nanoseconds: UInt64(min(seconds, 86_400) * 1e9)) }
-            }
-            await group.next()
-            group.cancelAll()
-            self.wake()   // release the waiter if the timer won
-        }
-        lock.withLock { pending = false }
-    }
-
-    private func waitForWake() async {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
                 lock.lock()
+                generation += 1
+                let mine = generation
                 if pending || Task.isCancelled {
                     pending = false
                     lock.unlock()
                     c.resume()
-                } else {
-                    continuation = c
+                    return
+                }
+                continuation = c
+                lock.unlock()
+                guard let seconds else { return }
+                DispatchQueue.global().asyncAfter(deadline: .now() + min(seconds, 86_400)) { [self] in
+                    lock.lock()
+                    let waiting = generation == mine ? continuation : nil
+                    if waiting != nil { continuation = nil }
                     lock.unlock()
+                    waiting?.resume()
                 }
             }
         } onCancel: {
