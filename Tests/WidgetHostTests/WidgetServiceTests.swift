@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import SharedStore
 import Testing
 @testable import WidgetHost
@@ -96,6 +97,22 @@ struct WidgetServiceTests {
         #expect(events.map(describe).first?.hasPrefix("reloaded 1 request") == true, "\(events.map(describe))")
         running.cancel()
         await running.value   // returns: the loop ended
+    }
+
+    @Test func scriptLogLinesReachSwiftLogAsTheyHappen() async throws {
+        let fixture = try BundleFixture(main: """
+            widget { kind = "W", placeholder = function() return {} end,
+              timeline = function() log.warn("cache is cold") print("plain") return { entries = {} } end }
+            """)
+        let collected = CollectedLog()
+        let service = WidgetService(store: fixture.store, clock: VirtualClock(t0), calendar: .utc,
+                                    scriptLogger: Logger(label: "test.scripts", factory: collected.handler))
+        let bundle = try await service.load(fixture.path)
+        _ = try await service.addWidget(bundle: bundle, kind: "W")
+        let lines = collected.all
+        #expect(lines.contains { $0.hasPrefix("warning cache is cold ") && $0.contains("bundle=com.example.test")
+            && $0.contains("function=widget W.timeline") && $0.contains("role=timeline") && $0.contains("call=") }, "\(lines)")
+        #expect(lines.contains { $0.hasPrefix("info plain ") }, "\(lines)")
     }
 
     @Test func mistakesAreErrorsThatSayWhat() async throws {

@@ -1,4 +1,6 @@
+import Foundation
 import LuaSandbox
+import Logging
 import SharedStore
 
 /// The sandbox a bundle's calls run in (rule L6: globals do not survive
@@ -33,6 +35,10 @@ final class BundleSandbox {
     var budgetUsage: (used: Int, remaining: Int)?
     /// False once a call failed: the state is dropped.
     private(set) var isReusable = true
+    /// The running call's log metadata: bundle, role, function, call number.
+    private var logMetadata: Logger.Metadata = [:]
+    /// Calls made in this process, to number them in logs.
+    private static let calls = CallCounter()
     private let memoryLimit: Int
     private let deadline: HostPolicy.Deadline
     private var started = ContinuousClock.now
@@ -56,7 +62,9 @@ final class BundleSandbox {
                                     owner: "bundle \(bundle.manifest.id)" + (role == .placeholder ? "'s placeholder" : role == .controlPreview ? "'s control preview" : ""),
                                     grantHint: hint)
         state.logHandler = { [unowned self] level, line in
-            self.logs.append((level, String(decoding: line.bytes, as: UTF8.self)))
+            let text = String(decoding: line.bytes, as: UTF8.self)
+            self.logs.append((level, text))
+            self.services.scriptLogger?.log(level: Self.loggerLevel(level), "\(text)", metadata: self.logMetadata)
         }
         try ClockBinding(clock: services.clock, calendar: services.calendar).install(in: state)
         try storeBinding.install(in: state)
@@ -103,6 +111,8 @@ final class BundleSandbox {
     /// Runs main.lua, then the function `field` of the declaration `what`
     /// `id` with `arguments`; store writes commit only if it succeeds.
     func call(_ what: String, _ id: String, _ field: String, _ arguments: [LuaValue]) -> CallOutcome {
+        logMetadata = ["bundle": "\(bundle.manifest.id)", "role": "\(role.rawValue)",
+                       "function": "\(what) \(id).\(field)", "call": "\(Self.calls.next())"]
         var outcome: CallOutcome
         do throws(LuaError) {
             try runMain()
@@ -152,6 +162,15 @@ final class BundleSandbox {
             outcome.warnings.append("\(role.rawValue) took \(Self.milliseconds(outcome.elapsed)) ms, over its soft deadline of \(Self.milliseconds(deadline.soft)) ms")
         }
         return outcome
+    }
+
+    static func loggerLevel(_ level: LuaLogLevel) -> Logger.Level {
+        switch level {
+        case .debug: return .debug
+        case .info: return .info
+        case .warn: return .warning
+        case .error: return .error
+        }
     }
 
     static func seconds(_ d: Duration) -> Double {
@@ -210,4 +229,17 @@ final class BundleSandbox {
     /// require, load and the per-call entry point (Runtime/bundle.lua).
     static let glue = HostGlue.source(PackageResources.bundle_lua)
 
+}
+
+/// Numbers calls across threads.
+private final class CallCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+
+    func next() -> Int {
+        lock.lock()
+        defer { lock.unlock() }
+        count += 1
+        return count
+    }
 }

@@ -1,3 +1,4 @@
+import Logging
 import SharedStore
 
 /// What the host gives every call: the store, the clock, the time zone, and
@@ -10,6 +11,10 @@ public struct HostServices {
     public var policy: HostPolicy
     /// The bundle's Live Activities (nil: scripts get no `activities`).
     public var activities: ActivityManager?
+    /// Where scripts' `log` and `print` lines go as they happen, with the
+    /// bundle, the role, the function and the call's number as metadata
+    /// (nil: they are only kept with each call's outcome).
+    public var scriptLogger: Logger?
 
     public init(store: SharedStore? = nil, clock: HostClock = SystemClock(),
                 calendar: HostCalendar = .fromEnvironment(), policy: HostPolicy = .standard,

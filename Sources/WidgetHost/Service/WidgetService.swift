@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import LuaSandbox
 import SharedStore
 
@@ -42,12 +43,18 @@ public actor WidgetService {
     /// Events kept for a consumer that reads slower than they come.
     public static let eventBuffer = 10_000
 
+    /// Where scripts' log lines go as they happen (metadata: bundle, role,
+    /// function, call number).
+    public nonisolated let scriptLogger: Logger
+
     public init(store: SharedStore, clock: HostClock = SystemClock(), calendar: HostCalendar = .fromEnvironment(),
-                policy: HostPolicy = .standard, threadName: String = "lunette.service") {
+                policy: HostPolicy = .standard, scriptLogger: Logger = Logger(label: "lunette.scripts"),
+                threadName: String = "lunette.service") {
         self.store = store
         self.clock = clock
         self.calendar = calendar
         self.policy = policy
+        self.scriptLogger = scriptLogger
         thread = LuaThread(name: threadName)
         (events, continuation) = AsyncStream.makeStream(of: HostEvent.self, bufferingPolicy: .bufferingNewest(Self.eventBuffer))
     }
@@ -69,7 +76,8 @@ public actor WidgetService {
     public func add(_ bundle: ScriptBundle) throws -> String {
         let id = bundle.manifest.id
         guard loaded[id] == nil else { throw ServiceError("bundle \(id) is already loaded") }
-        let services = try HostServices(store: store, clock: clock, calendar: calendar, policy: policy).withActivities(of: bundle)
+        var services = try HostServices(store: store, clock: clock, calendar: calendar, policy: policy).withActivities(of: bundle)
+        services.scriptLogger = scriptLogger
         loaded[id] = LoadedBundle(bundle: bundle, services: services)
         return id
     }
