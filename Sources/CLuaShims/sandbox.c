@@ -134,6 +134,7 @@ void lunette_call_begin(lua_State *L, const lunette_limits *limits) {
     lunette_host *h = lunette_host_of(L);
     h->killed = LUNETTE_KILL_NONE;
     h->fired = 0;
+    h->cancelled = 0;
     h->hit_limit = 0;
     h->last_refused = 0;
     h->peak = h->used;

@@ -135,3 +135,19 @@ void lunette_watch_end(lunette_host *h) {
     }
     lunette_thread_host = h->previous_thread_host;
 }
+
+int lunette_watch_cancel(lunette_host *h) {
+    int signalled = 0;
+    pthread_mutex_lock(&lunette_watch_lock);
+    h->cancelled = 1;
+    h->fired = 1;   // a call without the watchdog sees it in its count hook
+    for (int i = 0; i < LUNETTE_WATCH_SLOTS; i++) {
+        lunette_watch *w = &lunette_watches[i];
+        if (w->used && w->host == h) {
+            pthread_kill(w->thread, LUNETTE_WATCH_SIGNAL);
+            signalled = 1;
+        }
+    }
+    pthread_mutex_unlock(&lunette_watch_lock);
+    return signalled;
+}

@@ -128,14 +128,19 @@ public struct LuaTimeoutError: Error, Sendable, Equatable, CustomStringConvertib
     public var elapsed: Duration
     /// The instruction budget, when that is what ended the call.
     public var instructionLimit: Int?
+    /// The host cancelled the call (`LuaCancelHandle.cancel()`, a task's
+    /// cancellation) before its deadline.
+    public var cancelled: Bool
 
-    public init(limit: Duration?, elapsed: Duration, instructionLimit: Int? = nil) {
+    public init(limit: Duration?, elapsed: Duration, instructionLimit: Int? = nil, cancelled: Bool = false) {
         self.limit = limit
         self.elapsed = elapsed
         self.instructionLimit = instructionLimit
+        self.cancelled = cancelled
     }
 
     public var description: String {
+        if cancelled { return "cancelled by the host after \(elapsed.lunetteMilliseconds) ms" }
         if let instructionLimit {
             return "instruction budget exceeded: limit \(instructionLimit) instructions, ran \(elapsed.lunetteMilliseconds) ms"
         }

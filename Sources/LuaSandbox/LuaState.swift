@@ -101,6 +101,7 @@ public final class LuaState {
     }
 
     deinit {
+        cancelHandle.invalidate()
         lunette_tape_free(tape)
         tape.deallocate()
         // Finalizers of a trusted state run now and may print: the log sink
@@ -111,6 +112,10 @@ public final class LuaState {
         host.deinitialize(count: 1)
         host.deallocate()
     }
+
+    /// Ends this state's running call from another thread, as its deadline
+    /// would (see `LuaCancelHandle`).
+    public private(set) lazy var cancelHandle = LuaCancelHandle(host)
 
     // MARK: Memory figures
 
@@ -313,7 +318,7 @@ public final class LuaState {
         let elapsed = Duration.nanoseconds(Int64(clamping: elapsedNanoseconds))
         switch host.pointee.killed {
         case LUNETTE_KILL_TIMEOUT:
-            return .timeout(LuaTimeoutError(limit: limits?.timeout ?? .zero, elapsed: elapsed))
+            return .timeout(LuaTimeoutError(limit: limits?.timeout ?? .zero, elapsed: elapsed, cancelled: host.pointee.cancelled != 0))
         case LUNETTE_KILL_INSTRUCTIONS:
             return .timeout(LuaTimeoutError(limit: limits?.timeout, elapsed: elapsed, instructionLimit: limits?.instructions))
         case LUNETTE_KILL_MEMORY:

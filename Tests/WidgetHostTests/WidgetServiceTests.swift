@@ -115,6 +115,27 @@ struct WidgetServiceTests {
         #expect(lines.contains { $0.hasPrefix("info plain ") }, "\(lines)")
     }
 
+    @Test func cancellingTheTaskEndsTheRunningCallAsADeadlineWould() async throws {
+        let fixture = try BundleFixture(main: """
+            widget { kind = "Busy", placeholder = function() return {} end,
+              timeline = function() while true do end end }
+            """)
+        var policy = HostPolicy()
+        policy.timelineDeadline = HostPolicy.Deadline(soft: 20, hard: 20)
+        let service = WidgetService(store: fixture.store, clock: VirtualClock(t0), calendar: .utc, policy: policy)
+        let bundle = try await service.load(fixture.path)
+        let adding = Task { try await service.addWidget(bundle: bundle, kind: "Busy") }
+        // Wait until its first timeline is running (the placeholder comes first), then cancel.
+        try await Task.sleep(for: .milliseconds(100))
+        adding.cancel()
+        let widget = try await adding.value
+        let failure = try #require(try await service.widget(widget).failures.last)
+        #expect(failure.status == .timeout)
+        #expect(failure.diagnostic.message.contains("cancelled by the host after"), "\(failure.diagnostic.text)")
+        guard case .deadline(let limit, let elapsed)? = failure.diagnostic.limit else { Issue.record("no deadline: \(failure.diagnostic)"); return }
+        #expect(elapsed < (limit ?? .zero), "it ran to its deadline")
+    }
+
     @Test func mistakesAreErrorsThatSayWhat() async throws {
         let fixture = try BundleFixture(main: Self.main)
         let service = WidgetService(store: fixture.store, clock: VirtualClock(t0), calendar: .utc)

@@ -42,7 +42,8 @@ typedef struct lunette_host {
     int last_refused;           ///< the last allocation was refused by the cap
     int sandboxed;              ///< set by lunette_open_sandbox: deadlines and budgets apply
     int hook_always;            ///< this call keeps the count hook on (instruction budget)
-    volatile sig_atomic_t fired;        ///< the watchdog saw the deadline pass
+    volatile sig_atomic_t fired;        ///< the watchdog saw the deadline pass (or the call was cancelled)
+    volatile sig_atomic_t cancelled;    ///< lunette_watch_cancel ended the call
     lua_State *volatile running;        ///< the Lua thread running the call now
     int watch_slot;                     ///< slot in the watchdog's table, or -1
     lua_Integer seed;                   ///< math.random seed of the call
@@ -141,6 +142,11 @@ int lunette_watch_begin(lunette_host *h, uint64_t deadline);
 
 /// Unregisters the call from the watchdog.
 void lunette_watch_end(lunette_host *h);
+
+/// Ends the call running with `h` as soon as it can, as its deadline would:
+/// callable from any thread (a task's cancellation handler). Returns 1 when
+/// the call was registered with the watchdog and its thread was signalled.
+int lunette_watch_cancel(lunette_host *h);
 
 /// Raises the error of the call's kill (h->killed must be set). Never returns.
 int lunette_raise_kill(lua_State *L);

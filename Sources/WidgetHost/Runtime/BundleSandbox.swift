@@ -148,7 +148,8 @@ final class BundleSandbox {
     /// was left of it when the function began.
     static func whole(_ error: LuaError, deadline: Double, since started: ContinuousClock.Instant) -> LuaError {
         guard case .timeout(let timeout) = error, timeout.instructionLimit == nil else { return error }
-        return .timeout(LuaTimeoutError(limit: .milliseconds(Int64((deadline * 1000).rounded())), elapsed: ContinuousClock.now - started))
+        return .timeout(LuaTimeoutError(limit: .milliseconds(Int64((deadline * 1000).rounded())), elapsed: ContinuousClock.now - started,
+                                        cancelled: timeout.cancelled))
     }
 
     private func finish(_ outcome: CallOutcome) -> CallOutcome {

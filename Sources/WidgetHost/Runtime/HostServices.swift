@@ -15,6 +15,9 @@ public struct HostServices {
     /// bundle, the role, the function and the call's number as metadata
     /// (nil: they are only kept with each call's outcome).
     public var scriptLogger: Logger?
+    /// Lets the host end the running call from another thread (a task's
+    /// cancellation); nil: each runtime has its own (`WidgetRuntime.canceller`).
+    public var canceller: CallCanceller?
 
     public init(store: SharedStore? = nil, clock: HostClock = SystemClock(),
                 calendar: HostCalendar = .fromEnvironment(), policy: HostPolicy = .standard,

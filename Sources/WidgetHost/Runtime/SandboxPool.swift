@@ -10,10 +10,13 @@ final class SandboxPool {
         didSet { sandboxes = [:] }
     }
     private var sandboxes: [CallRole: BundleSandbox] = [:]
+    /// Ends the running call from another thread.
+    let canceller: CallCanceller
 
     init(bundle: ScriptBundle, services: HostServices) {
         self.bundle = bundle
         self.services = services
+        canceller = services.canceller ?? CallCanceller()
     }
 
     /// Runs main.lua, then the function `field` of declaration `what` `id`
@@ -21,6 +24,11 @@ final class SandboxPool {
     /// `host.usage().budget` reports.
     func call(_ role: CallRole, _ what: String, _ id: String, _ field: String, _ arguments: [LuaValue],
               budget: (used: Int, remaining: Int)? = nil) -> CallOutcome {
+        if canceller.isCancelled {
+            // The host's operation was cancelled before this call began.
+            let deadline = Duration.milliseconds(Int64((role.deadline(services.policy).hard * 1000).rounded()))
+            return CallOutcome(.timeout(LuaTimeoutError(limit: deadline, elapsed: .zero, cancelled: true)))
+        }
         let sandbox: BundleSandbox
         if let pooled = sandboxes[role], pooled.isReusable { sandbox = pooled } else {
             do { sandbox = try BundleSandbox(bundle: bundle, services: services, role: role) } catch {
@@ -29,6 +37,8 @@ final class SandboxPool {
             sandboxes[role] = sandbox
         }
         sandbox.budgetUsage = budget
+        canceller.running(sandbox.state.cancelHandle)
+        defer { canceller.running(nil) }
         return sandbox.call(what, id, field, arguments)
     }
 }

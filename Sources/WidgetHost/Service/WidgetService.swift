@@ -39,6 +39,8 @@ public actor WidgetService {
 
     private var loaded: [String: LoadedBundle] = [:]
     private let waker = Waker()
+    /// Ends the call running now when the task that asked for it is cancelled.
+    private nonisolated let canceller = CallCanceller()
 
     /// Events kept for a consumer that reads slower than they come.
     public static let eventBuffer = 10_000
@@ -78,6 +80,7 @@ public actor WidgetService {
         guard loaded[id] == nil else { throw ServiceError("bundle \(id) is already loaded") }
         var services = try HostServices(store: store, clock: clock, calendar: calendar, policy: policy).withActivities(of: bundle)
         services.scriptLogger = scriptLogger
+        services.canceller = canceller
         loaded[id] = LoadedBundle(bundle: bundle, services: services)
         return id
     }
@@ -89,10 +92,10 @@ public actor WidgetService {
     /// for its configuration intent): its placeholder shows, then its
     /// first timeline, exempt (as when the user adds it).
     public func addWidget(bundle: String, kind: String, family: WidgetFamily? = nil,
-                          values: [String: LuaValue] = [:]) throws -> WidgetID {
+                          values: [String: LuaValue] = [:]) async throws -> WidgetID {
         let b = try self.bundle(bundle)
         let configuration = try b.runtime.configuration(kind: kind, family: family, values: values)
-        let number = b.engine.addWidget(configuration)
+        let number = await cancellable { b.engine.addWidget(configuration) }
         publish()
         return WidgetID(bundle: bundle, number: number)
     }
@@ -124,8 +127,9 @@ public actor WidgetService {
 
     /// An exempt reload now (the app came to the foreground, the locale or
     /// the time zone changed…).
-    public func reloadNow(bundle: String, kind: String?, reason: ReloadReason) throws {
-        try self.bundle(bundle).engine.reloadNow(kind: kind, reason: reason)
+    public func reloadNow(bundle: String, kind: String?, reason: ReloadReason) async throws {
+        let engine = try self.bundle(bundle).engine
+        try await cancellable { () throws(ParameterError) in try engine.reloadNow(kind: kind, reason: reason) }
         publish()
     }
 
@@ -133,14 +137,12 @@ public actor WidgetService {
     /// widget's button: then it reloads at once, exempt, I2).
     @discardableResult
     public func perform(bundle: String, intent: String, parameters: [String: LuaValue] = [:],
-                        from widget: WidgetID? = nil) throws -> IntentPerformance {
+                        from widget: WidgetID? = nil) async throws -> IntentPerformance {
         let b = try self.bundle(bundle)
-        let performance: IntentPerformance
-        if let widget {
-            _ = try instance(widget)
-            performance = try b.engine.tap(widget.number, intent: intent, parameters: parameters)
-        } else {
-            performance = try b.engine.perform(intent, parameters: parameters)
+        if let widget { _ = try instance(widget) }
+        let performance = try await cancellable { () throws(IntentError) in
+            if let widget { return try b.engine.tap(widget.number, intent: intent, parameters: parameters) }
+            return try b.engine.perform(intent, parameters: parameters)
         }
         publish()
         waker.wake()
@@ -182,17 +184,17 @@ public actor WidgetService {
 
     /// A push update for an activity (A6); its updater runs when it is delivered.
     @discardableResult
-    public func push(bundle: String, activity: String, payload: LuaValue, priority: Int = 10) throws -> PushRecord {
+    public func push(bundle: String, activity: String, payload: LuaValue, priority: Int = 10) async throws -> PushRecord {
         let live = try activities(bundle)
         defer { publish(); waker.wake() }
-        return try live.push(activity, payload: payload, priority: priority)
+        return try await cancellable { () throws(ActivityError) in try live.push(activity, payload: payload, priority: priority) }
     }
 
     /// An event the app signals to an activity's updater.
-    public func signal(bundle: String, activity: String, name: String, payload: LuaValue = .nil) throws {
+    public func signal(bundle: String, activity: String, name: String, payload: LuaValue = .nil) async throws {
         let live = try activities(bundle)
         defer { publish() }
-        try live.signal(activity, name: name, payload: payload)
+        try await cancellable { () throws(ActivityError) in try live.signal(activity, name: name, payload: payload) }
     }
 
     private func activities(_ bundle: String) throws -> ActivityUpdaters {
@@ -219,10 +221,12 @@ public actor WidgetService {
     }
 
     /// Runs what is due by now in every bundle, and publishes what happened.
-    public func runDue() {
+    public func runDue() async {
         for b in loaded.values {
-            b.engine.runDue()
-            try? b.live?.runDue()
+            await cancellable {
+                b.engine.runDue()
+                try? b.live?.runDue()
+            }
         }
         publish()
     }
@@ -233,13 +237,30 @@ public actor WidgetService {
     /// `SystemClock`; drive a `VirtualClock` with `runDue()` and `nextDue()`.
     public func run() async {
         while !Task.isCancelled {
-            runDue()
+            await runDue()
             let delay = nextDue().map { max(0, $0 - clock.now()) }
             await waker.sleep(seconds: delay)
         }
     }
 
     // MARK: Internals
+
+    /// Runs `body` (a call into Lua); when the task is cancelled meanwhile,
+    /// the running call ends as at its deadline.
+    private func cancellable<T, E: Error>(_ body: () throws(E) -> T) async throws(E) -> T {
+        let canceller = self.canceller
+        let result: Result<T, E> = await withTaskCancellationHandler {
+            Result { () throws(E) -> T in
+                try canceller.scope { () throws(E) -> T in
+                    if Task.isCancelled { canceller.cancel() }   // cancelled before the scope began
+                    return try body()
+                }
+            }
+        } onCancel: {
+            canceller.cancel()
+        }
+        return try result.get()
+    }
 
     private func bundle(_ id: String) throws -> LoadedBundle {
         guard let b = loaded[id] else {

@@ -11,6 +11,9 @@ public final class WidgetRuntime {
     /// The bundle's sandboxes, shared with intents, queries and controls.
     let pool: SandboxPool
 
+    /// Ends the call this runtime is running, from any thread.
+    public var canceller: CallCanceller { pool.canceller }
+
     public init(bundle: ScriptBundle, services: HostServices) {
         self.bundle = bundle
         self.services = services

@@ -1,0 +1,45 @@
+import Foundation
+import LuaSandbox
+
+/// Ends the call a runtime is running, from any thread: a task's
+/// cancellation handler, a supervisor. The call stops as at its deadline
+/// (status `timeout`, its message "cancelled by the host after … ms"); its
+/// store writes and activity changes are not committed.
+///
+/// Inside a `cancellable` scope (a host operation that may make several
+/// calls), a cancel also stops the calls that would start after it, until
+/// the scope ends; outside one, it affects only the call running now.
+public final class CallCanceller: @unchecked Sendable {
+    private let lock = NSLock()
+    private var current: LuaCancelHandle?
+    private var inScope = false
+    private var requested = false
+
+    public init() {}
+
+    /// Cancels the running call, if any, and the calls the current scope
+    /// would still make. True when a call was running.
+    @discardableResult
+    public func cancel() -> Bool {
+        lock.lock()
+        if inScope { requested = true }
+        let handle = current
+        lock.unlock()
+        return handle?.cancel() ?? false
+    }
+
+    /// Runs `body` as one cancellable operation.
+    public func scope<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+        lock.withLock { inScope = true; requested = false }
+        defer { lock.withLock { inScope = false; requested = false } }
+        return try body()
+    }
+
+    /// True when the current scope was cancelled: calls should not start.
+    var isCancelled: Bool { lock.withLock { requested } }
+
+    /// The call now running (nil: none).
+    func running(_ handle: LuaCancelHandle?) {
+        lock.withLock { current = handle }
+    }
+}
