@@ -2,7 +2,7 @@ import LunetteJSON
 
 /// How a script call, or a file the host read, turned out: the one
 /// vocabulary of every layer, report and command (`"status"` in JSON).
-public enum CallStatus: String, Sendable, Equatable, CaseIterable {
+public enum CallStatus: String, Sendable, Equatable, CaseIterable, Codable {
     /// Ran to the end, and the host could use what it returned.
     case ok
     /// A chunk did not compile.

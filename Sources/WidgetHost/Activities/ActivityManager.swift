@@ -44,8 +44,8 @@ public enum ActivityOrigin: String, Sendable {
 /// One change the manager made to an activity, as this process saw it
 /// (the lanes of a simulation report): when, what, who asked, and the
 /// encoded size of attributes and state against A1's limit.
-public struct ActivityChange: Sendable {
-    public enum Kind: String, Sendable {
+public struct ActivityChange: Sendable, Codable {
+    public enum Kind: String, Sendable, Codable {
         case started, updated, ended
     }
     public var at: Double

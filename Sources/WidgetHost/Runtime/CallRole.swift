@@ -1,6 +1,6 @@
 /// What a call is for: each role has its deadline, its memory cap and its
 /// grants (rules T1–T3, L1, L3, L4, C1).
-public enum CallRole: String, Sendable, CaseIterable {
+public enum CallRole: String, Sendable, CaseIterable, Codable {
     /// main.lua's first run, to read the declarations.
     case load
     case placeholder

@@ -16,7 +16,7 @@ public struct WidgetID: Hashable, Sendable, Codable, CustomStringConvertible {
 
 /// Something that happened in a `WidgetService`, in the order it happened:
 /// what an app shows or logs, without diffing the engine's state.
-public enum HostEvent: Sendable {
+public enum HostEvent: Sendable, Codable {
     /// A widget's timeline reloaded (or failed to).
     case reloaded(WidgetID, at: Double, reason: ReloadReason, counted: Bool, deferredFrom: Double?, status: CallStatus)
     /// A widget shows another entry from `at` on (nil: nothing, its placeholder failed).

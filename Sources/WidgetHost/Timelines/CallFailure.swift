@@ -1,7 +1,7 @@
 import LuaSandbox
 
 /// A provider call that failed (rule T10: the last good timeline stays).
-public struct CallFailure: Sendable {
+public struct CallFailure: Sendable, Codable {
     public var at: Double
     public var role: CallRole
     /// What went wrong.

@@ -1,7 +1,7 @@
 import LuaSandbox
 
 /// One intent performed through the engine, as the report shows it.
-public struct PerformanceRecord: Sendable {
+public struct PerformanceRecord: Sendable, Codable {
     public var at: Double
     public var intent: String
     /// Who ran it: "widget #1 (TaskCount)", "control Torch" or "app".

@@ -1,7 +1,7 @@
 import LuaSandbox
 
 /// Why a widget's timeline was reloaded.
-public enum ReloadReason: String, Sendable, CaseIterable {
+public enum ReloadReason: String, Sendable, CaseIterable, Codable {
     /// The widget was added (exempt, rule B2).
     case widgetAdded
     /// Its timeline's policy made it eligible (counted).
@@ -24,7 +24,7 @@ public enum ReloadReason: String, Sendable, CaseIterable {
 }
 
 /// One reload of one widget, as the report shows it.
-public struct ReloadRecord: Sendable {
+public struct ReloadRecord: Sendable, Codable {
     public var at: Double
     public var reason: ReloadReason
     /// True when it counted against the refresh budget.

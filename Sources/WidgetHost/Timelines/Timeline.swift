@@ -33,7 +33,7 @@ public enum ReloadPolicy: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// A provider's answer, checked and sorted.
-public struct Timeline: Sendable, Equatable {
+public struct Timeline: Sendable, Equatable, Codable {
     public var entries: [TimelineEntry]
     public var policy: ReloadPolicy
 

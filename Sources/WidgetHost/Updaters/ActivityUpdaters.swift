@@ -1,7 +1,7 @@
 import LuaSandbox
 
 /// One run of an activity's updater: what it was for, and how it ended.
-public struct UpdaterRun: Sendable {
+public struct UpdaterRun: Sendable, Codable {
     /// When its event happened (a throttled push: when it was delivered).
     public var at: Double
     public var activity: String
