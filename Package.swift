@@ -17,6 +17,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
     ],
     targets: [
         // The system's Lua 5.4, found through pkg-config (no hard-coded header paths).
@@ -41,10 +42,12 @@ let package = Package(
         // The app-group store: no Lua inside, so an app can link it alone.
         .target(name: "SharedStore", dependencies: ["CSQLite", "LunetteJSON"]),
         // The host's own log (swift-log): details a script must not see,
-        // such as database paths, go there.
+        // such as database paths, go there; scripts' log lines too. Its
+        // figures (calls, durations, kills, reloads, pushes) go to swift-metrics.
         .target(
             name: "WidgetHost",
-            dependencies: ["LuaSandbox", "SharedStore", "LunetteJSON", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["LuaSandbox", "SharedStore", "LunetteJSON", .product(name: "Logging", package: "swift-log"),
+                           .product(name: "CoreMetrics", package: "swift-metrics")],
             // The host's Lua glue, beside the service each belongs to, compiled into the binary.
             resources: [
                 .embedInCode("Declarations/declarations.lua"),
@@ -71,7 +74,9 @@ let package = Package(
         .testTarget(name: "LunetteJSONTests", dependencies: ["LunetteJSON"]),
         .testTarget(name: "LuaSandboxTests", dependencies: ["LuaSandbox", "LunetteJSON", "CLua", "CLuaShims"]),
         .testTarget(name: "SharedStoreTests", dependencies: ["SharedStore", "CSQLite"]),
-        .testTarget(name: "WidgetHostTests", dependencies: ["WidgetHost", "SharedStore", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "WidgetHostTests", dependencies: ["WidgetHost", "SharedStore", .product(name: "Logging", package: "swift-log"),
+                                                            .product(name: "CoreMetrics", package: "swift-metrics"),
+                                                            .product(name: "MetricsTestKit", package: "swift-metrics")]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import MetricsTestKit
 import SharedStore
 import Testing
 @testable import WidgetHost
@@ -134,6 +135,31 @@ struct WidgetServiceTests {
         #expect(failure.diagnostic.message.contains("cancelled by the host after"), "\(failure.diagnostic.text)")
         guard case .deadline(let limit, let elapsed)? = failure.diagnostic.limit else { Issue.record("no deadline: \(failure.diagnostic)"); return }
         #expect(elapsed < (limit ?? .zero), "it ran to its deadline")
+    }
+
+    @Test func callsReloadsAndPushesAreCountedInSwiftMetrics() async throws {
+        let fixture = try BundleFixture(main: Self.main)
+        let metrics = TestMetrics()
+        var policy = HostPolicy()
+        policy.activityPushBudget = 1
+        let service = WidgetService(store: fixture.store, clock: VirtualClock(t0), calendar: .utc, policy: policy, metrics: metrics)
+        let bundle = try await service.load(fixture.path)
+        let widget = try await service.addWidget(bundle: bundle, kind: "W")
+        try await service.perform(bundle: bundle, intent: "Bump", from: widget)
+        let order = try await service.startActivity(bundle: bundle, type: "Order", attributes: LuaTable(fields: ["id": "A"]),
+                                                    state: LuaTable(fields: ["s": "placed"]))
+        try await service.push(bundle: bundle, activity: order.id, payload: ["s": "cooking"])
+        try await service.push(bundle: bundle, activity: order.id, payload: ["s": "ready"])   // over the budget of 1
+        let b = ("bundle", "com.example.test")
+        #expect(metrics.counterTotal(label: "lunette_calls_total", dimensions: [b, ("role", "timeline"), ("status", "ok")]) == 2)
+        #expect(metrics.counterTotal(label: "lunette_calls_total", dimensions: [b, ("role", "intent"), ("status", "ok")]) == 1)
+        #expect(metrics.counterTotal(label: "lunette_calls_total", dimensions: [b, ("role", "activityUpdater"), ("status", "ok")]) == 1)
+        #expect(try metrics.expectTimer("lunette_call_duration", [b, ("role", "timeline")]).values.count == 2)
+        #expect(try metrics.expectRecorder("lunette_call_memory_peak_bytes", [b, ("role", "placeholder")]).values.first ?? 0 > 0)
+        #expect(metrics.counterTotal(label: "lunette_reloads_total", dimensions: [b, ("budget", "exempt"), ("reason", "widgetAdded")]) == 1)
+        #expect(metrics.counterTotal(label: "lunette_reloads_total", dimensions: [b, ("budget", "exempt"), ("reason", "intent")]) == 1)
+        #expect(metrics.counterTotal(label: "lunette_activity_pushes_total", dimensions: [b, ("delivery", "now"), ("priority", "10")]) == 1)
+        #expect(metrics.counterTotal(label: "lunette_activity_pushes_total", dimensions: [b, ("delivery", "throttled"), ("priority", "10")]) == 1)
     }
 
     @Test func mistakesAreErrorsThatSayWhat() async throws {

@@ -1,3 +1,4 @@
+import CoreMetrics
 import Logging
 import SharedStore
 
@@ -18,6 +19,9 @@ public struct HostServices {
     /// Lets the host end the running call from another thread (a task's
     /// cancellation); nil: each runtime has its own (`WidgetRuntime.canceller`).
     public var canceller: CallCanceller?
+    /// Where the host's figures go (calls, durations, memory peaks,
+    /// reloads, pushes; docs/host.md); nil: `MetricsSystem.factory`.
+    public var metrics: MetricsFactory?
 
     public init(store: SharedStore? = nil, clock: HostClock = SystemClock(),
                 calendar: HostCalendar = .fromEnvironment(), policy: HostPolicy = .standard,

@@ -12,11 +12,14 @@ final class SandboxPool {
     private var sandboxes: [CallRole: BundleSandbox] = [:]
     /// Ends the running call from another thread.
     let canceller: CallCanceller
+    /// The bundle's figures (swift-metrics).
+    let metrics: HostMetrics
 
     init(bundle: ScriptBundle, services: HostServices) {
         self.bundle = bundle
         self.services = services
         canceller = services.canceller ?? CallCanceller()
+        metrics = HostMetrics(bundle: bundle.manifest.id, factory: services.metrics)
     }
 
     /// Runs main.lua, then the function `field` of declaration `what` `id`
@@ -39,6 +42,8 @@ final class SandboxPool {
         sandbox.budgetUsage = budget
         canceller.running(sandbox.state.cancelHandle)
         defer { canceller.running(nil) }
-        return sandbox.call(what, id, field, arguments)
+        let outcome = sandbox.call(what, id, field, arguments)
+        metrics.call(role, outcome)
+        return outcome
     }
 }

@@ -1,3 +1,4 @@
+import CoreMetrics
 import Foundation
 import Logging
 import LuaSandbox
@@ -49,14 +50,18 @@ public actor WidgetService {
     /// function, call number).
     public nonisolated let scriptLogger: Logger
 
+    /// Where the service's figures go (nil: `MetricsSystem.factory`).
+    private nonisolated let metrics: MetricsFactory?
+
     public init(store: SharedStore, clock: HostClock = SystemClock(), calendar: HostCalendar = .fromEnvironment(),
                 policy: HostPolicy = .standard, scriptLogger: Logger = Logger(label: "lunette.scripts"),
-                threadName: String = "lunette.service") {
+                metrics: MetricsFactory? = nil, threadName: String = "lunette.service") {
         self.store = store
         self.clock = clock
         self.calendar = calendar
         self.policy = policy
         self.scriptLogger = scriptLogger
+        self.metrics = metrics
         thread = LuaThread(name: threadName)
         (events, continuation) = AsyncStream.makeStream(of: HostEvent.self, bufferingPolicy: .bufferingNewest(Self.eventBuffer))
     }
@@ -81,6 +86,7 @@ public actor WidgetService {
         var services = try HostServices(store: store, clock: clock, calendar: calendar, policy: policy).withActivities(of: bundle)
         services.scriptLogger = scriptLogger
         services.canceller = canceller
+        services.metrics = metrics
         loaded[id] = LoadedBundle(bundle: bundle, services: services)
         return id
     }

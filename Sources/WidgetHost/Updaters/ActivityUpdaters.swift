@@ -46,6 +46,7 @@ public final class ActivityUpdaters {
     @discardableResult
     public func push(_ id: String, payload: LuaValue, priority: Int = 10) throws(ActivityError) -> PushRecord {
         let push = try manager.push(id, payload: payload, priority: priority)
+        pool.metrics.push(priority: priority, throttled: push.isWaiting)
         try runDue()
         return push
     }

@@ -1,0 +1,70 @@
+import CoreMetrics
+import LuaSandbox
+
+/// A bundle's figures in swift-metrics (the factory given in
+/// `HostServices.metrics`, else the one the app bootstrapped with
+/// `MetricsSystem.bootstrap`; none: nothing is recorded):
+///
+/// | metric | kind | dimensions |
+/// |---|---|---|
+/// | `lunette_calls_total` | counter | bundle, role, status (`ok`, `error`, `timeout`, `memory`, …) |
+/// | `lunette_call_duration` | timer (ns) | bundle, role |
+/// | `lunette_call_memory_peak_bytes` | recorder | bundle, role |
+/// | `lunette_reloads_total` | counter | bundle, reason, budget (`counted`, `exempt`) |
+/// | `lunette_reloads_deferred_total` | counter | bundle (reloads the refresh budget held back, B3) |
+/// | `lunette_activity_pushes_total` | counter | bundle, priority, delivery (`now`, `throttled`) |
+///
+/// Metric objects are made once per set of dimensions and kept.
+final class HostMetrics {
+    let bundle: String
+    let factory: MetricsFactory
+    private var counters: [String: Counter] = [:]
+    private var timers: [CallRole: Timer] = [:]
+    private var peaks: [CallRole: Recorder] = [:]
+
+    init(bundle: String, factory: MetricsFactory?) {
+        self.bundle = bundle
+        self.factory = factory ?? MetricsSystem.factory
+    }
+
+    /// A call of `role` ended with `outcome`.
+    func call(_ role: CallRole, _ outcome: CallOutcome) {
+        counter("lunette_calls_total", ["role": role.rawValue, "status": outcome.status.rawValue]).increment()
+        timer(role).recordNanoseconds(Int64((outcome.elapsed * 1e9).rounded()))
+        peak(role).record(outcome.memoryPeak)
+    }
+
+    /// A widget reloaded (`deferred`: the budget had held it back).
+    func reload(reason: ReloadReason, counted: Bool, deferred: Bool) {
+        counter("lunette_reloads_total", ["reason": reason.rawValue, "budget": counted ? "counted" : "exempt"]).increment()
+        if deferred { counter("lunette_reloads_deferred_total", [:]).increment() }
+    }
+
+    /// A push arrived for an activity: delivered now, or throttled (A6).
+    func push(priority: Int, throttled: Bool) {
+        counter("lunette_activity_pushes_total", ["priority": String(priority), "delivery": throttled ? "throttled" : "now"]).increment()
+    }
+
+    private func counter(_ label: String, _ dimensions: [String: String]) -> Counter {
+        let pairs = [("bundle", bundle)] + dimensions.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        let key = label + "|" + pairs.map { $0.0 + "=" + $0.1 }.joined(separator: ",")
+        if let counter = counters[key] { return counter }
+        let counter = Counter(label: label, dimensions: pairs, factory: factory)
+        counters[key] = counter
+        return counter
+    }
+
+    private func timer(_ role: CallRole) -> Timer {
+        if let timer = timers[role] { return timer }
+        let timer = Timer(label: "lunette_call_duration", dimensions: [("bundle", bundle), ("role", role.rawValue)], factory: factory)
+        timers[role] = timer
+        return timer
+    }
+
+    private func peak(_ role: CallRole) -> Recorder {
+        if let recorder = peaks[role] { return recorder }
+        let recorder = Recorder(label: "lunette_call_memory_peak_bytes", dimensions: [("bundle", bundle), ("role", role.rawValue)], factory: factory)
+        peaks[role] = recorder
+        return recorder
+    }
+}
