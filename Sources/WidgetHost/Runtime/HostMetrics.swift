@@ -35,8 +35,8 @@ final class HostMetrics {
     }
 
     /// A widget reloaded (`deferred`: the budget had held it back).
-    func reload(reason: ReloadReason, counted: Bool, deferred: Bool) {
-        counter("lunette_reloads_total", ["reason": reason.rawValue, "budget": counted ? "counted" : "exempt"]).increment()
+    func reload(reason: String, counted: Bool, deferred: Bool) {
+        counter("lunette_reloads_total", ["reason": reason, "budget": counted ? "counted" : "exempt"]).increment()
         if deferred { counter("lunette_reloads_deferred_total", [:]).increment() }
     }
 

@@ -217,7 +217,7 @@ public final class TimelineEngine {
         instance.reloads.append(ReloadRecord(at: t, reason: reason, counted: counted, deferredFrom: deferredFrom,
                                              coalescedRequests: instance.pendingRequests, status: result.outcome.status,
                                              elapsed: result.outcome.elapsed))
-        runtime.pool.metrics.reload(reason: reason, counted: counted, deferred: deferredFrom != nil)
+        runtime.pool.metrics.reload(reason: reason.rawValue, counted: counted, deferred: deferredFrom != nil)
         instance.lastReloadAt = t
         instance.pendingRequestAt = nil
         instance.pendingRequests = 0
