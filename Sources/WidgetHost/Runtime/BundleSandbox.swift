@@ -35,8 +35,14 @@ final class BundleSandbox {
     var budgetUsage: (used: Int, remaining: Int)?
     /// False once a call failed: the state is dropped.
     private(set) var isReusable = true
-    /// The running call's log metadata: bundle, role, function, call number.
-    private var logMetadata: Logger.Metadata = [:]
+    /// The running call: its function and number (for log lines).
+    private var running: (what: String, id: String, field: String, number: Int) = ("", "", "", 0)
+
+    /// A log line's metadata: bundle, role, function, call number.
+    private func logMetadata() -> Logger.Metadata {
+        ["bundle": "\(bundle.manifest.id)", "role": "\(role.rawValue)",
+         "function": "\(running.what) \(running.id).\(running.field)", "call": "\(running.number)"]
+    }
     /// Calls made in this process, to number them in logs.
     private static let calls = CallCounter()
     private let memoryLimit: Int
@@ -64,7 +70,9 @@ final class BundleSandbox {
         state.logHandler = { [unowned self] level, line in
             let text = String(decoding: line.bytes, as: UTF8.self)
             self.logs.append((level, text))
-            self.services.scriptLogger?.log(level: Self.loggerLevel(level), "\(text)", metadata: self.logMetadata)
+            if let logger = self.services.scriptLogger {
+                logger.log(level: Self.loggerLevel(level), "\(text)", metadata: self.logMetadata())
+            }
         }
         try ClockBinding(clock: services.clock, calendar: services.calendar).install(in: state)
         try storeBinding.install(in: state)
@@ -111,8 +119,7 @@ final class BundleSandbox {
     /// Runs main.lua, then the function `field` of the declaration `what`
     /// `id` with `arguments`; store writes commit only if it succeeds.
     func call(_ what: String, _ id: String, _ field: String, _ arguments: [LuaValue]) -> CallOutcome {
-        logMetadata = ["bundle": "\(bundle.manifest.id)", "role": "\(role.rawValue)",
-                       "function": "\(what) \(id).\(field)", "call": "\(Self.calls.next())"]
+        running = (what, id, field, services.scriptLogger == nil ? 0 : Self.calls.next())
         var outcome: CallOutcome
         do throws(LuaError) {
             try runMain()

@@ -19,6 +19,8 @@ final class HostMetrics {
     let bundle: String
     let factory: MetricsFactory
     private var counters: [String: Counter] = [:]
+    /// The per-call metrics, found without building a key (every call records them).
+    private var callCounters: [CallRole: [CallStatus: Counter]] = [:]
     private var timers: [CallRole: Timer] = [:]
     private var peaks: [CallRole: Recorder] = [:]
 
@@ -29,16 +31,36 @@ final class HostMetrics {
 
     /// A call of `role` ended with `outcome`.
     func call(_ role: CallRole, _ outcome: CallOutcome) {
-        counter("lunette_calls_total", ["role": role.rawValue, "status": outcome.status.rawValue]).increment()
+        let status = outcome.status
+        if let counter = callCounters[role]?[status] {
+            counter.increment()
+        } else {
+            let counter = self.counter("lunette_calls_total", ["role": role.rawValue, "status": status.rawValue])
+            callCounters[role, default: [:]][status] = counter
+            counter.increment()
+        }
         timer(role).recordNanoseconds(Int64((outcome.elapsed * 1e9).rounded()))
         peak(role).record(outcome.memoryPeak)
     }
 
     /// A widget reloaded (`deferred`: the budget had held it back).
     func reload(reason: String, counted: Bool, deferred: Bool) {
-        counter("lunette_reloads_total", ["reason": reason, "budget": counted ? "counted" : "exempt"]).increment()
+        let key = ReloadKey(reason: reason, counted: counted)
+        if let counter = reloadCounters[key] {
+            counter.increment()
+        } else {
+            let counter = self.counter("lunette_reloads_total", ["reason": reason, "budget": counted ? "counted" : "exempt"])
+            reloadCounters[key] = counter
+            counter.increment()
+        }
         if deferred { counter("lunette_reloads_deferred_total", [:]).increment() }
     }
+
+    private struct ReloadKey: Hashable {
+        var reason: String
+        var counted: Bool
+    }
+    private var reloadCounters: [ReloadKey: Counter] = [:]
 
     /// A push arrived for an activity: delivered now, or throttled (A6).
     func push(priority: Int, throttled: Bool) {
