@@ -100,6 +100,11 @@ func widgetFigures() throws {
     print("activity updater call by signal (due events checked, fresh globals, main.lua, rows read and committed): \(figure(activities.updaterMicroseconds)) µs per call;"
           + " app update from Swift (one transaction): \(figure(activities.appUpdateMicroseconds)) µs;"
           + " the updater's body in a reused trusted state: \(figure(activities.bareMicroseconds)) µs")
+    let service = try ServiceBenchmark.measure(reloads: quick ? 20 : 60, calls: quick ? 300 : 1000, rounds: rounds)
+    print("two WidgetServices, each \(quick ? 20 : 60) reloads of a CPU-bound widget: one after the other \(figure(service.sequentialSeconds, decimals: 3)) s,"
+          + " at the same time \(figure(service.concurrentSeconds, decimals: 3)) s (speed-up \(figure(service.sequentialSeconds / service.concurrentSeconds, decimals: 2)); 2.00 is full overlap on 2 cores)")
+    print("provider call awaited through a WidgetService: \(figure(service.serviceCallMicroseconds)) µs;"
+          + " baseline, the blocking TimelineEngine on the caller's thread: \(figure(service.blockingCallMicroseconds)) µs")
     let example = FileManager.default.currentDirectoryPath + "/examples/tasks"
     let version = try WidgetBenchmark.processMilliseconds(["--version"], runs: quick ? 5 : 15)
     let timeline = try WidgetBenchmark.processMilliseconds(["timeline", example, "--kind", "TaskCount", "--store-dir", NSTemporaryDirectory() + "lunette-bench-empty-store"], runs: quick ? 5 : 15)
