@@ -1,7 +1,7 @@
 import Foundation
 import SharedStore
 import Testing
-@testable import WidgetHost
+import WidgetHost
 
 /// docs/host.md's widget-service snippet, compiled and run on the tasks example.
 @Suite("docs/host.md snippets")
