@@ -162,6 +162,34 @@ struct WidgetServiceTests {
         #expect(metrics.counterTotal(label: "lunette_activity_pushes_total", dimensions: [b, ("delivery", "throttled"), ("priority", "10")]) == 1)
     }
 
+    @Test func theAppsOwnModulesReachBundlesThatDeclareTheirCapability() async throws {
+        var weather = HostModule(name: "app.weather", capability: "weather")
+        weather.add("today") { args in [.table(LuaTable(fields: ["city": .string(LuaString(try args.text(1))), "high": 21]))] }
+        let main = """
+            widget { kind = "W", placeholder = function() return {} end,
+              timeline = function()
+                local ok, today = pcall(function() return require("app.weather").today("Paris") end)
+                return { entries = { { date = clock.now(), high = ok and today.high or -1, err = not ok and today or nil } } }
+              end }
+            """
+        for (capabilities, expected) in [(#"["weather"]"#, LuaValue.integer(21)), ("[]", LuaValue.integer(-1))] {
+            let fixture = try BundleFixture(main: main, manifest: """
+                { "id": "com.example.test", "appGroups": ["group.test"], "capabilities": \(capabilities) }
+                """)
+            let service = WidgetService(store: fixture.store, clock: VirtualClock(t0), calendar: .utc, modules: [weather])
+            let bundle = try await service.load(fixture.path)
+            let widget = try await service.addWidget(bundle: bundle, kind: "W")
+            let entry = try #require(try await service.shown(widget))
+            #expect(entry.content["high"] == expected, "capabilities \(capabilities): \(entry.content)")
+            if expected == -1 {
+                #expect(entry.content["err"].stringValue?.contains("app.weather.today: bundle com.example.test does not have the capability 'weather'") == true,
+                        "\(entry.content)")
+            }
+        }
+        let bad = try BundleFixture(main: main, manifest: #"{ "id": "com.example.test", "capabilities": ["Weather!"] }"#)
+        #expect(bad.loadErrors().first?.contains("'capabilities' has an invalid name \"Weather!\"") == true, "\(bad.loadErrors())")
+    }
+
     @Test func mistakesAreErrorsThatSayWhat() async throws {
         let fixture = try BundleFixture(main: Self.main)
         let service = WidgetService(store: fixture.store, clock: VirtualClock(t0), calendar: .utc)

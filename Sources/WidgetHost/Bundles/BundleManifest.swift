@@ -20,12 +20,17 @@ public struct BundleManifest: Sendable, Equatable {
     /// The bundle's Live Activities take frequent push updates (an app's
     /// NSSupportsLiveActivitiesFrequentUpdates): a larger push budget (A6).
     public var frequentActivityUpdates: Bool
+    /// What the bundle asks to use beyond the host's own services: the
+    /// capabilities of the app's modules (`HostModule`), e.g. "weather".
+    public var capabilities: [String]
 
-    public init(id: String, appGroups: [String] = [], memoryMB: Int? = nil, frequentActivityUpdates: Bool = false) {
+    public init(id: String, appGroups: [String] = [], memoryMB: Int? = nil, frequentActivityUpdates: Bool = false,
+                capabilities: [String] = []) {
         self.id = id
         self.appGroups = appGroups
         self.memoryMB = memoryMB
         self.frequentActivityUpdates = frequentActivityUpdates
+        self.capabilities = capabilities
     }
 
     /// Reads bundle.json at `path`; every error names the file and line.
@@ -56,7 +61,17 @@ public struct BundleManifest: Sendable, Equatable {
             frequent = try activities.boolean("frequentUpdates") ?? false
             try activities.finish()
         }
+        var capabilities: [String] = []
+        for item in try reader.strings("capabilities") ?? [] {
+            let valid = !item.text.isEmpty && item.text.utf8.count <= 64
+                && item.text.allSatisfy { $0.isASCII && ($0.isLowercase || $0.isNumber || $0 == "." || $0 == "-") }
+            guard valid else {
+                throw file.error("'capabilities' has an invalid name \"\(item.text)\": use lowercase letters, digits, '.' and '-'", at: item.location)
+            }
+            capabilities.append(item.text)
+        }
         try reader.finish()
-        return BundleManifest(id: id, appGroups: groups.map(\.text), memoryMB: memory, frequentActivityUpdates: frequent)
+        return BundleManifest(id: id, appGroups: groups.map(\.text), memoryMB: memory, frequentActivityUpdates: frequent,
+                              capabilities: capabilities)
     }
 }

@@ -82,6 +82,11 @@ final class BundleSandbox {
         } else if role != .load && !bundle.declarations.activities.isEmpty {
             try ActivityBinding.installUnavailable(in: state, bundleID: bundle.manifest.id)
         }
+        if role != .load {
+            for module in services.modules {
+                try module.install(in: state, bundle: bundle.manifest.id, capabilities: bundle.manifest.capabilities)
+            }
+        }
         let declared = bundle.declarations
         try ReloadBinding(widgetKinds: role == .load ? nil : declared.widgets.map(\.kind),
                       controlKinds: role == .load ? nil : declared.controls.map(\.kind))

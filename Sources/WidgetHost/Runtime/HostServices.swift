@@ -22,15 +22,19 @@ public struct HostServices {
     /// Where the host's figures go (calls, durations, memory peaks,
     /// reloads, pushes; docs/host.md); nil: `MetricsSystem.factory`.
     public var metrics: MetricsFactory?
+    /// The app's own modules for scripts, each behind a capability the
+    /// bundle must declare (`HostModule`).
+    public var modules: [HostModule] = []
 
     public init(store: SharedStore? = nil, clock: HostClock = SystemClock(),
                 calendar: HostCalendar = .fromEnvironment(), policy: HostPolicy = .standard,
-                activities: ActivityManager? = nil) {
+                activities: ActivityManager? = nil, modules: [HostModule] = []) {
         self.store = store
         self.clock = clock
         self.calendar = calendar
         self.policy = policy
         self.activities = activities
+        self.modules = modules
     }
 
     /// These services with the Live Activities of `bundle` (in its first

@@ -52,16 +52,19 @@ public actor WidgetService {
 
     /// Where the service's figures go (nil: `MetricsSystem.factory`).
     private nonisolated let metrics: MetricsFactory?
+    /// The app's own modules for scripts (`HostModule`).
+    public nonisolated let modules: [HostModule]
 
     public init(store: SharedStore, clock: HostClock = SystemClock(), calendar: HostCalendar = .fromEnvironment(),
                 policy: HostPolicy = .standard, scriptLogger: Logger = Logger(label: "lunette.scripts"),
-                metrics: MetricsFactory? = nil, threadName: String = "lunette.service") {
+                metrics: MetricsFactory? = nil, modules: [HostModule] = [], threadName: String = "lunette.service") {
         self.store = store
         self.clock = clock
         self.calendar = calendar
         self.policy = policy
         self.scriptLogger = scriptLogger
         self.metrics = metrics
+        self.modules = modules
         thread = LuaThread(name: threadName)
         (events, continuation) = AsyncStream.makeStream(of: HostEvent.self, bufferingPolicy: .bufferingNewest(Self.eventBuffer))
     }
@@ -87,6 +90,7 @@ public actor WidgetService {
         services.scriptLogger = scriptLogger
         services.canceller = canceller
         services.metrics = metrics
+        services.modules = modules
         loaded[id] = LoadedBundle(bundle: bundle, services: services)
         return id
     }
