@@ -182,4 +182,32 @@ struct TimelineEngineTests {
         try engine.requestReload(kind: nil)
         try engine.reloadNow(kind: "W", reason: .appForeground)
     }
+
+    @Test("T4: shown(at:) of a past time gives the entry shown then, not the latest timeline's")
+    func shownAtAPastTimeAnswersFromHistory() throws {
+        let (engine, clock) = try engine(policyWidget("{ after = clock.add(now, { minutes = 30 }) }"))
+        let id = engine.addWidget(try engine.runtime.configuration(kind: "W"))
+        try advance(engine, clock, to: t0 + 3600)
+        let instance = engine.instances[id - 1]
+        #expect(instance.shown(at: t0 + 60)?.content["n"] == 1, "07:01 answered from the latest timeline")
+        #expect(instance.shown(at: t0 + 1800)?.content["n"] == 2)
+        #expect(instance.shown(at: t0 + 3600)?.content["n"] == 3)
+        #expect(instance.shown(at: t0 - 1) == nil, "a time before the widget was added")
+    }
+
+    @Test func historyIsKeptForTheRetentionAndRemovedWidgetsAreFreed() throws {
+        let (engine, clock) = try engine(policyWidget("{ after = clock.add(now, { minutes = 30 }) }"))
+        engine.historyRetention = 3600
+        let kept = engine.addWidget(try engine.runtime.configuration(kind: "W"))
+        let removed = engine.addWidget(try engine.runtime.configuration(kind: "W"))
+        try advance(engine, clock, to: t0 + 1800)
+        engine.removeWidget(removed)
+        try advance(engine, clock, to: t0 + 4 * 3600)
+        let instance = engine.instances[kept - 1]
+        #expect(instance.reloads.allSatisfy { $0.at >= t0 + 4 * 3600 - 3600 - 3600 }, "\(times(instance))")
+        #expect(instance.reloads.count < 9 && instance.reloadsRecorded == 9)
+        #expect(instance.shown(at: t0 + 4 * 3600 - 1800) != nil, "history within the retention was lost")
+        let gone = engine.instances[removed - 1]
+        #expect(gone.reloads.isEmpty && gone.displays.isEmpty && gone.timeline == nil, "a removed widget's record was kept")
+    }
 }

@@ -40,14 +40,15 @@ final class LoadedBundle {
         for instance in engine.instances {
             let widget = WidgetID(bundle: id, number: instance.id)
             var seen = published[instance.id] ?? (0, 0, nil, nil)
-            for r in instance.reloads.dropFirst(seen.reloads) {
+            // Counted since the widget was added: history trimming does not move them.
+            for r in instance.reloads.suffix(min(instance.reloads.count, instance.reloadsRecorded - seen.reloads)) {
                 events.append(.reloaded(widget, at: r.at, reason: r.reason, counted: r.counted, deferredFrom: r.deferredFrom, status: r.status))
             }
-            for f in instance.failures.dropFirst(seen.failures) {
+            for f in instance.failures.suffix(min(instance.failures.count, instance.failuresRecorded - seen.failures)) {
                 events.append(.failed(widget, at: f.at, role: f.role, diagnostic: f.diagnostic))
             }
-            seen.reloads = instance.reloads.count
-            seen.failures = instance.failures.count
+            seen.reloads = instance.reloadsRecorded
+            seen.failures = instance.failuresRecorded
             if let next = engine.nextReload(of: instance.id), next.isDeferred {
                 if seen.waitingSince != next.wantedAt {
                     events.append(.budgetExhausted(widget, at: next.wantedAt, until: next.at))

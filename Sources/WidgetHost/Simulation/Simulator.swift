@@ -35,6 +35,7 @@ public final class Simulator {
         }
         let runtime = WidgetRuntime(bundle: bundle, services: services)
         let engine = TimelineEngine(runtime: runtime)
+        engine.historyRetention = .infinity   // the report shows the whole run
         let center = ControlCenter(engine: engine)
         let activities = services.activities.map { ActivityLive(updaters: ActivityUpdaters(runtime: runtime, manager: $0)) }
         if let manager = services.activities, let existing = try? manager.all(), !existing.isEmpty {

@@ -21,7 +21,7 @@ extension TimelineEngine {
         if performance.succeeded {
             reload(i, reason: .intent, deferredFrom: nil)
         } else {
-            instances[i].failures.append(CallFailure(at: now, role: .intent, diagnostic: performance.outcome.diagnostic ?? Diagnostic(.error, "failed")))
+            instances[i].append(CallFailure(at: now, role: .intent, diagnostic: performance.outcome.diagnostic ?? Diagnostic(.error, "failed")))
         }
         return performance
     }

@@ -32,6 +32,12 @@ public final class TimelineEngine {
 
     /// How many log lines each instance keeps.
     public var logLinesKept = 200
+    /// How long each widget's history (reloads, displays, failures, notes,
+    /// budget use, logs) is kept; older records are forgotten, and a
+    /// removed widget's whole record once it was removed longer ago than
+    /// this. Infinity keeps everything (the simulator does, for its report).
+    public var historyRetention: Double = 2 * 86_400
+    private var lastTrim = -Double.infinity
 
     struct Due {
         var at: Double
@@ -140,6 +146,15 @@ public final class TimelineEngine {
         while let (i, at) = queue.first(), at <= t, let due = dues[i] {
             reload(i, reason: due.reason, deferredFrom: due.at > due.wantedAt ? due.wantedAt : nil)
         }
+        trimHistory(at: t)
+    }
+
+    /// Applies `historyRetention`, at most once an hour of (host) time.
+    private func trimHistory(at t: Double) {
+        guard historyRetention.isFinite, t - lastTrim >= 3600 else { return }
+        lastTrim = t
+        let horizon = t - historyRetention
+        for i in instances.indices { instances[i].trim(before: horizon) }
     }
 
     /// Works out instance `i`'s next reload and queues it.
@@ -214,7 +229,7 @@ public final class TimelineEngine {
     /// Records a reload on the instance (in place: its history is not copied).
     private func record(_ result: ProviderResult<Timeline>, reason: ReloadReason, counted: Bool, used: Int,
                         deferredFrom: Double?, at t: Double, into instance: inout WidgetInstance) {
-        instance.reloads.append(ReloadRecord(at: t, reason: reason, counted: counted, deferredFrom: deferredFrom,
+        instance.append(ReloadRecord(at: t, reason: reason, counted: counted, deferredFrom: deferredFrom,
                                              coalescedRequests: instance.pendingRequests, status: result.outcome.status,
                                              elapsed: result.outcome.elapsed))
         runtime.pool.metrics.reload(reason: reason.rawValue, counted: counted, deferred: deferredFrom != nil)
@@ -232,7 +247,7 @@ public final class TimelineEngine {
     /// Records a call's failure, warnings and logs on the instance.
     private func note(_ outcome: CallOutcome, role: CallRole, at t: Double, into instance: inout WidgetInstance) {
         if !outcome.succeeded {
-            instance.failures.append(CallFailure(at: t, role: role, diagnostic: outcome.diagnostic ?? Diagnostic(.error, "failed")))
+            instance.append(CallFailure(at: t, role: role, diagnostic: outcome.diagnostic ?? Diagnostic(.error, "failed")))
         }
         for warning in outcome.warnings { instance.notes.append(CallNote(at: t, message: warning)) }
         for line in outcome.logs { instance.logs.append((t, line.level, line.text)) }
