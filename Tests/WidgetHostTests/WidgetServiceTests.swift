@@ -26,11 +26,25 @@ struct WidgetServiceTests {
           updater = function(a, e) a:update({ s = e.payload.s }) end }
         """
 
-    /// Takes the events the stream holds now (the service published them before returning).
+    /// Takes `count` events from the stream (the service published them
+    /// before returning); gives up after 10 s with what came, rather than hang
+    /// (the stream then ends: a test that got too few fails).
     func drain(_ service: WidgetService, count: Int) async -> [HostEvent] {
-        var out: [HostEvent] = []
-        var iterator = service.events.makeAsyncIterator()
-        while out.count < count, let event = await iterator.next() { out.append(event) }
+        let collector = Task {
+            var out: [HostEvent] = []
+            for await event in service.events {
+                out.append(event)
+                if out.count == count { break }
+            }
+            return out
+        }
+        let timer = Task {
+            try? await Task.sleep(for: .seconds(10))
+            collector.cancel()
+        }
+        let out = await collector.value
+        timer.cancel()
+        #expect(out.count == count, "expected \(count) events, got \(out.map(describe))")
         return out
     }
 
@@ -43,6 +57,8 @@ struct WidgetServiceTests {
         case .performed(_, let p): return "performed \(p.intent) \(p.status.rawValue)"
         case .activity(_, let change): return "activity \(change.activity) \(change.kind.rawValue) by \(change.source)"
         case .updaterRan(_, let run): return "updater \(run.activity) \(run.kind) \(run.diagnostic == nil ? "ok" : "failed")"
+        case .activityPhase(_, let activity, _, let phase): return "phase \(activity) \(phase.rawValue)"
+        case .controlValue(_, let kind, _, let value, _): return "control \(kind) \(value?.description ?? "nil")"
         }
     }
 
@@ -188,6 +204,37 @@ struct WidgetServiceTests {
         }
         let bad = try BundleFixture(main: main, manifest: #"{ "id": "com.example.test", "capabilities": ["Weather!"] }"#)
         #expect(bad.loadErrors().first?.contains("'capabilities' has an invalid name \"Weather!\"") == true, "\(bad.loadErrors())")
+    }
+
+    @Test func controlValuesAndActivityPhasesAreEventsToo() async throws {
+        let fixture = try BundleFixture(main: Self.main + """
+
+            intent { id = "SetOn", parameters = { { name = "value", type = "bool" } },
+              perform = function(params) store.group("group.test"):set("on", params.value) end }
+            control { kind = "On", type = "toggle", action = "SetOn", value = function() return store.group("group.test"):get("on") == true end }
+            """)
+        let clock = VirtualClock(t0)
+        let service = WidgetService(store: fixture.store, clock: clock, calendar: .utc)
+        let bundle = try await service.load(fixture.path)
+        #expect(try await service.addControl(bundle: bundle, kind: "On") == false)
+        try await service.tapControl(bundle: bundle, kind: "On")
+        var events = await drain(service, count: 4)   // three values, and the action's perform
+        let controls = events.compactMap { event -> String? in
+            guard case .controlValue(_, let kind, _, let value, let read) = event else { return nil }
+            return "\(kind) \(value?.description ?? "nil") \(read?.rawValue ?? "optimistic")"
+        }
+        #expect(controls == ["On false added", "On true optimistic", "On true action"], "\(events.map(describe))")
+        let order = try await service.startActivity(bundle: bundle, type: "Order", attributes: LuaTable(fields: ["id": "A"]),
+                                                    state: LuaTable(fields: ["s": "placed"]), staleDate: t0 + 600)
+        try clock.advance(to: t0 + 600)
+        await service.runDue()
+        try await service.endActivity(bundle: bundle, id: order.id, dismissal: .immediate)
+        events = await drain(service, count: 5)   // started, stale, the stale event's updater run, ended, dismissed
+        let phases = events.compactMap { event -> String? in
+            guard case .activityPhase(_, let activity, let at, let phase) = event else { return nil }
+            return "\(activity) \(phase.rawValue) +\(Int(at - t0))"
+        }
+        #expect(phases == ["activity-1 stale +600", "activity-1 dismissed +600"], "\(events.map(describe))")
     }
 
     @Test func mistakesAreErrorsThatSayWhat() async throws {

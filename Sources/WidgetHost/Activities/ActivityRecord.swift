@@ -2,7 +2,7 @@ import LuaSandbox
 import SharedStore
 
 /// Where a Live Activity is in its life (rules A3, A4, A5).
-public enum ActivityPhase: String, Sendable, CaseIterable {
+public enum ActivityPhase: String, Sendable, CaseIterable, Codable {
     /// Running; updatable.
     case active
     /// Past its stale date: still shown and updatable (A4).

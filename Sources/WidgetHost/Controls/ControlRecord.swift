@@ -1,7 +1,7 @@
 import LuaSandbox
 
 /// Why a control's value was read again.
-public enum ControlReloadReason: String, Sendable, CaseIterable {
+public enum ControlReloadReason: String, Sendable, CaseIterable, Codable {
     /// The control was added (C2).
     case added
     /// Its action's perform returned (C2).

@@ -29,6 +29,12 @@ public enum HostEvent: Sendable, Codable {
     case performed(bundle: String, PerformanceRecord)
     /// A Live Activity started, updated or ended.
     case activity(bundle: String, ActivityChange)
+    /// A Live Activity entered a phase from `at` on: active again, stale
+    /// (its stale date), ended (by the app, a script or the 8-hour limit), dismissed.
+    case activityPhase(bundle: String, activity: String, at: Double, phase: ActivityPhase)
+    /// A Control Center control shows `value` from `at` on (`read`: why it
+    /// was read; nil for a toggle's optimistic flip).
+    case controlValue(bundle: String, kind: String, at: Double, value: LuaValue?, read: ControlReloadReason?)
     /// A Live Activity's updater ran (its diagnostic when it failed).
     case updaterRan(bundle: String, UpdaterRun)
 }

@@ -16,6 +16,10 @@ final class LoadedBundle {
     private var performances = 0
     private var activityChanges = 0
     private var updaterRuns = 0
+    /// Per control kind: values published.
+    private var controlValues: [String: Int] = [:]
+    /// Per activity: the phase last published.
+    private var phases: [String: ActivityPhase] = [:]
 
     private struct Shown: Equatable {
         var entry: TimelineEntry?
@@ -68,11 +72,31 @@ final class LoadedBundle {
         }
         for p in engine.performances.dropFirst(performances) { events.append(.performed(bundle: id, p)) }
         performances = engine.performances.count
+        for control in controls.controls {
+            for shown in control.values.dropFirst(controlValues[control.kind] ?? 0) {
+                events.append(.controlValue(bundle: id, kind: control.kind, at: shown.at, value: shown.value, read: shown.read))
+            }
+            controlValues[control.kind] = control.values.count
+        }
         if let live {
             for change in live.manager.changes.dropFirst(activityChanges) { events.append(.activity(bundle: id, change)) }
             activityChanges = live.manager.changes.count
             for run in live.runs.dropFirst(updaterRuns) { events.append(.updaterRan(bundle: id, run)) }
             updaterRuns = live.runs.count
+            for record in (try? live.manager.all()) ?? [] {
+                let phase = record.phase(at: now)
+                guard phases[record.id] != phase else { continue }
+                let previous = phases.updateValue(phase, forKey: record.id)
+                if previous == nil && phase == .active { continue }   // its start is an .activity event
+                let since: Double
+                switch phase {
+                case .stale: since = record.content.staleDate ?? now
+                case .ended: since = record.endedAt ?? now
+                case .dismissed: since = record.dismissAt ?? now
+                case .active: since = now
+                }
+                events.append(.activityPhase(bundle: id, activity: record.id, at: since, phase: phase))
+            }
         }
         return events
     }

@@ -159,6 +159,29 @@ public actor WidgetService {
         return performance
     }
 
+    /// Adds a control to Control Center: its value is read (C2). Returns what it shows.
+    @discardableResult
+    public func addControl(bundle: String, kind: String) async throws -> LuaValue? {
+        let b = try self.bundle(bundle)
+        defer { publish() }
+        return try await cancellable { () throws(IntentError) in try b.controls.add(kind) }.value
+    }
+
+    /// Taps a control (C3): a toggle flips at once, its action performs, its value is read again.
+    @discardableResult
+    public func tapControl(bundle: String, kind: String) async throws -> ControlTap {
+        let b = try self.bundle(bundle)
+        defer { publish() }
+        return try await cancellable { () throws(IntentError) in try b.controls.tap(kind) }
+    }
+
+    /// The app asks for the values of the controls of `kind` (all when nil) again.
+    public func reloadControls(bundle: String, kind: String?) async throws {
+        let b = try self.bundle(bundle)
+        defer { publish() }
+        await cancellable { b.controls.reload(kind) }
+    }
+
     /// The app, in the foreground, starts a Live Activity (A1–A9: a refused
     /// request throws `ActivityError` with its `refusal`).
     public func startActivity(bundle: String, type: String, attributes: LuaTable, state: LuaTable,
@@ -226,6 +249,10 @@ public actor WidgetService {
                 if let date = instance.timeline?.entries.first(where: { $0.date > now })?.date { next = min(next, date) }
             }
             if let due = try? b.live?.nextDue() { next = min(next, due) }
+            // Dismissals change what is on screen: an event to send.
+            for record in (try? b.live?.manager.all()) ?? [] {
+                if let dismiss = record.dismissAt, dismiss > now { next = min(next, dismiss) }
+            }
         }
         return next.isFinite ? next : nil
     }
