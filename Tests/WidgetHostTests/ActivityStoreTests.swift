@@ -162,7 +162,7 @@ struct ActivityStoreTests {
         manager.logger = Logger(label: "test.activities", factory: collected.handler)
         let error = #expect(throws: ActivityError.self) { try manager.list() }
         // The caller (maybe a script) gets a neutral message; the host's log, what and where.
-        #expect(error?.message == "the activities of com.example.test are unavailable (a stored activity does not decode); the host's log has the details",
+        #expect(error?.message == "the store of com.example.test's Live Activities is unavailable (a stored value does not decode); the host's log has the details",
                 "\(String(describing: error))")
         #expect(collected.all.contains { $0.contains("activity 'activity-9' of com.example.test holds a row this host cannot read") }, "\(collected.all)")
         #expect(try group.activities(of: "com.example.test").activities.map(\.id) == ["activity-1", "activity-9"], "a row was dropped")

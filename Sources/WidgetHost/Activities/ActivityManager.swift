@@ -391,26 +391,11 @@ public final class ActivityManager: StoreAttachment {
         return try result.get()
     }
 
-    /// A store failure as the caller may see it. What names files on the
-    /// host (database failures) goes to the host's log; the caller, which
-    /// may be a script, gets a neutral message.
+    /// A store failure as the caller may see it: the store's rule
+    /// (`StoreBinding.scriptMessage`), since the caller may be a script.
     private func unavailable(_ error: StoreError) -> ActivityError {
-        switch error.code {
-        case .database, .busy, .notAStore, .corruptValue, .noSuchGroup:
-            logger.error("activities unavailable", metadata: ["bundle": "\(bundleID)", "group": "\(group.id)", "code": "\(error.code)", "error": "\(error.message)"])
-            return ActivityError(refusal: nil, message: "the activities of \(bundleID) are unavailable (\(Self.reason(error.code))); the host's log has the details")
-        default:
-            return ActivityError(refusal: nil, message: "the activities of \(bundleID): \(error.message)")
-        }
-    }
-
-    private static func reason(_ code: StoreError.Code) -> String {
-        switch code {
-        case .corruptValue: return "a stored activity does not decode"
-        case .busy: return "the database stayed locked by another process"
-        case .notAStore: return "the database is not a Lunette store"
-        default: return "database error"
-        }
+        ActivityError(refusal: nil, message: StoreBinding.scriptMessage(error, subject: "the store of \(bundleID)'s Live Activities", logger: logger,
+                                                                        metadata: ["bundle": "\(bundleID)", "group": "\(group.id)"]))
     }
 
     /// Decodes the rows into the working copy, and rebuilds the push budget

@@ -272,23 +272,27 @@ public final class StoreBinding {
     /// the database itself name files on the host, so the script gets a
     /// neutral message and the host's log the full one.
     func scriptMessage(_ error: StoreError, group: String) -> String {
-        switch error.code {
-        case .database, .busy, .notAStore, .corruptValue, .noSuchGroup:
-            logger.error("store failure seen by \(owner)", metadata: ["group": "\(group)", "code": "\(error.code)", "error": "\(error.message)"])
-            return "the store of app group \(StoreText.quoted(group)) is unavailable (\(Self.neutralReason(error.code))); the host's log has the details"
-        case .invalidName, .invalidValue, .valueTooLarge, .quotaExceeded, .conflict:
-            return error.message
-        }
+        Self.scriptMessage(error, subject: "the store of app group \(StoreText.quoted(group))", logger: logger,
+                           metadata: ["owner": "\(owner)", "group": "\(group)"])
     }
 
-    private static func neutralReason(_ code: StoreError.Code) -> String {
-        switch code {
-        case .notAStore: return "its database is not a Lunette store"
-        case .corruptValue: return "a stored value does not decode"
-        case .noSuchGroup: return "it has no store yet"
-        case .busy: return "its database stayed locked by another process"
-        default: return "database error"
+    /// What a script may read of a store failure about `subject` (the same
+    /// rule for keys, files and Live Activity rows): the script's own
+    /// mistakes in full; database failures, which name files on the host,
+    /// as a neutral message, with the full text in `logger`.
+    static func scriptMessage(_ error: StoreError, subject: String, logger: Logger, metadata: Logger.Metadata) -> String {
+        let reason: String
+        switch error.code {
+        case .invalidName, .invalidValue, .valueTooLarge, .quotaExceeded, .conflict:
+            return error.message
+        case .notAStore: reason = "its database is not a Lunette store"
+        case .corruptValue: reason = "a stored value does not decode"
+        case .noSuchGroup: reason = "it has no store yet"
+        case .busy: reason = "its database stayed locked by another process"
+        case .database: reason = "database error"
         }
+        logger.error("store failure", metadata: metadata.merging(["code": "\(error.code)", "error": "\(error.message)"]) { $1 })
+        return "\(subject) is unavailable (\(reason)); the host's log has the details"
     }
 
     private func stageAndKey(_ args: LuaArguments) throws(LuaFunctionError) -> (GroupStage, String) {
