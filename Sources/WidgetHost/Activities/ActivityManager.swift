@@ -303,18 +303,26 @@ public final class ActivityManager: StoreAttachment {
         }
     }
 
-    /// The next time a throttled push will be delivered, or an activity
-    /// reaches its 8-hour limit (nil: none waits).
+    /// The next time something about the activities is due after now: a
+    /// throttled push's delivery, an activity's 8-hour limit, its next tick
+    /// or stale date (for its updater), its dismissal. Nil when nothing waits.
     public func nextDue() throws(ActivityError) -> Double? {
         try transact(reading: true) { () throws(ActivityError) in
+            let now = self.now
             var next = Double.infinity
-            for record in records where record.endedAt == nil {
+            for record in records {
+                if let dismiss = record.dismissAt, dismiss > now { next = min(next, dismiss) }
+                guard record.endedAt == nil else { continue }
                 next = min(next, record.startedAt + policy.activityActiveLimit)
                 if let waiting = record.pushes.first(where: \.isWaiting) {
                     next = min(next, pushBudget.nextFree(record.id, at: waiting.arrivedAt))
                 }
+                if let tick = declarations.first(where: { $0.type == record.type })?.tick {
+                    next = min(next, (record.lastTick ?? record.startedAt) + tick)
+                }
+                if let stale = record.content.staleDate, stale > now, record.staleHandled != stale { next = min(next, stale) }
             }
-            return next.isFinite ? next : nil
+            return next.isFinite ? max(next, now) : nil
         }
     }
 

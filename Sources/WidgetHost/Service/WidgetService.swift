@@ -248,11 +248,7 @@ public actor WidgetService {
             for instance in b.engine.instances where instance.removedAt == nil {
                 if let date = instance.timeline?.entries.first(where: { $0.date > now })?.date { next = min(next, date) }
             }
-            if let due = try? b.live?.nextDue() { next = min(next, due) }
-            // Dismissals change what is on screen: an event to send.
-            for record in (try? b.live?.manager.all()) ?? [] {
-                if let dismiss = record.dismissAt, dismiss > now { next = min(next, dismiss) }
-            }
+            if let due = try? b.live?.nextDue() { next = min(next, due) }   // dismissals included: they are events
         }
         return next.isFinite ? next : nil
     }

@@ -71,12 +71,11 @@ public final class ActivityUpdaters {
     /// writers' changes stays due, for the next call.
     public func runDue() throws(ActivityError) {
         var seen = 0
-        while let next = try nextEvent() {
+        while let (next, record) = try nextEvent() {
             // Each run marks its event handled, so this ends; the bound
             // guards against a store that will not keep the mark.
             seen += 1
             guard seen <= 10_000 else { break }
-            guard let record = try manager.get(next.mark.activity) else { continue }
             guard try run(next, record: record) else { break }
         }
     }
@@ -87,15 +86,7 @@ public final class ActivityUpdaters {
     /// When the next event of any activity is due after now (a tick, a
     /// stale date, a throttled push's delivery, the 8-hour limit), for a
     /// host that sleeps until then (the simulator). Nil when nothing waits.
-    public func nextDue() throws(ActivityError) -> Double? {
-        let now = manager.clock.now()
-        var next = try manager.nextDue() ?? .infinity
-        for record in try manager.all() where record.phase(at: now) == .active || record.phase(at: now) == .stale {
-            if let tick = declaration(record)?.tick { next = min(next, (record.lastTick ?? record.startedAt) + tick) }
-            if let stale = record.content.staleDate, stale > now, record.staleHandled != stale { next = min(next, stale) }
-        }
-        return next.isFinite ? max(next, now) : nil
-    }
+    public func nextDue() throws(ActivityError) -> Double? { try manager.nextDue() }
 
     // MARK: Events
 
@@ -118,13 +109,13 @@ public final class ActivityUpdaters {
     }
 
     /// The earliest event due by now that no updater has run for.
-    private func nextEvent() throws(ActivityError) -> Due? {
+    private func nextEvent() throws(ActivityError) -> (Due, ActivityRecord)? {
         let now = manager.clock.now()
-        var best: Due?
-        func consider(_ due: Due) {
-            if best == nil || due.at < best!.at { best = due }
-        }
+        var best: (due: Due, record: ActivityRecord)?
         for record in try manager.all() {
+            func consider(_ due: Due) {
+                if best == nil || due.at < best!.due.at { best = (due, record) }
+            }
             let phase = record.phase(at: now)
             // In order of delivery (ties: of arrival). A push is delivered
             // only before its activity ended; if no host ran its updater
@@ -146,7 +137,7 @@ public final class ActivityUpdaters {
                 consider(Due(at: stale, mark: ActivityEventMark(activity: record.id, kind: .stale(stale)), event: [:]))
             }
         }
-        return best
+        return best.map { ($0.due, $0.record) }
     }
 
     /// Runs the updater of `record` for `due`; a failure is recorded and
