@@ -33,5 +33,9 @@ struct HostDocSnippetTests {
         running.cancel()                                 // run() returns
         watcher.cancel()
         await running.value
+        // What the snippet did: the widget was added, then reloaded for the tap (I2).
+        let reasons = try await service.widget(widget).reloads.map(\.reason)
+        #expect(reasons.first == .widgetAdded && reasons.contains(.intent), "\(reasons)")
+        #expect(try await service.widget(widget).failures.isEmpty)
     }
 }

@@ -177,7 +177,7 @@ public final class ActivityManager: StoreAttachment {
             ?? declaration.state.problem(in: .table(state), what: "state") {
             throw refuse(.invalidState, problem)
         }
-        let bytes = try size(attributes, state)
+        let bytes = try size(attributes, state, checking: [(attributes, "attributes"), (state, "state")])
         let live = records.filter { $0.phase(at: now) == .active || $0.phase(at: now) == .stale }.count
         guard live < policy.maxActiveActivities else {
             throw refuse(.targetMaximumExceeded, "\(live) activities are running, the most at once (A2: \(policy.maxActiveActivities))")
@@ -222,10 +222,12 @@ public final class ActivityManager: StoreAttachment {
     public func finish(_ id: String, state: LuaTable? = nil, dismissal: Dismissal = .standard) throws(ActivityError) -> ActivityRecord {
         try transact { () throws(ActivityError) in
             let i = try index(id, doing: "end")
-            var bytes = try size(records[i].attributes, records[i].content.state)
+            let bytes: Int
             if let state {
                 bytes = try check(state, of: records[i])
                 records[i].content.state = state
+            } else {
+                bytes = Self.encodedSize(records[i].attributes, records[i].content.state)
             }
             end(i, at: now, dismissal: dismissal)
             deliverPushes(i)   // what still waits is dropped
@@ -578,7 +580,7 @@ public final class ActivityManager: StoreAttachment {
             if t >= limit {
                 deliverPushes(i, before: limit)
                 end(i, at: limit, dismissal: .standard)
-                let bytes = (try? size(records[i].attributes, records[i].content.state)) ?? 0
+                let bytes = Self.encodedSize(records[i].attributes, records[i].content.state)
                 note(.ended, records[i], bytes: bytes, at: limit, source: "limit (A3)")
             }
         }
@@ -618,15 +620,15 @@ public final class ActivityManager: StoreAttachment {
            let problem = declaration.state.problem(in: .table(state), what: "state") {
             throw refuse(.invalidState, problem)
         }
-        return try size(record.attributes, state)
+        return try size(record.attributes, state, checking: [(state, "state")])
     }
 
     /// A1: attributes and state, encoded together as JSON, within the
-    /// limit; and both storable. Returns the encoded size.
-    private func size(_ attributes: LuaTable, _ state: LuaTable) throws(ActivityError) -> Int {
+    /// limit; and `checking` (the new state, or the attributes too at a
+    /// start) storable. Returns the encoded size.
+    private func size(_ attributes: LuaTable, _ state: LuaTable, checking: [(LuaTable, String)]) throws(ActivityError) -> Int {
         do {
-            _ = try ActivityRecord.stored(attributes, "attributes")
-            _ = try ActivityRecord.stored(state, "state")
+            for (table, what) in checking { _ = try ActivityRecord.stored(table, what) }
         } catch {
             throw refuse(.invalidState, error.message)
         }
