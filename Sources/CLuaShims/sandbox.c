@@ -65,7 +65,7 @@ static void lunette_hook(lua_State *L, lua_Debug *ar) {
     (void)ar;
     lunette_host *h = lunette_host_of(L);
     if (h->killed != LUNETTE_KILL_NONE) lunette_raise_kill(L);
-    if (h->fired) lunette_kill(L, LUNETTE_KILL_TIMEOUT);
+    if (LUNETTE_FLAG_GET(h->fired)) lunette_kill(L, LUNETTE_KILL_TIMEOUT);
     if (h->hook_always && h->deadline_ns != 0 && lunette_now_ns() >= h->deadline_ns) lunette_kill(L, LUNETTE_KILL_TIMEOUT);
     if (h->instructions_left >= 0) {
         h->instructions_left -= LUNETTE_HOOK_INTERVAL;
@@ -83,7 +83,7 @@ void lunette_arm_hook(lua_State *L, int count) {
 static void lunette_enter_thread(lunette_host *h, lua_State *L) {
     h->running = L;
     if (!h->sandboxed) return;
-    if (h->fired || h->killed != LUNETTE_KILL_NONE) lunette_arm_hook(L, 1);
+    if (LUNETTE_FLAG_GET(h->fired) || h->killed != LUNETTE_KILL_NONE) lunette_arm_hook(L, 1);
     else if (h->hook_always && lua_gethook(L) != lunette_hook) lunette_arm_hook(L, LUNETTE_HOOK_INTERVAL);
 }
 
@@ -94,7 +94,7 @@ void lunette_guard_steps(lua_State *L, uint32_t steps) {
 void lunette_guard_check(lua_State *L) {
     lunette_host *h = lunette_host_of(L);
     if (h->killed != LUNETTE_KILL_NONE) lunette_raise_kill(L);
-    if (h->fired || (h->deadline_ns != 0 && lunette_now_ns() >= h->deadline_ns)) lunette_kill(L, LUNETTE_KILL_TIMEOUT);
+    if (LUNETTE_FLAG_GET(h->fired) || (h->deadline_ns != 0 && lunette_now_ns() >= h->deadline_ns)) lunette_kill(L, LUNETTE_KILL_TIMEOUT);
 }
 
 int lunette_is_memory_failure(lua_State *L, int status) {
@@ -133,8 +133,8 @@ static void lunette_seed_random(lua_State *L, lunette_host *h) {
 void lunette_call_begin(lua_State *L, const lunette_limits *limits) {
     lunette_host *h = lunette_host_of(L);
     h->killed = LUNETTE_KILL_NONE;
-    h->fired = 0;
-    h->cancelled = 0;
+    LUNETTE_FLAG_SET(h->fired, 0);
+    LUNETTE_FLAG_SET(h->cancelled, 0);
     h->hit_limit = 0;
     h->last_refused = 0;
     h->peak = h->used;

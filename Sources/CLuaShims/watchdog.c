@@ -7,6 +7,12 @@
 // be called from signal handlers; see lua.c). Thread switches made by the
 // kill-aware coroutine functions set the hook on the thread they switch
 // to once the deadline has passed, so no coroutine escapes.
+//
+// Under ThreadSanitizer no signal is used: TSan delivers a signal only when
+// the thread next calls into the C library, which a pure Lua loop never
+// does. There `lunette_watch_begin` registers nothing and the call keeps
+// the count hook on, which reads the clock (and the cancel flag) every
+// LUNETTE_HOOK_INTERVAL instructions: slower, but it stops every loop.
 #define _GNU_SOURCE
 #include "CLuaShims.h"
 
@@ -15,6 +21,15 @@
 #include <signal.h>
 #include <string.h>
 #include <time.h>
+
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define LUNETTE_WATCH_NO_SIGNALS 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define LUNETTE_WATCH_NO_SIGNALS 1
+#endif
 
 #define LUNETTE_WATCH_SIGNAL SIGURG      // ignored by default: harmless if it arrives late
 #define LUNETTE_WATCH_SLOTS 256
@@ -43,7 +58,7 @@ static void lunette_on_watch_signal(int sig, siginfo_t *info, void *context) {
     // errno: leave errno as the handler found it.
     int saved_errno = errno;
     lunette_host *h = lunette_thread_host;
-    if (h != NULL && h->fired) {
+    if (h != NULL && LUNETTE_FLAG_GET(h->fired)) {
         lua_State *running = h->running;
         if (running != NULL) lunette_arm_hook(running, 1);
     } else if (lunette_previous_action.sa_flags & SA_SIGINFO) {
@@ -66,7 +81,7 @@ static void *lunette_watchdog(void *unused) {
             // Signal again every period until the call ends: a thread
             // switch may have raced with the first one.
             if (w->used && now >= w->deadline) {
-                w->host->fired = 1;
+                LUNETTE_FLAG_SET(w->host->fired, 1);
                 pthread_kill(w->thread, LUNETTE_WATCH_SIGNAL);
             }
         }
@@ -97,11 +112,23 @@ static void lunette_watch_start(void) {
 // nearly every signal (so do threads and processes started from them).
 static __thread int lunette_thread_unblocked = 0;
 
+int lunette_watch_uses_signals(void) {
+#ifdef LUNETTE_WATCH_NO_SIGNALS
+    return 0;
+#else
+    return 1;
+#endif
+}
+
+int lunette_call_was_cancelled(const lunette_host *h) {
+    return LUNETTE_FLAG_GET(h->cancelled) != 0;
+}
+
 int lunette_watch_begin(lunette_host *h, uint64_t deadline) {
     h->previous_thread_host = lunette_thread_host;
     lunette_thread_host = h;
     h->watch_slot = -1;
-    if (deadline == 0) return 0;
+    if (deadline == 0 || !lunette_watch_uses_signals()) return 0;
     pthread_once(&lunette_watch_once, lunette_watch_start);
     if (!lunette_watch_ready) return 0;
     if (!lunette_thread_unblocked) {
@@ -139,8 +166,8 @@ void lunette_watch_end(lunette_host *h) {
 int lunette_watch_cancel(lunette_host *h) {
     int signalled = 0;
     pthread_mutex_lock(&lunette_watch_lock);
-    h->cancelled = 1;
-    h->fired = 1;   // a call without the watchdog sees it in its count hook
+    LUNETTE_FLAG_SET(h->cancelled, 1);
+    LUNETTE_FLAG_SET(h->fired, 1);   // a call without the watchdog sees it in its count hook
     for (int i = 0; i < LUNETTE_WATCH_SLOTS; i++) {
         lunette_watch *w = &lunette_watches[i];
         if (w->used && w->host == h) {

@@ -318,7 +318,7 @@ public final class LuaState {
         let elapsed = Duration.nanoseconds(Int64(clamping: elapsedNanoseconds))
         switch host.pointee.killed {
         case LUNETTE_KILL_TIMEOUT:
-            return .timeout(LuaTimeoutError(limit: limits?.timeout ?? .zero, elapsed: elapsed, cancelled: host.pointee.cancelled != 0))
+            return .timeout(LuaTimeoutError(limit: limits?.timeout ?? .zero, elapsed: elapsed, cancelled: lunette_call_was_cancelled(host) != 0))
         case LUNETTE_KILL_INSTRUCTIONS:
             return .timeout(LuaTimeoutError(limit: limits?.timeout, elapsed: elapsed, instructionLimit: limits?.instructions))
         case LUNETTE_KILL_MEMORY:

@@ -9,7 +9,7 @@ final class StoreDatabase {
     /// Identifies a Lunette store among SQLite files ("LNTT").
     static let applicationID: Int64 = 0x4C4E_5454
     /// The schema this build writes; `migrations[n - 1]` brings version n - 1 to n.
-    static let schemaVersion: Int64 = 2
+    static let schemaVersion: Int64 = 3
     static let migrations: [String] = [
         """
         CREATE TABLE entries (key TEXT PRIMARY KEY NOT NULL, type INTEGER NOT NULL, value,
@@ -29,6 +29,13 @@ final class StoreDatabase {
         CREATE TABLE activity_pushes (bundle TEXT NOT NULL, activity TEXT NOT NULL, n INTEGER NOT NULL, push BLOB NOT NULL,
                                       PRIMARY KEY (bundle, activity, n)) WITHOUT ROWID;
         """,
+        // 3: the change log names the bundles whose activities a commit
+        // changed; hosts keep their engines' state (StoredHostState).
+        """
+        ALTER TABLE changes ADD COLUMN activities BLOB;
+        CREATE TABLE host_state (bundle TEXT NOT NULL, name TEXT NOT NULL, record BLOB NOT NULL,
+                                 PRIMARY KEY (bundle, name)) WITHOUT ROWID;
+        """,
     ]
     /// The statements run more than once, each prepared on first use and
     /// kept for the connection's life (found by index, not by hashing SQL).
@@ -37,6 +44,7 @@ final class StoreDatabase {
         case allKeys, keysWithPrefix, fileNames, changes, logChange, setMeta, pruneChanges, usage, sequence, dataVersion
         case activityBundle, activityRecords, activityPushes, upsertActivityBundle, upsertActivity, upsertActivityPush
         case deleteActivity, deleteActivityPushes, trimActivityPushes
+        case hostState, upsertHostState, deleteHostState
 
         var sql: String {
             switch self {
@@ -51,8 +59,8 @@ final class StoreDatabase {
             case .allKeys: return "SELECT key FROM entries ORDER BY key"
             case .keysWithPrefix: return "SELECT key FROM entries WHERE key >= ?1 AND key < ?2 ORDER BY key"
             case .fileNames: return "SELECT name FROM files ORDER BY name"
-            case .changes: return "SELECT seq, keys, files FROM changes WHERE seq > ?1 ORDER BY seq"
-            case .logChange: return "INSERT INTO changes (seq, keys, files) VALUES (?1, ?2, ?3)"
+            case .changes: return "SELECT seq, keys, files, activities FROM changes WHERE seq > ?1 ORDER BY seq"
+            case .logChange: return "INSERT INTO changes (seq, keys, files, activities) VALUES (?1, ?2, ?3, ?4)"
             case .setMeta: return "UPDATE meta SET value = ?2 WHERE name = ?1"
             case .pruneChanges: return "DELETE FROM changes WHERE seq <= ?1"
             case .usage: return "SELECT value FROM meta WHERE name = 'usage'"
@@ -68,6 +76,9 @@ final class StoreDatabase {
             case .deleteActivity: return "DELETE FROM activities WHERE bundle = ?1 AND id = ?2"
             case .deleteActivityPushes: return "DELETE FROM activity_pushes WHERE bundle = ?1 AND activity = ?2"
             case .trimActivityPushes: return "DELETE FROM activity_pushes WHERE bundle = ?1 AND activity = ?2 AND n >= ?3"
+            case .hostState: return "SELECT name, record FROM host_state WHERE bundle = ?1"
+            case .upsertHostState: return "INSERT OR REPLACE INTO host_state (bundle, name, record) VALUES (?1, ?2, ?3)"
+            case .deleteHostState: return "DELETE FROM host_state WHERE bundle = ?1 AND name = ?2"
             }
         }
     }
@@ -297,19 +308,29 @@ final class StoreDatabase {
         try statement(.sequence).firstInteger()
     }
 
-    /// Changes committed after `sequence`: each commit's sequence, keys and files.
-    func changes(after sequence: Int64) throws(StoreError) -> [(seq: Int64, keys: [String], files: [String])] {
+    /// Changes committed after `sequence`: each commit's sequence, keys,
+    /// files, and the bundles whose activities it changed.
+    func changes(after sequence: Int64) throws(StoreError) -> [LoggedChange] {
         let s = try statement(.changes)
         defer { s.reset() }
         s.bind(1, sequence)
-        var out: [(Int64, [String], [String])] = []
+        var out: [LoggedChange] = []
         while try s.step() {
             let seq = s.integer(0)
             let keys = try s.withBytes(1) { bytes throws(StoreError) in try Self.names(bytes) }
             let files = try s.withBytes(2) { bytes throws(StoreError) in try Self.names(bytes) }
-            out.append((seq, keys, files))
+            let activities = s.isNull(3) ? [] : try s.withBytes(3) { bytes throws(StoreError) in try Self.names(bytes) }
+            out.append(LoggedChange(seq: seq, keys: keys, files: files, activities: activities))
         }
         return out
+    }
+
+    /// One commit in the change log.
+    struct LoggedChange {
+        var seq: Int64
+        var keys: [String]
+        var files: [String]
+        var activities: [String]
     }
 
     /// A change-log list of names: an encoded array of strings.
@@ -354,6 +375,8 @@ struct StoreWriter {
     let group: String
     private(set) var changedKeys: [String] = []
     private(set) var changedFiles: [String] = []
+    /// Bundles whose Live Activities the transaction changed.
+    var changedActivities: [String] = []
 
     init(database: StoreDatabase, sequence: Int64, usage: Int64, limits: StoreLimits, group: String) {
         self.database = database
@@ -366,7 +389,7 @@ struct StoreWriter {
     private var connection: SQLiteConnection { database.connection }
 
     /// True when the transaction wrote something.
-    var hasChanges: Bool { !changedKeys.isEmpty || !changedFiles.isEmpty }
+    var hasChanges: Bool { !changedKeys.isEmpty || !changedFiles.isEmpty || !changedActivities.isEmpty }
 
     /// The group's sequence number once the transaction commits.
     var committedSequence: Int64 { hasChanges ? sequence : sequence - 1 }
@@ -475,6 +498,7 @@ struct StoreWriter {
         log.bind(1, sequence)
         log.bind(2, blob: StoreValue.array(changedKeys.map { .string($0) }).encoded())
         log.bind(3, blob: StoreValue.array(changedFiles.map { .string($0) }).encoded())
+        if changedActivities.isEmpty { log.bindNull(4) } else { log.bind(4, blob: StoreValue.array(changedActivities.map { .string($0) }).encoded()) }
         try log.run()
         let meta = try database.statement(.setMeta)
         meta.bind(1, text: "seq"); meta.bind(2, sequence); try meta.run()

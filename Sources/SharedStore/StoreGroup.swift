@@ -16,7 +16,7 @@ public final class StoreGroup: @unchecked Sendable {
 
     private let lock = NSLock()
     let database: StoreDatabase
-    private let observers: StoreObservers
+    let observers: StoreObservers
 
     init(id: String, path: String, create: Bool, limits: StoreLimits, durability: StoreDurability) throws(StoreError) {
         self.id = id
@@ -161,7 +161,7 @@ public final class StoreGroup: @unchecked Sendable {
                     }
                     if !moved.isEmpty { throw StoreError(.conflict, "conflict") }   // rolls back
                     try writer.apply(values: batch.values, files: batch.files)
-                    if let activities = batch.activities { try database.writeActivities(activities) }
+                    if let activities = batch.activities { try database.writeActivities(activities, in: &writer) }
                 }
             }
         } catch where !moved.isEmpty {

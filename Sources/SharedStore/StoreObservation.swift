@@ -11,6 +11,9 @@ public struct StoreChange: Sendable, Equatable {
     public var keys: [String]
     /// Files written or removed, sorted by their bytes.
     public var files: [String]
+    /// Bundles whose Live Activities changed (their rows, pushes or
+    /// enabled flag), sorted.
+    public var activities: [String] = []
     /// False when the observer fell behind the store's change log (it keeps
     /// the last 1024 commits): then anything may have changed, so read again.
     public var isComplete: Bool
@@ -114,7 +117,8 @@ final class StoreObservers: @unchecked Sendable {
         let handlers = observers.values.map(\.handler)
         lock.unlock()
         let change = StoreChange(group: group, sequence: writer.sequence, keys: Self.sortedUnique(writer.changedKeys),
-                                 files: Self.sortedUnique(writer.changedFiles), isComplete: true, isLocal: true)
+                                 files: Self.sortedUnique(writer.changedFiles), activities: Self.sortedUnique(writer.changedActivities),
+                                 isComplete: true, isLocal: true)
         for handler in handlers { handler(change) }
     }
 
@@ -142,6 +146,7 @@ final class StoreObservers: @unchecked Sendable {
         let change = StoreChange(group: group, sequence: current,
                                  keys: Self.sortedUnique(foreign.flatMap(\.keys)),
                                  files: Self.sortedUnique(foreign.flatMap(\.files)),
+                                 activities: Self.sortedUnique(foreign.flatMap(\.activities)),
                                  isComplete: !missed, isLocal: false)
         for handler in handlers { handler(change) }
     }

@@ -99,19 +99,20 @@ extension StoreGroup {
         cache = nil
         var written: StoredActivities?
         let result = try locked { () throws(StoreError) in
-            try database.write(limits: limits, group: id) { (_: inout StoreWriter) throws(StoreError) -> R in
+            try database.write(limits: limits, group: id) { (writer: inout StoreWriter) throws(StoreError) -> R in
                 let old = try database.activities(of: bundle, reusing: cached)
                 var new = old
                 let result = body(&new)
                 new.version = old.version
                 let write = ActivityWrite(bundle: bundle, old: old, new: new)
-                try database.writeActivities(write)
+                try database.writeActivities(write, in: &writer)
                 written = write.written
                 return result
-            }.result
+            }
         }
+        observers.deliverLocal(result.writer)
         cache = written
-        return result
+        return result.result
     }
 }
 
@@ -164,9 +165,10 @@ extension StoreDatabase {
 
     /// Writes the rows `write.new` changes from `write.old`, if the
     /// bundle's rows are still at `write.old`'s version; the caller holds
-    /// the write transaction.
-    func writeActivities(_ write: ActivityWrite) throws(StoreError) {
+    /// the write transaction, and `writer` logs the change for observers.
+    func writeActivities(_ write: ActivityWrite, in writer: inout StoreWriter) throws(StoreError) {
         guard !write.isEmpty else { return }
+        writer.changedActivities.append(write.bundle)
         let bundle = write.bundle
         let current = try activityVersion(bundle)
         guard current == write.old.version else {

@@ -79,9 +79,9 @@ struct IntentCommand: ParsableCommand {
                 performance = .refused(id, error)
             case .success(let values):
                 if let widget {
-                    let before = engine.instances[widget - 1].reloads.count
+                    let before = engine.instance(widget)!.reloads.count
                     performance = try engine.tap(widget, intent: id, parameters: values)
-                    let instance = engine.instances[widget - 1]
+                    let instance = engine.instance(widget)!
                     for reload in instance.reloads.dropFirst(before) {
                         reloads.append(IntentOutput.Reload(kind: instance.configuration.kind, family: instance.configuration.family,
                                                            reason: reload.reason, entry: instance.timeline?.entries.first?.content))

@@ -58,7 +58,7 @@ struct ActivityBindingTests {
     func providersGetVisibility() throws {
         let (engine, manager) = try engine()
         let id = engine.addWidget(try engine.runtime.configuration(kind: "W"))
-        #expect(engine.instances[id - 1].timeline?.entries.first?.content["err"] == "visibility")
+        #expect(engine.instance(id)!.timeline?.entries.first?.content["err"] == "visibility")
         #expect(try manager.list().isEmpty)
     }
 

@@ -16,7 +16,7 @@ actor Widgets {
 
     func show(_ kind: String) throws -> LuaTable? {
         let id = engine.addWidget(try engine.runtime.configuration(kind: kind))
-        return engine.instances[id - 1].shown(at: SystemClock().now())?.content
+        return engine.instance(id)?.shown(at: SystemClock().now())?.content
     }
 }
 // end snippet

@@ -127,7 +127,7 @@ struct RuleTests {
             """)
         let id = engine.addWidget(try engine.runtime.configuration(kind: "F"))
         try advance(engine, clock, to: t0 + 600)
-        let instance = engine.instances[id - 1]
+        let instance = engine.instance(id)!
         #expect(instance.reloads.map { $0.at - t0 } == [0, 300, 600], "retried after the floor")
         #expect(instance.reloads.allSatisfy { $0.status == .error })
         #expect(instance.failures.count == 3)
@@ -154,15 +154,15 @@ struct RuleTests {
         let c = engine.addWidget(try runtime.configuration(kind: "W", family: .systemMedium, values: ["every": 10]))
         try advance(engine, clock, to: t0 + 3600)
         func shown(_ id: Int) -> (String?, Int64?) {
-            let entry = engine.instances[id - 1].shown(at: clock.time)?.content
+            let entry = engine.instance(id)!.shown(at: clock.time)?.content
             return (entry?["family"].stringValue, entry?["every"].integerValue)
         }
         #expect(shown(a) == ("systemSmall", 10))
         #expect(shown(b) == ("systemSmall", 20))
         #expect(shown(c) == ("systemMedium", 10))
-        #expect(engine.instances[a - 1].reloads.map { $0.at - t0 } == [0, 600, 1200, 1800, 2400, 3000, 3600])
-        #expect(engine.instances[b - 1].reloads.map { $0.at - t0 } == [0, 1200, 2400, 3600])
-        #expect(engine.instances[c - 1].reloads.count == 7)
+        #expect(engine.instance(a)!.reloads.map { $0.at - t0 } == [0, 600, 1200, 1800, 2400, 3000, 3600])
+        #expect(engine.instance(b)!.reloads.map { $0.at - t0 } == [0, 1200, 2400, 3600])
+        #expect(engine.instance(c)!.reloads.count == 7)
     }
 
     @Test("T12: an entry's relevance is kept: its score, and its duration in seconds from the entry's date")
@@ -202,7 +202,7 @@ struct RuleTests {
         let b = engine.addWidget(widget)
         try advance(engine, clock, to: t0 + 86_400)
         for id in [a, b] {
-            let counted = engine.instances[id - 1].reloads.filter(\.counted)
+            let counted = engine.instance(id)!.reloads.filter(\.counted)
             #expect(counted.count == 40, "instance \(id) counted \(counted.count)")
             // The 41st waits until the first counted reload (at 10 min) leaves the window.
             let firstCountedLeaves: Double = 600 + 86_400
@@ -236,7 +236,7 @@ struct RuleTests {
             try clock.advance(to: t0 + Double(10 * (i + 1)))
             try engine.reloadNow(kind: "W", reason: reason)
         }
-        let reloads = engine.instances[id - 1].reloads
+        let reloads = engine.instance(id)!.reloads
         #expect(reloads.map { $0.at - t0 } == [0, 10, 20, 30, 40, 50])
         #expect(reloads.map(\.reason) == [.widgetAdded] + events)
         #expect(reloads.allSatisfy { !$0.counted })

@@ -18,7 +18,7 @@ struct TimelineEngineTests {
         let (engine, clock) = try engine(policyWidget("{ after = clock.add(now, { minutes = 30 }) }"))
         let id = engine.addWidget(try engine.runtime.configuration(kind: "W"))
         try advance(engine, clock, to: t0 + 2 * 3600)
-        let instance = engine.instances[id - 1]
+        let instance = engine.instance(id)!
         #expect(times(instance) == [0, 1800, 3600, 5400, 7200])
         #expect(instance.reloads.map(\.reason) == [.widgetAdded, .policy, .policy, .policy, .policy])
         #expect(instance.reloads.map(\.counted) == [false, true, true, true, true])
@@ -36,12 +36,12 @@ struct TimelineEngineTests {
         let e = engine.addWidget(try engine.runtime.configuration(kind: "E"))
         let n = engine.addWidget(try engine.runtime.configuration(kind: "N"))
         try advance(engine, clock, to: t0 + 3 * 3600)
-        #expect(times(engine.instances[e - 1]) == [0, 3600, 7200, 10_800])
-        #expect(times(engine.instances[n - 1]) == [0])
+        #expect(times(engine.instance(e)!) == [0, 3600, 7200, 10_800])
+        #expect(times(engine.instance(n)!) == [0])
         try engine.requestReload(kind: "N")
         try advance(engine, clock, to: t0 + 4 * 3600)
-        #expect(times(engine.instances[n - 1]) == [0, 10_800])
-        #expect(engine.instances[n - 1].reloads.last?.reason == .request)
+        #expect(times(engine.instance(n)!) == [0, 10_800])
+        #expect(engine.instance(n)!.reloads.last?.reason == .request)
     }
 
     @Test("T8, T7: reloads of one widget are at least 5 minutes apart; a policy date in the past means now") func reloadsAreFiveMinutesApartAndAPastPolicyMeansNow() throws {
@@ -49,7 +49,7 @@ struct TimelineEngineTests {
         let (engine, clock) = try engine(policyWidget("{ after = now - 3600 }"))
         let id = engine.addWidget(try engine.runtime.configuration(kind: "W"))
         try advance(engine, clock, to: t0 + 1200)
-        #expect(times(engine.instances[id - 1]) == [0, 300, 600, 900, 1200])
+        #expect(times(engine.instance(id)!) == [0, 300, 600, 900, 1200])
     }
 
     @Test("B4: reload requests coalesce until the reload happens") func requestsCoalesceUntilTheReloadHappens() throws {
@@ -60,7 +60,7 @@ struct TimelineEngineTests {
         try clock.advance(to: t0 + 120)
         try engine.requestReload(kind: nil)
         try advance(engine, clock, to: t0 + 3600)
-        let reloads = engine.instances[id - 1].reloads
+        let reloads = engine.instance(id)!.reloads
         #expect(reloads.map { $0.at - t0 } == [0, 300])
         #expect(reloads[1].coalescedRequests == 2)
         #expect(reloads[1].reason == .request)
@@ -73,7 +73,7 @@ struct TimelineEngineTests {
         let (engine, clock) = try engine(policyWidget("{ after = clock.add(now, { minutes = 10 }) }"), policy: policy)
         let id = engine.addWidget(try engine.runtime.configuration(kind: "W"))
         try advance(engine, clock, to: t0 + 2 * 3600)
-        let reloads = engine.instances[id - 1].reloads
+        let reloads = engine.instance(id)!.reloads
         // Counted at 10, 20, 30 min; the 40-min reload waits until the 10-min one leaves the window (70 min).
         #expect(reloads.map { $0.at - t0 } == [0, 600, 1200, 1800, 4200, 4800, 5400])
         #expect(reloads[4].deferredFrom.map { $0 - t0 } == 2400)
@@ -93,7 +93,7 @@ struct TimelineEngineTests {
         try engine.reloadNow(kind: nil, reason: .appForeground)
         try clock.advance(to: t0 + 20)
         try engine.reloadNow(kind: "W", reason: .significantTimeChange)
-        let reloads = engine.instances[id - 1].reloads
+        let reloads = engine.instance(id)!.reloads
         #expect(reloads.map { $0.at - t0 } == [0, 10, 20])
         #expect(reloads.allSatisfy { r in !r.counted })
         #expect(engine.budgetUsage(of: id).used == 0)
@@ -112,7 +112,7 @@ struct TimelineEngineTests {
             """)
         let id = engine.addWidget(try engine.runtime.configuration(kind: "F"))
         try advance(engine, clock, to: t0 + 1200)
-        let instance = engine.instances[id - 1]
+        let instance = engine.instance(id)!
         #expect(instance.reloads.map(\.status) == [.ok, .error, .error, .error])
         // Retried after the floor, each retry counted.
         #expect(times(instance) == [0, 600, 900, 1200])
@@ -144,8 +144,8 @@ struct TimelineEngineTests {
         let (engine, clock) = try engine(policyWidget("{ after = clock.add(now, { minutes = 1 }) }"), policy: policy)
         let id = engine.addWidget(try engine.runtime.configuration(kind: "W"))
         try advance(engine, clock, to: t0 + 600)
-        #expect(engine.instances[id - 1].reloads.count == 11)
-        #expect(engine.instances[id - 1].reloads.allSatisfy { !$0.counted })
+        #expect(engine.instance(id)!.reloads.count == 11)
+        #expect(engine.instance(id)!.reloads.allSatisfy { !$0.counted })
     }
 
     @Test("T8: a floor set to 0 still keeps reloads a second apart") func aZeroFloorStillKeepsReloadsASecondApart() throws {
@@ -155,7 +155,7 @@ struct TimelineEngineTests {
         let (engine, clock) = try engine(policyWidget("\"atEnd\""), policy: policy)
         let id = engine.addWidget(try engine.runtime.configuration(kind: "W"))
         try advance(engine, clock, to: t0 + 3)
-        #expect(times(engine.instances[id - 1]) == [0, 1, 2, 3])
+        #expect(times(engine.instance(id)!) == [0, 1, 2, 3])
     }
 
     @Test("B4: a script's reload.timelines is a request like the app's") func aScriptsReloadRequestIsARequestToo() throws {
@@ -169,8 +169,8 @@ struct TimelineEngineTests {
         try clock.advance(to: t0 + 600)
         _ = engine.addWidget(try engine.runtime.configuration(kind: "A"))
         try advance(engine, clock, to: t0 + 3600)
-        #expect(engine.instances[b - 1].reloads.map(\.reason) == [.widgetAdded, .request])
-        #expect(times(engine.instances[b - 1]) == [0, 600])
+        #expect(engine.instance(b)!.reloads.map(\.reason) == [.widgetAdded, .request])
+        #expect(times(engine.instance(b)!) == [0, 600])
     }
 
     @Test func reloadsOfAnUnknownKindAreErrors() throws {
@@ -188,7 +188,7 @@ struct TimelineEngineTests {
         let (engine, clock) = try engine(policyWidget("{ after = clock.add(now, { minutes = 30 }) }"))
         let id = engine.addWidget(try engine.runtime.configuration(kind: "W"))
         try advance(engine, clock, to: t0 + 3600)
-        let instance = engine.instances[id - 1]
+        let instance = engine.instance(id)!
         #expect(instance.shown(at: t0 + 60)?.content["n"] == 1, "07:01 answered from the latest timeline")
         #expect(instance.shown(at: t0 + 1800)?.content["n"] == 2)
         #expect(instance.shown(at: t0 + 3600)?.content["n"] == 3)
@@ -203,11 +203,10 @@ struct TimelineEngineTests {
         try advance(engine, clock, to: t0 + 1800)
         engine.removeWidget(removed)
         try advance(engine, clock, to: t0 + 4 * 3600)
-        let instance = engine.instances[kept - 1]
+        let instance = engine.instance(kept)!
         #expect(instance.reloads.allSatisfy { $0.at >= t0 + 4 * 3600 - 3600 - 3600 }, "\(times(instance))")
         #expect(instance.reloads.count < 9 && instance.reloadsRecorded == 9)
         #expect(instance.shown(at: t0 + 4 * 3600 - 1800) != nil, "history within the retention was lost")
-        let gone = engine.instances[removed - 1]
-        #expect(gone.reloads.isEmpty && gone.displays.isEmpty && gone.timeline == nil, "a removed widget's record was kept")
+        #expect(engine.instance(removed) == nil && engine.instances.map(\.id) == [kept], "a removed widget's record was kept")
     }
 }

@@ -54,6 +54,8 @@ struct WidgetServiceTests {
         case .shown(let id, _, let entry, let placeholder): return "shown \(id.number) \(placeholder ? "placeholder" : "entry") \(entry?.content["n"].description ?? "nil")"
         case .failed(let id, _, let role, _): return "failed \(id.number) \(role.rawValue)"
         case .budgetExhausted(let id, _, _): return "budget \(id.number)"
+        case .budgetFreed(let id, _): return "budget freed \(id.number)"
+        case .pushThrottled(_, let activity, _): return "push throttled \(activity)"
         case .performed(_, let p): return "performed \(p.intent) \(p.status.rawValue)"
         case .activity(_, let change): return "activity \(change.activity) \(change.kind.rawValue) by \(change.source)"
         case .updaterRan(_, let run): return "updater \(run.activity) \(run.kind) \(run.diagnostic == nil ? "ok" : "failed")"

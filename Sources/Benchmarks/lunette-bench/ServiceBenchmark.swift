@@ -48,7 +48,7 @@ enum ServiceBenchmark {
         let runtime = WidgetRuntime(bundle: bundleA, services: HostServices(store: store, clock: clock, calendar: .utc, policy: policy))
         let engine = TimelineEngine(runtime: runtime)
         let light = engine.addWidget(try runtime.configuration(kind: "Light"))
-        _ = engine.instances[light - 1]
+        _ = engine.instance(light)
 
         let box = FiguresBox()
         let done = DispatchSemaphore(value: 0)

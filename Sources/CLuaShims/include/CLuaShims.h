@@ -59,6 +59,12 @@ typedef struct lunette_host {
 #define LUNETTE_KILL_INSTRUCTIONS 3
 #define LUNETTE_KILL_OUTPUT       4
 
+/// `fired` and `cancelled` are set by other threads (the watchdog, a
+/// cancellation handler) while the call's thread reads them: always through
+/// these, which make each access atomic (relaxed: a flag, not a fence).
+#define LUNETTE_FLAG_GET(field) __atomic_load_n(&(field), __ATOMIC_RELAXED)
+#define LUNETTE_FLAG_SET(field, value) __atomic_store_n(&(field), (value), __ATOMIC_RELAXED)
+
 /// Instructions between two runs of the count hook when it stays on (an
 /// instruction budget, or no watchdog); once a call is being ended, 1.
 #define LUNETTE_HOOK_INTERVAL 1000
@@ -139,6 +145,16 @@ void lunette_arm_hook(lua_State *L, int count);
 /// registered (no deadline, or the watchdog could not take it: the call then
 /// keeps the count hook on instead).
 int lunette_watch_begin(lunette_host *h, uint64_t deadline);
+
+/// 1 when deadlines are enforced by the watchdog's signal; 0 in builds under
+/// ThreadSanitizer, which holds signals back until the thread calls into
+/// the C library (a pure Lua loop never does): there every sandboxed call
+/// with a deadline keeps the count hook on, which reads the clock every
+/// LUNETTE_HOOK_INTERVAL instructions.
+int lunette_watch_uses_signals(void);
+
+/// Whether the last call was ended by `lunette_watch_cancel`.
+int lunette_call_was_cancelled(const lunette_host *h);
 
 /// Unregisters the call from the watchdog.
 void lunette_watch_end(lunette_host *h);

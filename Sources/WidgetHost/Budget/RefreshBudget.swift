@@ -40,4 +40,24 @@ public struct RefreshBudget: Sendable {
             stamps[key] = Array(times.drop { $0 <= t - window })
         }
     }
+
+    /// The reloads of `key` still in the window at `t`, oldest first.
+    public func window(_ key: String, at t: Double) -> [Double] {
+        (stamps[key] ?? []).filter { $0 > t - window }
+    }
+
+    /// Every key's reloads still in the window at `t` (keys with none left out).
+    public func windows(at t: Double) -> [String: [Double]] {
+        var out: [String: [Double]] = [:]
+        for key in stamps.keys {
+            let times = window(key, at: t)
+            if !times.isEmpty { out[key] = times }
+        }
+        return out
+    }
+
+    /// Replaces `key`'s reloads with `times` (oldest first; empty: none).
+    public mutating func restore(_ key: String, _ times: [Double]) {
+        stamps[key] = times.isEmpty ? nil : times
+    }
 }

@@ -13,6 +13,10 @@ public final class ControlCenter {
     public let engine: TimelineEngine
     /// The controls added, in order.
     public private(set) var controls: [ControlRecord] = []
+    /// When true, changes of the controls' lasting state are noted for
+    /// `takeStateChanges()`; a host that persists it sets this.
+    public var recordsStateChanges = false
+    private var changedKinds: [String] = []
 
     /// A control center over `engine`'s bundle; scripts' control reload
     /// requests (from any call the engine makes) come here.
@@ -123,7 +127,43 @@ public final class ControlCenter {
 
     private func update(_ kind: String, _ body: (inout ControlRecord) -> Void) {
         guard let i = controls.firstIndex(where: { $0.kind == kind }) else { return }
+        let before = controls[i].state
         body(&controls[i])
+        if recordsStateChanges, controls[i].state != before, !changedKinds.contains(kind) { changedKinds.append(kind) }
+    }
+
+    // MARK: Lasting state
+
+    /// The controls' lasting state: what each shows and last read.
+    public var state: [ControlState] { controls.map(\.state) }
+
+    /// The state of the controls that changed since the last call (only
+    /// while `recordsStateChanges` is on).
+    public func takeStateChanges() -> [ControlState] {
+        defer { changedKinds = [] }
+        return changedKinds.compactMap { control($0)?.state }
+    }
+
+    /// Continues from kept states (a control center with no controls yet):
+    /// the controls show their values again without a read. A control the
+    /// bundle no longer declares (or whose type changed) is dropped; the
+    /// returned notes say which.
+    @discardableResult
+    public func restore(_ states: [ControlState]) -> [String] {
+        precondition(controls.isEmpty, "restore(_:) continues a control center that has no controls yet")
+        var notes: [String] = []
+        for state in states {
+            guard let declaration = runtime.bundle.declarations.controls.first(where: { $0.kind == state.kind }),
+                  declaration.type == state.type else {
+                notes.append("control \(state.kind) was dropped: the bundle no longer declares it as a \(state.type)")
+                continue
+            }
+            var record = ControlRecord(kind: state.kind, type: state.type)
+            record.value = state.value
+            record.lastRead = state.lastRead
+            controls.append(record)
+        }
+        return notes
     }
 
     private func declaration(_ kind: String) throws(IntentError) -> ControlDeclaration {

@@ -34,6 +34,19 @@ public struct ControlRecord: Sendable {
     }
 }
 
+/// What a host keeps of a control across restarts: what it shows and
+/// what it last read.
+public struct ControlState: Sendable, Codable, Equatable {
+    public var kind: String
+    public var type: String
+    public var value: LuaValue?
+    public var lastRead: LuaValue?
+}
+
+extension ControlRecord {
+    var state: ControlState { ControlState(kind: kind, type: type, value: value, lastRead: lastRead) }
+}
+
 /// A value a control showed from a moment on.
 public struct ControlValue: Sendable {
     public var at: Double

@@ -1,3 +1,4 @@
+import Logging
 import LuaSandbox
 
 /// One bundle of a `WidgetService`: its runtime, engine, Control Center
@@ -20,6 +21,10 @@ final class LoadedBundle {
     private var controlValues: [String: Int] = [:]
     /// Per activity: the phase last published.
     private var phases: [String: ActivityPhase] = [:]
+    /// Where the bundle's lasting state is kept, when the service keeps it.
+    private var state: BundleState?
+    /// The last save failed: the next writes the whole state.
+    private var saveFailed = false
 
     private struct Shown: Equatable {
         var entry: TimelineEntry?
@@ -33,6 +38,37 @@ final class LoadedBundle {
         engine = TimelineEngine(runtime: runtime)
         controls = ControlCenter(engine: engine)
         live = services.activities.map { ActivityUpdaters(runtime: runtime, manager: $0) }
+    }
+
+    /// Keeps the bundle's lasting state in `state`: continues from what it
+    /// holds (returns notes on what could not be restored), then notes
+    /// every change for `saveState()`.
+    func keepState(in state: BundleState) throws -> [String] {
+        let kept = try state.load()
+        engine.recordsStateChanges = true
+        controls.recordsStateChanges = true
+        self.state = state
+        return engine.restore(kept.engine) + controls.restore(kept.controls)
+    }
+
+    /// Writes the lasting state that changed since the last save. After a
+    /// failure the next save writes all of it, so nothing stays lost.
+    func saveState(logger: Logger) {
+        guard let state else { return }
+        let changes = engine.takeStateChanges()
+        let controlChanges = controls.takeStateChanges()
+        do {
+            if saveFailed {
+                try state.replace(with: engine.state, controls: controls.state)
+                saveFailed = false
+            } else if !changes.isEmpty || !controlChanges.isEmpty {
+                try state.save(changes, controls: controlChanges)
+            }
+        } catch {
+            saveFailed = true
+            logger.error("could not keep the state of bundle \(bundle.manifest.id): \(error); the next save writes all of it",
+                         metadata: ["bundle": "\(bundle.manifest.id)"])
+        }
     }
 
     /// What happened since the last call, in order: per widget its reloads,
@@ -58,7 +94,9 @@ final class LoadedBundle {
                     events.append(.budgetExhausted(widget, at: next.wantedAt, until: next.at))
                     seen.waitingSince = next.wantedAt
                 }
-            } else {
+            } else if seen.waitingSince != nil {
+                // The wait ended: the deferred reload ran (or the widget went).
+                events.append(.budgetFreed(widget, at: instance.lastReloadAt ?? now))
                 seen.waitingSince = nil
             }
             if instance.removedAt == nil {
@@ -69,6 +107,10 @@ final class LoadedBundle {
                 }
             }
             published[instance.id] = seen
+        }
+        if published.count > engine.instances.count {   // freed widgets
+            let ids = Set(engine.instances.map(\.id))
+            published = published.filter { ids.contains($0.key) }
         }
         for p in engine.performances.dropFirst(performances) { events.append(.performed(bundle: id, p)) }
         performances = engine.performances.count

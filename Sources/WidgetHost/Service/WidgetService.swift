@@ -54,14 +54,37 @@ public actor WidgetService {
     private nonisolated let metrics: MetricsFactory?
     /// The app's own modules for scripts (`HostModule`).
     public nonisolated let modules: [HostModule]
+    /// Where the service says what goes wrong outside scripts (a state it
+    /// could not keep, a widget it could not restore).
+    public nonisolated let logger: Logger
+    /// Where bundles' lasting state is kept (`persistence`).
+    public nonisolated let persistence: Persistence
+
+    /// Where a service keeps each bundle's lasting state: its widgets
+    /// (stable ids, last timelines, pending requests), refresh-budget
+    /// windows and control values.
+    public enum Persistence: Sendable, Equatable {
+        /// In the store: the bundle's first app group's database, or for a
+        /// bundle without one, group `fallbackGroup`'s. A service started
+        /// again on the same store continues where it was.
+        case store(fallbackGroup: String)
+        /// Nowhere: every start is a fresh screen.
+        case none
+
+        /// In the store; bundles without an app group in group `lunette.host`.
+        public static let standard = Persistence.store(fallbackGroup: "lunette.host")
+    }
 
     public init(store: SharedStore, clock: HostClock = SystemClock(), calendar: HostCalendar = .fromEnvironment(),
-                policy: HostPolicy = .standard, scriptLogger: Logger = Logger(label: "lunette.scripts"),
+                policy: HostPolicy = .standard, persistence: Persistence = .standard,
+                logger: Logger = Logger(label: "lunette.service"), scriptLogger: Logger = Logger(label: "lunette.scripts"),
                 metrics: MetricsFactory? = nil, modules: [HostModule] = [], threadName: String = "lunette.service") {
         self.store = store
         self.clock = clock
         self.calendar = calendar
         self.policy = policy
+        self.persistence = persistence
+        self.logger = logger
         self.scriptLogger = scriptLogger
         self.metrics = metrics
         self.modules = modules
@@ -81,7 +104,11 @@ public actor WidgetService {
         return try add(bundle)
     }
 
-    /// Adds a bundle already loaded.
+    /// Adds a bundle already loaded. With `persistence` in the store, its
+    /// widgets, budgets and controls continue from the state kept there:
+    /// they are on screen again (no call is made), and reload when they
+    /// would have. A widget or control the bundle no longer declares is
+    /// dropped, with a warning in `logger`.
     @discardableResult
     public func add(_ bundle: ScriptBundle) throws -> String {
         let id = bundle.manifest.id
@@ -91,12 +118,26 @@ public actor WidgetService {
         services.canceller = canceller
         services.metrics = metrics
         services.modules = modules
-        loaded[id] = LoadedBundle(bundle: bundle, services: services)
+        let b = LoadedBundle(bundle: bundle, services: services)
+        if case .store(let fallback) = persistence {
+            let group = try store.group(bundle.manifest.appGroups.first ?? fallback)
+            for note in try b.keepState(in: BundleState(group: group, bundle: id)) {
+                logger.warning("\(note)", metadata: ["bundle": "\(id)"])
+            }
+        }
+        loaded[id] = b
+        publish()
         return id
     }
 
     /// The ids of the loaded bundles, sorted.
     public var bundles: [String] { loaded.keys.sorted() }
+
+    /// The widgets of `bundle` on screen, in the order they were added
+    /// (after a restart: those kept from before).
+    public func widgets(bundle: String) throws -> [WidgetID] {
+        try self.bundle(bundle).engine.instances.filter { $0.removedAt == nil }.map { WidgetID(bundle: bundle, number: $0.id) }
+    }
 
     /// Adds a widget of `kind` (in `family`, default its first; `values`
     /// for its configuration intent): its placeholder shows, then its
@@ -125,6 +166,24 @@ public actor WidgetService {
 
     /// Widget `id`'s state: configuration, timeline, reloads, failures.
     public func widget(_ id: WidgetID) throws -> WidgetInstance { try instance(id) }
+
+    /// When widget `id` reloads next and why (deferred by the budget or
+    /// not); nil when nothing will reload it.
+    public func nextReload(_ id: WidgetID) throws -> NextReload? {
+        _ = try instance(id)
+        return try bundle(id.bundle).engine.nextReload(of: id.number)
+    }
+
+    /// Counted reloads of widget `id`'s refresh budget in the window now, and the slots left (B1).
+    public func budget(_ id: WidgetID) throws -> (used: Int, remaining: Int) {
+        _ = try instance(id)
+        return try bundle(id.bundle).engine.budgetUsage(of: id.number)
+    }
+
+    /// Control `kind` of `bundle` as Control Center shows it (nil until added).
+    public func control(bundle: String, kind: String) throws -> ControlRecord? {
+        try self.bundle(bundle).controls.control(kind)
+    }
 
     // MARK: What the app does
 
@@ -220,7 +279,9 @@ public actor WidgetService {
     public func push(bundle: String, activity: String, payload: LuaValue, priority: Int = 10) async throws -> PushRecord {
         let live = try activities(bundle)
         defer { publish(); waker.wake() }
-        return try await cancellable { () throws(ActivityError) in try live.push(activity, payload: payload, priority: priority) }
+        let record = try await cancellable { () throws(ActivityError) in try live.push(activity, payload: payload, priority: priority) }
+        if record.isWaiting { continuation.yield(.pushThrottled(bundle: bundle, activity: activity, at: record.arrivedAt)) }
+        return record
     }
 
     /// An event the app signals to an activity's updater.
@@ -266,14 +327,42 @@ public actor WidgetService {
 
     /// Runs until the task is cancelled: what is due, then sleeps until the
     /// next thing is due on the real clock, or until the app asks for
-    /// something (a reload request, a perform, a push). Use a
-    /// `SystemClock`; drive a `VirtualClock` with `runDue()` and `nextDue()`.
+    /// something (a reload request, a perform, a push), or until another
+    /// process changes a bundle's Live Activities in the store (a push
+    /// from `lunette activity push`, an app's update). Use a `SystemClock`;
+    /// drive a `VirtualClock` with `runDue()` and `nextDue()`.
     public func run() async {
+        var watched: [String] = []
+        var observations: [StoreObservation] = []
+        defer { for observation in observations { observation.cancel() } }
         while !Task.isCancelled {
+            if watched != bundles {   // bundles loaded since: watch theirs too
+                watched = bundles
+                observations = watchActivityStores()
+            }
             await runDue()
             let delay = nextDue().map { max(0, $0 - clock.now()) }
             await waker.sleep(seconds: delay)
         }
+    }
+
+    /// Wakes `run()` when another process or connection changes the
+    /// activities of a loaded bundle (or the store cannot tell what changed).
+    private func watchActivityStores() -> [StoreObservation] {
+        var observations: [StoreObservation] = []
+        let waker = self.waker
+        for b in loaded.values where b.live != nil {
+            let id = b.bundle.manifest.id
+            guard let groupID = b.bundle.manifest.appGroups.first else { continue }
+            do {
+                observations.append(try store.group(groupID).observe { change in
+                    if !change.isLocal && (change.activities.contains(id) || !change.isComplete) { waker.wake() }
+                })
+            } catch {
+                logger.error("run() cannot watch the store of bundle \(id) for other processes' pushes: \(error)", metadata: ["bundle": "\(id)"])
+            }
+        }
+        return observations
     }
 
     // MARK: Internals
@@ -303,18 +392,20 @@ public actor WidgetService {
     }
 
     private func instance(_ id: WidgetID) throws -> WidgetInstance {
-        let b = try bundle(id.bundle)
-        guard id.number >= 1, id.number <= b.engine.instances.count else { throw ServiceError("no widget \(id)") }
-        return b.engine.instances[id.number - 1]
+        guard let instance = try bundle(id.bundle).engine.instance(id.number) else { throw ServiceError("no widget \(id)") }
+        return instance
     }
 
-    /// Sends the events of what happened since the last time, bundle by
-    /// bundle: reloads, failures, budget waits, changes of what is shown,
+    /// Keeps what changed in each bundle's lasting state, then sends the
+    /// events of what happened since the last time, bundle by bundle:
+    /// reloads, failures, budget waits, changes of what is shown,
     /// performs, activity changes and updater runs.
     private func publish() {
         let now = clock.now()
         for id in loaded.keys.sorted() {
-            for event in loaded[id]!.newEvents(at: now) { continuation.yield(event) }
+            let b = loaded[id]!
+            b.saveState(logger: logger)
+            for event in b.newEvents(at: now) { continuation.yield(event) }
         }
     }
 }

@@ -10,8 +10,7 @@ extension TimelineEngine {
     /// and the failure is recorded on the widget.
     @discardableResult
     public func tap(_ id: Int, intent: String, parameters: [String: LuaValue] = [:]) throws(IntentError) -> IntentPerformance {
-        let i = id - 1
-        guard instances.indices.contains(i), instances[i].removedAt == nil else {
+        guard let i = position(of: id), instances[i].removedAt == nil else {
             throw IntentError(message: "no widget #\(id) on screen")
         }
         let configuration = instances[i].configuration

@@ -18,7 +18,13 @@ public final class TimelineEngine {
     public let runtime: WidgetRuntime
     /// The bundle's intents and queries, in the same sandboxes.
     public let intents: IntentRuntime
+    /// Its widgets in the order they were added: those on screen, and
+    /// removed ones until their history has passed `historyRetention`.
     public internal(set) var instances: [WidgetInstance] = []
+    /// Where each widget is in `instances`, by id.
+    private var positions: [Int: Int] = [:]
+    /// The id the next widget gets.
+    public internal(set) var nextID = 1
     /// Every intent performed through the engine, in order.
     public internal(set) var performances: [PerformanceRecord] = []
     /// Where scripts' `reload.controls` / `reload.allControls` requests go
@@ -38,6 +44,11 @@ public final class TimelineEngine {
     /// this. Infinity keeps everything (the simulator does, for its report).
     public var historyRetention: Double = 2 * 86_400
     private var lastTrim = -Double.infinity
+
+    /// When true, the engine notes what changes in its lasting state
+    /// (`EngineState`) for `takeStateChanges()`; a host that persists it sets this.
+    public var recordsStateChanges = false
+    private var changes = EngineStateChanges()
 
     struct Due {
         var at: Double
@@ -65,25 +76,45 @@ public final class TimelineEngine {
     @discardableResult
     public func addWidget(_ configuration: WidgetConfiguration) -> Int {
         let t = now
-        var instance = WidgetInstance(id: instances.count + 1, configuration: configuration, addedAt: t)
+        var instance = WidgetInstance(id: nextID, configuration: configuration, addedAt: t)
+        nextID += 1
+        if recordsStateChanges { changes.nextID = nextID }
         let placeholder = runtime.placeholder(configuration)
         note(placeholder.outcome, role: .placeholder, at: t, into: &instance)
         instance.placeholder = placeholder.value
         instance.displays.append((t, .placeholder(placeholder.value)))
-        instances.append(instance)
-        dues.append(nil)
-        reload(instance.id - 1, reason: .widgetAdded, deferredFrom: nil)
+        let i = insert(instance)
+        reload(i, reason: .widgetAdded, deferredFrom: nil)
         return instance.id
     }
 
-    /// Removes a widget (its history stays in `instances`).
+    /// Appends an instance; returns its position.
+    @discardableResult
+    func insert(_ instance: WidgetInstance) -> Int {
+        let i = instances.count
+        positions[instance.id] = i
+        instances.append(instance)
+        dues.append(nil)
+        return i
+    }
+
+    /// Widget `id` (removed ones too, until their history is forgotten).
+    public func instance(_ id: Int) -> WidgetInstance? {
+        positions[id].map { instances[$0] }
+    }
+
+    /// Where widget `id` is in `instances`.
+    func position(of id: Int) -> Int? { positions[id] }
+
+    /// Removes a widget (its history stays in `instances` for `historyRetention`).
     public func removeWidget(_ id: Int) {
-        let i = id - 1
-        guard instances.indices.contains(i), instances[i].removedAt == nil else { return }
+        guard let i = positions[id], instances[i].removedAt == nil else { return }
         instances[i].removedAt = now
         instances[i].displays.append((now, .removed))
         dues[i] = nil
         queue.set(i, at: nil)
+        recordRemoval(id)
+        if policy.budgetScope == .instance { forgetBudget(budgetKey(i)) }
     }
 
     /// A reload request (from the app or a script) for the widgets of
@@ -107,6 +138,7 @@ public final class TimelineEngine {
         for i in instances.indices where instances[i].removedAt == nil && (kind == nil || instances[i].configuration.kind == kind) {
             if instances[i].pendingRequestAt == nil { instances[i].pendingRequestAt = t }
             instances[i].pendingRequests += 1
+            recordChange(i)
             schedule(i)
         }
     }
@@ -149,16 +181,25 @@ public final class TimelineEngine {
         trimHistory(at: t)
     }
 
-    /// Applies `historyRetention`, at most once an hour of (host) time.
+    /// Applies `historyRetention`, at most once an hour of (host) time: older
+    /// history is forgotten, and widgets removed before it are freed.
     private func trimHistory(at t: Double) {
         guard historyRetention.isFinite, t - lastTrim >= 3600 else { return }
         lastTrim = t
         let horizon = t - historyRetention
         for i in instances.indices { instances[i].trim(before: horizon) }
+        guard instances.contains(where: { $0.removedAt.map { $0 < horizon } ?? false }) else { return }
+        // Free them; positions, cached dues and the queue are rebuilt (removed widgets have no due).
+        let kept = instances.indices.filter { instances[$0].removedAt.map { $0 >= horizon } ?? true }
+        instances = kept.map { instances[$0] }
+        dues = kept.map { dues[$0] }
+        positions = Dictionary(uniqueKeysWithValues: instances.enumerated().map { ($1.id, $0) })
+        queue = DueQueue()
+        for i in instances.indices { queue.set(i, at: dues[i]?.at) }
     }
 
     /// Works out instance `i`'s next reload and queues it.
-    private func schedule(_ i: Int) {
+    func schedule(_ i: Int) {
         let next = due(i)
         dues[i] = next
         queue.set(i, at: next?.at)
@@ -166,7 +207,7 @@ public final class TimelineEngine {
 
     /// When widget `id` reloads next and why, or nil when nothing will reload it.
     public func nextReload(of id: Int) -> NextReload? {
-        guard dues.indices.contains(id - 1), let due = dues[id - 1] else { return nil }
+        guard let i = positions[id], let due = dues[i] else { return nil }
         return NextReload(at: due.at, wantedAt: due.wantedAt, reason: due.reason)
     }
 
@@ -181,7 +222,8 @@ public final class TimelineEngine {
 
     /// Counted reloads and remaining slots of instance `i`'s budget now.
     public func budgetUsage(of id: Int) -> (used: Int, remaining: Int) {
-        let used = budget.used(budgetKey(id - 1), at: now)
+        guard let i = positions[id] else { return (0, policy.budget) }
+        let used = budget.used(budgetKey(i), at: now)
         return (used, max(0, policy.budget - used))
     }
 
@@ -208,16 +250,58 @@ public final class TimelineEngine {
         return Due(at: at, wantedAt: wantedAt, reason: reason)
     }
 
+    // MARK: Lasting state
+
+    /// What changed in the engine's lasting state since the last call
+    /// (only while `recordsStateChanges` is on).
+    public func takeStateChanges() -> EngineStateChanges {
+        defer { changes = EngineStateChanges() }
+        return changes
+    }
+
+    /// Notes that instance `i`'s lasting state changed.
+    func recordChange(_ i: Int) {
+        guard recordsStateChanges else { return }
+        let state = instances[i].state
+        if let j = changes.widgets.firstIndex(where: { $0.id == state.id }) { changes.widgets[j] = state } else { changes.widgets.append(state) }
+    }
+
+    /// Notes that widget `id` is gone from the lasting state.
+    func recordRemoval(_ id: Int) {
+        guard recordsStateChanges else { return }
+        changes.widgets.removeAll { $0.id == id }
+        changes.removed.append(id)
+    }
+
+    /// Budget windows with reloads in them at `t`, by key.
+    func budgetWindows(at t: Double) -> [String: [Double]] {
+        budget.windows(at: t)
+    }
+
+    /// Puts back kept budget windows.
+    func restoreBudgets(_ windows: [String: [Double]]) {
+        for (key, times) in windows { budget.restore(key, times.sorted()) }
+    }
+
+    private func forgetBudget(_ key: String) {
+        budget.restore(key, [])
+        if recordsStateChanges { changes.budgets[key] = [] }
+    }
+
     // MARK: Reloading
 
     func reload(_ i: Int, reason: ReloadReason, deferredFrom: Double?) {
         let t = now
         let counted = !reason.isExempt && !policy.developerMode
         let key = budgetKey(i)
-        if counted { budget.record(key, at: t) }
+        if counted {
+            budget.record(key, at: t)
+            if recordsStateChanges { changes.budgets[key] = budget.window(key, at: t) }
+        }
         let used = budget.used(key, at: t)
         let result = runtime.timeline(instances[i].configuration, budget: (used, max(0, policy.budget - used)))
         record(result, reason: reason, counted: counted, used: used, deferredFrom: deferredFrom, at: t, into: &instances[i])
+        recordChange(i)
         apply(result.outcome.reloadRequests)
         if counted && policy.budgetScope != .instance {
             for j in instances.indices where budgetKey(j) == key { schedule(j) }
@@ -239,6 +323,7 @@ public final class TimelineEngine {
         if counted { instance.budgetUsage.append((t, used)) }
         if let timeline = result.value {
             instance.timeline = timeline
+            instance.timelineAt = t
             instance.displays.append((t, .timeline(timeline)))
         }
         note(result.outcome, role: .timeline, at: t, into: &instance)

@@ -10,13 +10,16 @@ public enum DisplaySource: Sendable {
 
 /// A widget on the (emulated) screen, with its history.
 public struct WidgetInstance: Sendable {
-    /// 1-based, in the order instances were added.
+    /// Its number in its engine: given in the order widgets are added,
+    /// from 1, never given again (and kept across restarts, `EngineState`).
     public let id: Int
     public let configuration: WidgetConfiguration
     public let addedAt: Double
     public internal(set) var removedAt: Double?
     /// The last good timeline.
     public internal(set) var timeline: Timeline?
+    /// When `timeline` was loaded.
+    public internal(set) var timelineAt: Double?
     public internal(set) var placeholder: TimelineEntry?
     public internal(set) var lastReloadAt: Double?
     /// The first reload request not yet answered (later ones coalesce).

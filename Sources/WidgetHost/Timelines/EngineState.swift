@@ -1,0 +1,113 @@
+import LuaSandbox
+
+/// What a host keeps of a widget across restarts, as the system keeps its
+/// widgets across app launches: where it is, its last good timeline, when
+/// it last reloaded and the request it has not answered yet. Its history
+/// (reloads, failures, logs) is not kept.
+public struct WidgetState: Sendable, Codable, Equatable {
+    public var id: Int
+    public var kind: String
+    public var family: WidgetFamily
+    public var values: LuaTable?
+    public var addedAt: Double
+    public var placeholder: TimelineEntry?
+    public var timeline: Timeline?
+    /// When `timeline` was loaded (it shows from then on).
+    public var timelineAt: Double?
+    public var lastReloadAt: Double?
+    public var pendingRequestAt: Double?
+    public var pendingRequests: Int
+}
+
+extension WidgetFamily: Codable {}
+
+/// An engine's lasting state: its widgets on screen, the number the next
+/// one gets, and the refresh-budget windows (counted reloads by key).
+public struct EngineState: Sendable, Codable, Equatable {
+    public var nextID: Int
+    /// Widgets on screen, in the order they were added.
+    public var widgets: [WidgetState]
+    /// Times of counted reloads still in the window, by budget key.
+    public var budgets: [String: [Double]]
+
+    public init(nextID: Int = 1, widgets: [WidgetState] = [], budgets: [String: [Double]] = [:]) {
+        self.nextID = nextID
+        self.widgets = widgets
+        self.budgets = budgets
+    }
+}
+
+/// What changed in an engine's lasting state since it was last asked
+/// (`TimelineEngine.takeStateChanges()`): a host writes just this.
+public struct EngineStateChanges: Sendable {
+    public var nextID: Int?
+    /// Widgets added or changed (their whole new state).
+    public var widgets: [WidgetState] = []
+    /// Widgets removed.
+    public var removed: [Int] = []
+    /// Budget windows changed; an empty list: the key has nothing left.
+    public var budgets: [String: [Double]] = [:]
+
+    public var isEmpty: Bool { nextID == nil && widgets.isEmpty && removed.isEmpty && budgets.isEmpty }
+}
+
+extension WidgetInstance {
+    /// The part of the instance a host keeps.
+    var state: WidgetState {
+        WidgetState(id: id, kind: configuration.kind, family: configuration.family, values: configuration.values,
+                    addedAt: addedAt, placeholder: placeholder, timeline: timeline, timelineAt: timelineAt,
+                    lastReloadAt: lastReloadAt, pendingRequestAt: pendingRequestAt, pendingRequests: pendingRequests)
+    }
+
+    /// An instance continuing from a kept state: it shows its placeholder
+    /// from when it was added, then its timeline from when it was loaded.
+    init(restoring state: WidgetState) {
+        self.init(id: state.id, configuration: WidgetConfiguration(kind: state.kind, family: state.family, values: state.values),
+                  addedAt: state.addedAt)
+        placeholder = state.placeholder
+        timeline = state.timeline
+        timelineAt = state.timelineAt
+        lastReloadAt = state.lastReloadAt
+        pendingRequestAt = state.pendingRequestAt
+        pendingRequests = state.pendingRequests
+        displays.append((state.addedAt, .placeholder(state.placeholder)))
+        if let timeline = state.timeline { displays.append((state.timelineAt ?? state.addedAt, .timeline(timeline))) }
+    }
+}
+
+extension TimelineEngine {
+    /// The engine's lasting state now (all of it).
+    public var state: EngineState {
+        EngineState(nextID: nextID, widgets: instances.filter { $0.removedAt == nil }.map(\.state),
+                    budgets: budgetWindows(at: now))
+    }
+
+    /// Continues from `state` (an engine that has no widgets yet): its
+    /// widgets are on screen again with their timelines, requests and
+    /// budgets, and reload when they would have. A widget whose kind or
+    /// family the bundle no longer declares is dropped; the returned notes
+    /// say which and why.
+    @discardableResult
+    public func restore(_ state: EngineState) -> [String] {
+        precondition(instances.isEmpty, "restore(_:) continues an engine that has no widgets yet")
+        var notes: [String] = []
+        let declarations = runtime.bundle.declarations
+        for widget in state.widgets {
+            guard let declaration = declarations.widget(widget.kind) else {
+                notes.append("widget #\(widget.id) (\(widget.kind)) was dropped: the bundle no longer declares that kind")
+                recordRemoval(widget.id)
+                continue
+            }
+            guard declaration.families.contains(widget.family) else {
+                notes.append("widget #\(widget.id) (\(widget.kind)) was dropped: the kind no longer supports \(widget.family.rawValue)")
+                recordRemoval(widget.id)
+                continue
+            }
+            insert(WidgetInstance(restoring: widget))
+        }
+        nextID = max(state.nextID, (instances.map(\.id).max() ?? 0) + 1)
+        restoreBudgets(state.budgets)
+        for i in instances.indices { schedule(i) }
+        return notes
+    }
+}
