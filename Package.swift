@@ -71,6 +71,14 @@ let package = Package(
         // after each commit returns, so a test can kill it at any moment.
         .executableTarget(name: "store-stress", dependencies: ["SharedStore"], path: "Sources/Tools/store-stress"),
         .executableTarget(name: "lua-baseline-bench", dependencies: ["CLua"], path: "Sources/Benchmarks/lua-baseline-bench"),
+        // Programs that embed the host as users do (docs/embedding.md); the
+        // test command builds them and ExampleProgramTests runs them.
+        .executableTarget(name: "lunette-example-app", dependencies: ["WidgetHost", "SharedStore",
+                          .product(name: "ArgumentParser", package: "swift-argument-parser"), .product(name: "Logging", package: "swift-log")],
+                          path: "examples/embed-app"),
+        .executableTarget(name: "lunette-example-server", dependencies: ["WidgetHost", "SharedStore",
+                          .product(name: "ArgumentParser", package: "swift-argument-parser"), .product(name: "Logging", package: "swift-log")],
+                          path: "examples/embed-server"),
         .testTarget(name: "LunetteJSONTests", dependencies: ["LunetteJSON"]),
         .testTarget(name: "LuaSandboxTests", dependencies: ["LuaSandbox", "LunetteJSON", "CLua", "CLuaShims"]),
         .testTarget(name: "SharedStoreTests", dependencies: ["SharedStore", "CSQLite"]),

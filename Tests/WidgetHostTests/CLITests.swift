@@ -1,17 +1,19 @@
 import Foundation
 import Testing
 
-/// Runs the built `lunette` binary (next to the test bundle) as a user would.
+/// Runs the built `lunette` binary (or another of the package's programs,
+/// all next to the test bundle) as a user would.
 struct CLI {
-    static var binary: URL {
-        // .build/<triple>/debug/LunettePackageTests.xctest → .build/<triple>/debug/lunette
-        let bundle = URL(fileURLWithPath: CommandLine.arguments[0])
-        return bundle.deletingLastPathComponent().appendingPathComponent("lunette")
+    static var binary: URL { built("lunette") }
+
+    /// .build/<triple>/debug/LunettePackageTests.xctest → .build/<triple>/debug/<program>
+    static func built(_ program: String) -> URL {
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(program)
     }
 
-    static func run(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
+    static func run(_ arguments: [String], program: String = "lunette") throws -> (status: Int32, stdout: String, stderr: String) {
         let process = Process()
-        process.executableURL = binary
+        process.executableURL = built(program)
         process.arguments = arguments
         let out = Pipe(), err = Pipe()
         process.standardOutput = out

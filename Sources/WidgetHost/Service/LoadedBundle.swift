@@ -12,8 +12,8 @@ final class LoadedBundle {
     let live: ActivityUpdaters?
 
     /// Per widget number: reloads, failures already published, what it was
-    /// last seen showing, the budget wait last reported.
-    private var published: [Int: (reloads: Int, failures: Int, shown: Shown?, waitingSince: Double?)] = [:]
+    /// last seen showing, the end of the budget wait last reported.
+    private var published: [Int: (reloads: Int, failures: Int, shown: Shown?, waitingUntil: Double?)] = [:]
     private var performances = 0
     private var activityChanges = 0
     private var updaterRuns = 0
@@ -90,14 +90,15 @@ final class LoadedBundle {
             seen.reloads = instance.reloadsRecorded
             seen.failures = instance.failuresRecorded
             if let next = engine.nextReload(of: instance.id), next.isDeferred {
-                if seen.waitingSince != next.wantedAt {
+                // One event per wait: a later request that joins it changes nothing.
+                if seen.waitingUntil != next.at {
                     events.append(.budgetExhausted(widget, at: next.wantedAt, until: next.at))
-                    seen.waitingSince = next.wantedAt
+                    seen.waitingUntil = next.at
                 }
-            } else if seen.waitingSince != nil {
+            } else if seen.waitingUntil != nil {
                 // The wait ended: the deferred reload ran (or the widget went).
                 events.append(.budgetFreed(widget, at: instance.lastReloadAt ?? now))
-                seen.waitingSince = nil
+                seen.waitingUntil = nil
             }
             if instance.removedAt == nil {
                 let current = Self.shown(instance, at: now)
