@@ -72,6 +72,49 @@ struct EmbeddingDocTests {
         #expect(String(decoding: encoded, as: UTF8.self).contains("com.example.tasks"))
     }
 
+    @Test func thePersistSnippetRuns() async throws {
+        let storeRoot = BundleFixture.temporaryStore().root
+        let bundlePath = tasks
+        // snippet: persist
+        let first = WidgetService(store: SharedStore(root: storeRoot))
+        let tasks = try await first.load(bundlePath)
+        let widget = try await first.addWidget(bundle: tasks, kind: "TaskCount")
+        // … the process ends; another starts on the same store:
+        let again = WidgetService(store: SharedStore(root: storeRoot))
+        _ = try await again.load(bundlePath)
+        let kept = try await again.widgets(bundle: tasks)      // [widget]: same id, timeline, budget
+        let budget = try await again.budget(widget)             // (used, remaining), as before
+        // end snippet
+        #expect(kept == [widget])
+        #expect(budget == (0, 40))
+        #expect(try await again.widget(widget).timeline == first.widget(widget).timeline)
+    }
+
+    @Test func theModuleSnippetRuns() async throws {
+        let fixture = try BundleFixture(main: """
+            widget { kind = "Today", placeholder = function() return {} end,
+              timeline = function()
+                local today = require("app.weather").today("Lyon")
+                return { entries = { { date = clock.now(), city = today.city, high = today.high } } }
+              end }
+            """, manifest: #"{ "id": "com.example.weather", "capabilities": ["weather"] }"#)
+        let store = fixture.store
+        // snippet: module
+        var weather = HostModule(name: "app.weather", capability: "weather")
+        weather.add("today") { args in
+            let city = try args.text(1)                          // a Lua error at the script's line if not a string
+            return [.table(LuaTable(fields: ["city": .string(LuaString(city)), "high": 21]))]
+        }
+        let service = WidgetService(store: store, modules: [weather])
+        // bundle.json: { "id": "com.example.weather", "capabilities": ["weather"] }
+        // main.lua:    local today = require("app.weather").today("Lyon")
+        // end snippet
+        let bundle = try await service.load(fixture.path)
+        let widget = try await service.addWidget(bundle: bundle, kind: "Today")
+        let entry = try #require(try await service.shown(widget))
+        #expect(entry.content["city"] == "Lyon" && entry.content["high"] == 21, "\(entry.content)")
+    }
+
     @Test func thePageAndTheTestHoldTheSameSnippets() throws {
         let here = URL(fileURLWithPath: #filePath)
         let page = try String(contentsOf: here.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -79,7 +122,7 @@ struct EmbeddingDocTests {
         let test = try String(contentsOf: here, encoding: .utf8)
         let inPage = Self.snippets(in: page, end: "```")
         let inTest = Self.snippets(in: test, end: "// end snippet")
-        #expect(inPage.keys.sorted() == ["actor", "observe", "service"], "\(inPage.keys.sorted())")
+        #expect(inPage.keys.sorted() == ["actor", "module", "observe", "persist", "service"], "\(inPage.keys.sorted())")
         for (name, code) in inPage {
             #expect(inTest[name] == code, "snippet '\(name)' differs between docs/embedding.md and this test")
         }

@@ -103,8 +103,12 @@ func widgetFigures() throws {
     let service = try ServiceBenchmark.measure(reloads: quick ? 20 : 60, calls: quick ? 300 : 1000, rounds: rounds)
     print("two WidgetServices, each \(quick ? 20 : 60) reloads of a CPU-bound widget: one after the other \(figure(service.sequentialSeconds, decimals: 3)) s,"
           + " at the same time \(figure(service.concurrentSeconds, decimals: 3)) s (speed-up \(figure(service.sequentialSeconds / service.concurrentSeconds, decimals: 2)); 2.00 is full overlap on 2 cores)")
-    print("provider call awaited through a WidgetService: \(figure(service.serviceCallMicroseconds)) µs;"
+    print("provider call awaited through a WidgetService: \(figure(service.serviceCallMicroseconds)) µs keeping its state in the store,"
+          + " \(figure(service.serviceCallWithoutStateMicroseconds)) µs without;"
           + " baseline, the blocking TimelineEngine on the caller's thread: \(figure(service.blockingCallMicroseconds)) µs")
+    let day = try ServiceBenchmark.day(widgets: quick ? 50 : 200)
+    print("a day of \(quick ? 50 : 200) widgets reloading every 15 min through a WidgetService: \(figure(day.kept, decimals: 3)) s keeping its state in the store;"
+          + " baseline, the same without keeping it: \(figure(day.notKept, decimals: 3)) s")
     let example = FileManager.default.currentDirectoryPath + "/examples/tasks"
     let version = try WidgetBenchmark.processMilliseconds(["--version"], runs: quick ? 5 : 15)
     let timeline = try WidgetBenchmark.processMilliseconds(["timeline", example, "--kind", "TaskCount", "--store-dir", NSTemporaryDirectory() + "lunette-bench-empty-store"], runs: quick ? 5 : 15)
