@@ -160,7 +160,8 @@ struct WidgetServiceTests {
         let metrics = TestMetrics()
         var policy = HostPolicy()
         policy.activityPushBudget = 1
-        let service = WidgetService(store: fixture.store, clock: VirtualClock(t0), calendar: .utc, policy: policy, metrics: metrics)
+        let clock = VirtualClock(t0)
+        let service = WidgetService(store: fixture.store, clock: clock, calendar: .utc, policy: policy, metrics: metrics)
         let bundle = try await service.load(fixture.path)
         let widget = try await service.addWidget(bundle: bundle, kind: "W")
         try await service.perform(bundle: bundle, intent: "Bump", from: widget)
@@ -178,6 +179,11 @@ struct WidgetServiceTests {
         #expect(metrics.counterTotal(label: "lunette_reloads_total", dimensions: [b, ("budget", "exempt"), ("reason", "intent")]) == 1)
         #expect(metrics.counterTotal(label: "lunette_activity_pushes_total", dimensions: [b, ("delivery", "now"), ("priority", "10")]) == 1)
         #expect(metrics.counterTotal(label: "lunette_activity_pushes_total", dimensions: [b, ("delivery", "throttled"), ("priority", "10")]) == 1)
+        // Counted reloads record the share of the budget in use.
+        try await service.requestReload(bundle: bundle, kind: "W")
+        try clock.advance(to: t0 + 300)
+        await service.runDue()
+        #expect(try metrics.expectRecorder("lunette_budget_used_ratio", [b]).values == [1.0 / 40.0])
     }
 
     @Test func theAppsOwnModulesReachBundlesThatDeclareTheirCapability() async throws {
@@ -237,6 +243,25 @@ struct WidgetServiceTests {
             return "\(activity) \(phase.rawValue) +\(Int(at - t0))"
         }
         #expect(phases == ["activity-1 stale +600", "activity-1 dismissed +600"], "\(events.map(describe))")
+    }
+
+    @Test func everyProviderRoleHasADirectCallThatAddsNoWidget() async throws {
+        let fixture = try BundleFixture(main: """
+            widget { kind = "W", families = { "systemSmall", "systemMedium" },
+              placeholder = function(ctx) return { role = "placeholder", family = ctx.family } end,
+              snapshot = function(ctx) return { role = "snapshot", preview = ctx.isPreview } end,
+              timeline = function(ctx) return { entries = { { date = clock.now(), role = "timeline", family = ctx.family } } } end }
+            """)
+        let service = WidgetService(store: fixture.store, clock: VirtualClock(t0), calendar: .utc)
+        let bundle = try await service.load(fixture.path)
+        let placeholder = try await service.placeholder(bundle: bundle, kind: "W", family: .systemMedium)
+        #expect(placeholder.value?.content["role"] == "placeholder" && placeholder.value?.content["family"] == "systemMedium")
+        let snapshot = try await service.snapshot(bundle: bundle, kind: "W")
+        #expect(snapshot.value?.content["role"] == "snapshot" && snapshot.value?.content["preview"] == true, "\(String(describing: snapshot.value))")
+        let timeline = try await service.timeline(bundle: bundle, kind: "W")
+        #expect(timeline.outcome.succeeded && timeline.value?.entries.first?.content["family"] == "systemSmall")
+        #expect(try await service.widgets(bundle: bundle).isEmpty)
+        await #expect(throws: ParameterError.self) { try await service.timeline(bundle: bundle, kind: "W", family: .accessoryInline) }
     }
 
     @Test func mistakesAreErrorsThatSayWhat() async throws {

@@ -43,8 +43,16 @@ final class HostMetrics {
         peak(role).record(outcome.memoryPeak)
     }
 
-    /// A widget reloaded (`deferred`: the budget had held it back).
-    func reload(reason: String, counted: Bool, deferred: Bool) {
+    /// A widget reloaded (`deferred`: the budget had held it back); a
+    /// counted reload also records how much of its budget is now used
+    /// (`budgetUsed` of `budgetLimit`, as a fraction).
+    func reload(reason: String, counted: Bool, deferred: Bool, budgetUsed: Int? = nil, budgetLimit: Int = 0) {
+        if let budgetUsed, budgetLimit > 0 {
+            if budgetRecorder == nil {
+                budgetRecorder = Recorder(label: "lunette_budget_used_ratio", dimensions: [("bundle", bundle)], factory: factory)
+            }
+            budgetRecorder!.record(Double(budgetUsed) / Double(budgetLimit))
+        }
         let key = ReloadKey(reason: reason, counted: counted)
         if let counter = reloadCounters[key] {
             counter.increment()
@@ -61,6 +69,7 @@ final class HostMetrics {
         var counted: Bool
     }
     private var reloadCounters: [ReloadKey: Counter] = [:]
+    private var budgetRecorder: Recorder?
 
     /// A push arrived for an activity: delivered now, or throttled (A6).
     func push(priority: Int, throttled: Bool) {

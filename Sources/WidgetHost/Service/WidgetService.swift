@@ -185,6 +185,35 @@ public actor WidgetService {
         try self.bundle(bundle).controls.control(kind)
     }
 
+    // MARK: Provider calls
+
+    /// The placeholder of a widget of `kind` (no widget is added): L1's
+    /// deadline, no store.
+    public func placeholder(bundle: String, kind: String, family: WidgetFamily? = nil,
+                            values: [String: LuaValue] = [:]) async throws -> ProviderResult<TimelineEntry> {
+        let runtime = try self.bundle(bundle).runtime
+        let configuration = try runtime.configuration(kind: kind, family: family, values: values)
+        return await cancellable { runtime.placeholder(configuration) }
+    }
+
+    /// The snapshot of a widget of `kind` (the widget gallery; `isPreview`).
+    public func snapshot(bundle: String, kind: String, family: WidgetFamily? = nil, values: [String: LuaValue] = [:],
+                         isPreview: Bool = true) async throws -> ProviderResult<TimelineEntry> {
+        let runtime = try self.bundle(bundle).runtime
+        let configuration = try runtime.configuration(kind: kind, family: family, values: values)
+        return await cancellable { runtime.snapshot(configuration, isPreview: isPreview) }
+    }
+
+    /// A timeline of a widget of `kind`, computed now, outside any widget's
+    /// budget and history (a server answering a device, a preview). Widgets
+    /// on screen reload through `requestReload` and `run()`.
+    public func timeline(bundle: String, kind: String, family: WidgetFamily? = nil,
+                         values: [String: LuaValue] = [:]) async throws -> ProviderResult<Timeline> {
+        let runtime = try self.bundle(bundle).runtime
+        let configuration = try runtime.configuration(kind: kind, family: family, values: values)
+        return await cancellable { runtime.timeline(configuration) }
+    }
+
     // MARK: What the app does
 
     /// The app asks for a reload of `kind` (all when nil): counted, when

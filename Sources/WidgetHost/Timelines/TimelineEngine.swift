@@ -316,7 +316,8 @@ public final class TimelineEngine {
         instance.append(ReloadRecord(at: t, reason: reason, counted: counted, deferredFrom: deferredFrom,
                                              coalescedRequests: instance.pendingRequests, status: result.outcome.status,
                                              elapsed: result.outcome.elapsed))
-        runtime.pool.metrics.reload(reason: reason.rawValue, counted: counted, deferred: deferredFrom != nil)
+        runtime.pool.metrics.reload(reason: reason.rawValue, counted: counted, deferred: deferredFrom != nil,
+                                    budgetUsed: counted ? used : nil, budgetLimit: policy.budget)
         instance.lastReloadAt = t
         instance.pendingRequestAt = nil
         instance.pendingRequests = 0
