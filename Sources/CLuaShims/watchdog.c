@@ -10,8 +10,9 @@
 //
 // Under ThreadSanitizer no signal is used: TSan delivers a signal only when
 // the thread next calls into the C library, which a pure Lua loop never
-// does. There `lunette_watch_begin` registers nothing and the call keeps
-// the count hook on, which reads the clock (and the cancel flag) every
+// does. There no watchdog thread runs: `lunette_watch_begin` only records
+// the call (for lunette_watch_cancel) and returns 0, so the call keeps the
+// count hook on, which reads the clock (and the cancel flag) every
 // LUNETTE_HOOK_INTERVAL instructions: slower, but it stops every loop.
 #define _GNU_SOURCE
 #include "CLuaShims.h"
@@ -128,16 +129,22 @@ int lunette_watch_begin(lunette_host *h, uint64_t deadline) {
     h->previous_thread_host = lunette_thread_host;
     lunette_thread_host = h;
     h->watch_slot = -1;
-    if (deadline == 0 || !lunette_watch_uses_signals()) return 0;
-    pthread_once(&lunette_watch_once, lunette_watch_start);
-    if (!lunette_watch_ready) return 0;
-    if (!lunette_thread_unblocked) {
-        sigset_t set;
-        sigemptyset(&set);
-        sigaddset(&set, LUNETTE_WATCH_SIGNAL);
-        if (pthread_sigmask(SIG_UNBLOCK, &set, NULL) != 0) return 0;
-        lunette_thread_unblocked = 1;
+    if (deadline == 0) return 0;
+    int signals = lunette_watch_uses_signals();
+    if (signals) {
+        pthread_once(&lunette_watch_once, lunette_watch_start);
+        if (!lunette_watch_ready) return 0;
+        if (!lunette_thread_unblocked) {
+            sigset_t set;
+            sigemptyset(&set);
+            sigaddset(&set, LUNETTE_WATCH_SIGNAL);
+            if (pthread_sigmask(SIG_UNBLOCK, &set, NULL) != 0) return 0;
+            lunette_thread_unblocked = 1;
+        }
     }
+    // Without signals the call is still registered (no watchdog thread
+    // reads the table then), so that lunette_watch_cancel finds it and
+    // says a call was running; the count hook does the rest.
     int slot = -1;
     pthread_mutex_lock(&lunette_watch_lock);
     for (int i = 0; i < LUNETTE_WATCH_SLOTS; i++) {
@@ -145,11 +152,11 @@ int lunette_watch_begin(lunette_host *h, uint64_t deadline) {
     }
     if (slot >= 0) {
         lunette_watches[slot] = (lunette_watch){ h, pthread_self(), deadline, 1 };
-        if (lunette_watch_count++ == 0) pthread_cond_signal(&lunette_watch_wake);
+        if (lunette_watch_count++ == 0 && signals) pthread_cond_signal(&lunette_watch_wake);
     }
     pthread_mutex_unlock(&lunette_watch_lock);
     h->watch_slot = slot;
-    return slot >= 0;
+    return signals && slot >= 0;
 }
 
 void lunette_watch_end(lunette_host *h) {
@@ -171,7 +178,7 @@ int lunette_watch_cancel(lunette_host *h) {
     for (int i = 0; i < LUNETTE_WATCH_SLOTS; i++) {
         lunette_watch *w = &lunette_watches[i];
         if (w->used && w->host == h) {
-            pthread_kill(w->thread, LUNETTE_WATCH_SIGNAL);
+            if (lunette_watch_uses_signals()) pthread_kill(w->thread, LUNETTE_WATCH_SIGNAL);
             signalled = 1;
         }
     }

@@ -1,7 +1,7 @@
 /// A host's own state for one bundle, kept in the bundle's app-group
 /// database so that a host started again continues where it was: named
-/// records (a widget, a budget window, a control) the host encodes as it
-/// likes. The store does not read them, does not count them in the group's
+/// records (a widget, a budget window, a control), each a `StoreValue` the
+/// host shapes as it likes (stored in the store's binary form). The store does not read them, does not count them in the group's
 /// quota and does not log them for observers: they are the host's
 /// bookkeeping, not the scripts' data.
 ///
@@ -9,13 +9,13 @@
 /// records of its last completed write.
 extension StoreGroup {
     /// `bundle`'s host records, by name.
-    public func hostState(of bundle: String) throws(StoreError) -> [String: [UInt8]] {
+    public func hostState(of bundle: String) throws(StoreError) -> [String: StoreValue] {
         try locked { () throws(StoreError) in try database.hostState(of: bundle) }
     }
 
     /// Writes `records` of `bundle` in one transaction: each name gets its
-    /// bytes, or is deleted when they are nil. Nothing else changes.
-    public func writeHostState(of bundle: String, _ records: [(name: String, record: [UInt8]?)]) throws(StoreError) {
+    /// value, or is deleted when it is nil. Nothing else changes.
+    public func writeHostState(of bundle: String, _ records: [(name: String, record: StoreValue?)]) throws(StoreError) {
         guard !records.isEmpty else { return }
         try locked { () throws(StoreError) in
             _ = try database.write(limits: limits, group: id) { (_: inout StoreWriter) throws(StoreError) in
@@ -26,24 +26,30 @@ extension StoreGroup {
 }
 
 extension StoreDatabase {
-    func hostState(of bundle: String) throws(StoreError) -> [String: [UInt8]] {
+    func hostState(of bundle: String) throws(StoreError) -> [String: StoreValue] {
         let s = try statement(.hostState)
         defer { s.reset() }
         s.bind(1, text: bundle)
-        var records: [String: [UInt8]] = [:]
+        var records: [String: StoreValue] = [:]
         while try s.step() {
-            records[s.text(0)] = try s.withBytes(1) { Array($0) }
+            let name = s.text(0)
+            records[name] = try s.withBytes(1) { bytes throws(StoreError) in
+                guard let value = StoreValue.decode(bytes) else {
+                    throw StoreError(.corruptValue, "store database \(path): the host record '\(name)' of \(bundle) does not decode")
+                }
+                return value
+            }
         }
         return records
     }
 
     /// The caller holds the write transaction.
-    func writeHostState(of bundle: String, _ records: [(name: String, record: [UInt8]?)]) throws(StoreError) {
+    func writeHostState(of bundle: String, _ records: [(name: String, record: StoreValue?)]) throws(StoreError) {
         for (name, record) in records {
             let s = try statement(record == nil ? .deleteHostState : .upsertHostState)
             s.bind(1, text: bundle)
             s.bind(2, text: name)
-            if let record { s.bind(3, blob: record) }
+            if let record { s.bind(3, blob: record.encoded()) }
             try s.run()
         }
     }

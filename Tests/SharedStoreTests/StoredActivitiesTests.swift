@@ -108,12 +108,12 @@ struct StoreActivityChangeTests {
         let group = try temp.store.group("group.a")
         let changes = Changes()
         let token = try group.observe { changes.add($0) }
-        try group.writeHostState(of: "com.b", [("engine", [1, 2]), ("widget:1", [3])])
-        try group.writeHostState(of: "com.c", [("engine", [9])])
-        try group.writeHostState(of: "com.b", [("widget:1", nil), ("widget:2", [4])])
+        try group.writeHostState(of: "com.b", [("engine", ["nextID": 2]), ("widget:1", [3, 1.5, "x"])])
+        try group.writeHostState(of: "com.c", [("engine", ["nextID": 9])])
+        try group.writeHostState(of: "com.b", [("widget:1", nil), ("widget:2", .double(.infinity))])
         let seen = try temp.reopen().group("group.a").hostState(of: "com.b")
-        #expect(seen == ["engine": [1, 2], "widget:2": [4]])
-        #expect(try group.hostState(of: "com.c") == ["engine": [9]])
+        #expect(seen == ["engine": ["nextID": 2], "widget:2": .double(.infinity)])
+        #expect(try group.hostState(of: "com.c") == ["engine": ["nextID": 9]])
         // Not the scripts' data: no keys, no usage, no change for observers, no sequence.
         #expect(try group.keys().isEmpty && group.usage() == 0 && group.sequence() == 0)
         #expect(changes.all.isEmpty)

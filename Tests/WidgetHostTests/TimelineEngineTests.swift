@@ -195,6 +195,23 @@ struct TimelineEngineTests {
         #expect(instance.shown(at: t0 - 1) == nil, "a time before the widget was added")
     }
 
+    @Test func freeingTheFirstWidgetKeepsTheOthersSchedulesAndIds() throws {
+        let (engine, clock) = try engine(policyWidget("{ after = clock.add(now, { minutes = 30 }) }"))
+        engine.historyRetention = 3600
+        let ids = try (0..<3).map { _ in engine.addWidget(try engine.runtime.configuration(kind: "W")) }
+        engine.removeWidget(ids[0])
+        let before = engine.nextReload(of: ids[2])
+        try advance(engine, clock, to: t0 + 3 * 3600)
+        #expect(engine.instance(ids[0]) == nil && engine.instances.map(\.id) == [ids[1], ids[2]])
+        // The others went on reloading every 30 minutes, each on its own schedule, after the free.
+        for id in ids.dropFirst() {
+            #expect(engine.instance(id)!.reloads.last.map { $0.at } == t0 + 3 * 3600, "\(times(engine.instance(id)!))")
+            #expect(engine.nextReload(of: id)?.at == t0 + 3 * 3600 + 1800)
+        }
+        #expect(before?.at == t0 + 1800)
+        #expect(engine.addWidget(try engine.runtime.configuration(kind: "W")) == 4, "an id was given again")
+    }
+
     @Test func historyIsKeptForTheRetentionAndRemovedWidgetsAreFreed() throws {
         let (engine, clock) = try engine(policyWidget("{ after = clock.add(now, { minutes = 30 }) }"))
         engine.historyRetention = 3600

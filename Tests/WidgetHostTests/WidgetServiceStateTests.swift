@@ -108,16 +108,108 @@ struct WidgetServiceStateTests {
     @Test func aKeptRecordThisHostCannotReadStopsTheLoadAndIsLeftAsItIs() async throws {
         let fixture = try BundleFixture(main: Self.main)
         let group = try fixture.store.group("group.test")
-        try group.writeHostState(of: "com.example.test", [("widget:1", Array("{\"id\": \"one\"}".utf8))])
+        try group.writeHostState(of: "com.example.test", [("widget:1", ["id": "one"])])
         let service = WidgetService(store: fixture.store, clock: VirtualClock(t0), calendar: .utc)
         do {
             _ = try await service.load(fixture.path)
             Issue.record("the load went on")
         } catch let error as ServiceError {
-            #expect(error.message.hasPrefix("the kept state of bundle com.example.test in \(group.path) has a record 'widget:1' this host cannot read"), "\(error)")
+            #expect(error.message.hasPrefix("the kept state of bundle com.example.test in \(group.path) has a record 'widget:1' this host cannot read (widget:1.family: not a widget family); nothing was changed."), "\(error)")
+            #expect(error.message.hasSuffix("sqlite3 \(group.path) \"DELETE FROM host_state WHERE bundle = 'com.example.test'\""), "\(error)")
         }
-        #expect(try group.hostState(of: "com.example.test")["widget:1"] == Array("{\"id\": \"one\"}".utf8))
+        #expect(try group.hostState(of: "com.example.test")["widget:1"] == ["id": "one"])
         #expect(await service.bundles.isEmpty)
+    }
+
+    @Test func whatAWidgetShowsComesBackExactly() async throws {
+        let fixture = try BundleFixture(main: """
+            widget { kind = "Odd", placeholder = function() return { p = 0.5 } end,
+              timeline = function()
+                return { entries = { { date = clock.now(), f = 2.0, big = math.huge, small = -math.huge, mixed = { 1, 2.5, x = "y" },
+                                       raw = "\\255\\254", nested = { { a = { } } } } }, policy = "never" }
+              end }
+            control { kind = "Maybe", type = "button", value = function() return nil end }
+            """)
+        let first = WidgetService(store: fixture.store, clock: VirtualClock(t0), calendar: .utc)
+        let bundle = try await first.load(fixture.path)
+        let widget = try await first.addWidget(bundle: bundle, kind: "Odd")
+        try await first.addControl(bundle: bundle, kind: "Maybe")
+        let before = try #require(try await first.widget(widget).timeline)
+        #expect(before.entries[0].content["f"] == .number(2.0) && before.entries[0].content["raw"].stringValue == nil)
+        let second = WidgetService(store: SharedStore(root: fixture.storeRoot), clock: VirtualClock(t0), calendar: .utc)
+        _ = try await second.load(fixture.path)
+        #expect(try await second.widget(widget).timeline == before)
+        #expect(try await second.widget(widget).placeholder?.content["p"] == .number(0.5))
+        #expect(try await second.control(bundle: bundle, kind: "Maybe")?.value == .some(.nil))
+    }
+
+    @Test func aRequestIsKeptAtOnceAndAKeptWidgetThatIsDueWakesRun() async throws {
+        let fixture = try BundleFixture(main: Self.main)
+        let clock = VirtualClock(t0)
+        let first = WidgetService(store: fixture.store, clock: clock, calendar: .utc)
+        let bundle = try await first.load(fixture.path)
+        let widget = try await first.addWidget(bundle: bundle, kind: "W")
+        try await first.requestReload(bundle: bundle, kind: "W")   // waits for the 5-minute floor
+        // Another process, later: run() starts before the bundle is loaded, and sleeps.
+        try clock.advance(to: t0 + 400)
+        let second = WidgetService(store: SharedStore(root: fixture.storeRoot), clock: clock, calendar: .utc)
+        let running = Task { await second.run() }
+        _ = try await second.load(fixture.path)
+        #expect(try await second.widget(widget).pendingRequestAt == t0)
+        let events = await self.events.drain(second, count: 3)
+        #expect(events.map(self.events.describe) == ["shown 1 entry 0", "reloaded 1 request counted ok", "shown 1 entry 0"], "\(events.map(self.events.describe))")
+        running.cancel()
+        await running.value
+    }
+
+    @Test func aWidgetThatStaysOutOfBudgetHearsOfEachWaitsEnd() async throws {
+        let fixture = try BundleFixture(main: """
+            widget { kind = "Eager", placeholder = function() return {} end,
+              timeline = function() return { entries = { { date = clock.now() } }, policy = { after = clock.now() + 300 } } end }
+            """)
+        let clock = VirtualClock(t0)
+        var policy = HostPolicy()
+        policy.budget = 1
+        policy.budgetWindow = 1000
+        let service = WidgetService(store: fixture.store, clock: clock, calendar: .utc, policy: policy)
+        let bundle = try await service.load(fixture.path)
+        _ = try await service.addWidget(bundle: bundle, kind: "Eager")
+        while let due = await service.nextDue(), due <= t0 + 2500 {
+            try clock.advance(to: due)
+            await service.runDue()
+        }
+        let all = await events.drain(service, count: 13)
+        let waits = all.map(events.describe).filter { $0.hasPrefix("budget") || $0.hasPrefix("reloaded") }
+        // Counted at +300; then each slot frees 1000 s after the last counted reload, which spends it again.
+        #expect(waits == ["reloaded 1 widgetAdded exempt ok", "reloaded 1 policy counted ok", "budget 1",
+                          "reloaded 1 policy counted ok", "budget freed 1", "budget 1",
+                          "reloaded 1 policy counted ok", "budget freed 1", "budget 1"], "\(all.map(events.describe))")
+    }
+
+    @Test func aControlIsKeptEvenWhenItsFirstReadFailsAndDroppedOnesAreForgotten() async throws {
+        let main = Self.main + """
+
+            control { kind = "Broken", type = "button", value = function() error("no network") end }
+            """
+        let fixture = try BundleFixture(main: main)
+        let first = WidgetService(store: fixture.store, clock: VirtualClock(t0), calendar: .utc)
+        let bundle = try await first.load(fixture.path)
+        try await first.addControl(bundle: bundle, kind: "Broken")
+        try await first.addControl(bundle: bundle, kind: "On")
+        let second = WidgetService(store: SharedStore(root: fixture.storeRoot), clock: VirtualClock(t0), calendar: .utc)
+        _ = try await second.load(fixture.path)
+        #expect(try await second.control(bundle: bundle, kind: "Broken") != nil)
+        // A version of the bundle without control On: it is dropped, and its record with it.
+        try Self.main.replacingOccurrences(of: "control { kind = \"On\"", with: "control { kind = \"Off\"")
+            .write(toFile: fixture.path + "/main.lua", atomically: true, encoding: .utf8)
+        let log = CollectedLog()
+        let third = WidgetService(store: SharedStore(root: fixture.storeRoot), clock: VirtualClock(t0), calendar: .utc,
+                                  logger: Logger(label: "test.service", factory: log.handler))
+        _ = try await third.load(fixture.path)
+        #expect(log.all.contains { $0.contains("control On was dropped") }, "\(log.all)")
+        #expect(try await third.control(bundle: bundle, kind: "On") == nil)
+        let kept = try fixture.store.group("group.test").hostState(of: bundle).keys.sorted()
+        #expect(!kept.contains("control:On") && !kept.contains("control:Broken"), "\(kept)")
     }
 
     @Test func withoutPersistenceEveryStartIsAFreshScreen() async throws {

@@ -141,9 +141,10 @@ int lunette_is_memory_failure(lua_State *L, int status);
 void lunette_arm_hook(lua_State *L, int count);
 
 /// Makes `h` the calling thread's current call and registers its deadline
-/// (0: none) with the process's watchdog thread. Returns 0 when nothing was
-/// registered (no deadline, or the watchdog could not take it: the call then
-/// keeps the count hook on instead).
+/// (0: none) with the process's watchdog thread. Returns 1 when the watchdog
+/// will end the call at its deadline; 0 when it will not (no deadline, the
+/// watchdog could not take it, or no signals are used, see
+/// lunette_watch_uses_signals): the call then keeps the count hook on.
 int lunette_watch_begin(lunette_host *h, uint64_t deadline);
 
 /// 1 when deadlines are enforced by the watchdog's signal; 0 in builds under
@@ -161,7 +162,8 @@ void lunette_watch_end(lunette_host *h);
 
 /// Ends the call running with `h` as soon as it can, as its deadline would:
 /// callable from any thread (a task's cancellation handler). Returns 1 when
-/// the call was registered with the watchdog and its thread was signalled.
+/// a call with a deadline was registered (its thread was signalled, or,
+/// without signals, its count hook sees the flag).
 int lunette_watch_cancel(lunette_host *h);
 
 /// Raises the error of the call's kill (h->killed must be set). Never returns.

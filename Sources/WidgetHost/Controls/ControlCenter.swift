@@ -17,6 +17,7 @@ public final class ControlCenter {
     /// `takeStateChanges()`; a host that persists it sets this.
     public var recordsStateChanges = false
     private var changedKinds: [String] = []
+    private var removedKinds: [String] = []
 
     /// A control center over `engine`'s bundle; scripts' control reload
     /// requests (from any call the engine makes) come here.
@@ -35,7 +36,10 @@ public final class ControlCenter {
     @discardableResult
     public func add(_ kind: String) throws(IntentError) -> ControlRecord {
         let declaration = try self.declaration(kind)
-        if control(kind) == nil { controls.append(ControlRecord(kind: kind, type: declaration.type)) }
+        if control(kind) == nil {
+            controls.append(ControlRecord(kind: kind, type: declaration.type))
+            if recordsStateChanges, !changedKinds.contains(kind) { changedKinds.append(kind) }   // kept even if its read fails
+        }
         read(kind, reason: .added)
         return control(kind)!
     }
@@ -137,11 +141,11 @@ public final class ControlCenter {
     /// The controls' lasting state: what each shows and last read.
     public var state: [ControlState] { controls.map(\.state) }
 
-    /// The state of the controls that changed since the last call (only
-    /// while `recordsStateChanges` is on).
-    public func takeStateChanges() -> [ControlState] {
-        defer { changedKinds = [] }
-        return changedKinds.compactMap { control($0)?.state }
+    /// The controls whose state changed since the last call, and those
+    /// dropped (only while `recordsStateChanges` is on).
+    public func takeStateChanges() -> ControlStateChanges {
+        defer { changedKinds = []; removedKinds = [] }
+        return ControlStateChanges(changed: changedKinds.compactMap { control($0)?.state }, removed: removedKinds)
     }
 
     /// Continues from kept states (a control center with no controls yet):
@@ -156,6 +160,7 @@ public final class ControlCenter {
             guard let declaration = runtime.bundle.declarations.controls.first(where: { $0.kind == state.kind }),
                   declaration.type == state.type else {
                 notes.append("control \(state.kind) was dropped: the bundle no longer declares it as a \(state.type)")
+                if recordsStateChanges { removedKinds.append(state.kind) }
                 continue
             }
             var record = ControlRecord(kind: state.kind, type: state.type)

@@ -43,6 +43,16 @@ public struct ControlState: Sendable, Codable, Equatable {
     public var lastRead: LuaValue?
 }
 
+/// What changed in the controls' lasting state (`ControlCenter.takeStateChanges()`).
+public struct ControlStateChanges: Sendable {
+    /// Controls added or changed (their whole new state).
+    public var changed: [ControlState] = []
+    /// Controls dropped (the bundle no longer declares them).
+    public var removed: [String] = []
+
+    public var isEmpty: Bool { changed.isEmpty && removed.isEmpty }
+}
+
 extension ControlRecord {
     var state: ControlState { ControlState(kind: kind, type: type, value: value, lastRead: lastRead) }
 }

@@ -25,10 +25,11 @@ public enum HostEvent: Sendable, Codable {
     case failed(WidgetID, at: Double, role: CallRole, diagnostic: Diagnostic)
     /// A widget's reload waits for the refresh budget (B3) from `at` until `until`.
     case budgetExhausted(WidgetID, at: Double, until: Double)
-    /// A widget's wait for the refresh budget ended: its deferred reload ran at `at`.
+    /// A widget's wait for the refresh budget ended at `at`: its deferred
+    /// reload ran (or an exempt reload answered the request that waited).
     case budgetFreed(WidgetID, at: Double)
-    /// A push for a Live Activity arrived over its budget (A6): it waits
-    /// for a slot (its updater runs when it is delivered).
+    /// A push made through the service arrived over its activity's budget
+    /// (A6): it waits for a slot (its updater runs when it is delivered).
     case pushThrottled(bundle: String, activity: String, at: Double)
     /// An intent ran (from a widget, a control or the app).
     case performed(bundle: String, PerformanceRecord)

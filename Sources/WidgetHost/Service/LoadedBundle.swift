@@ -83,6 +83,13 @@ final class LoadedBundle {
             // Counted since the widget was added: history trimming does not move them.
             for r in instance.reloads.suffix(min(instance.reloads.count, instance.reloadsRecorded - seen.reloads)) {
                 events.append(.reloaded(widget, at: r.at, reason: r.reason, counted: r.counted, deferredFrom: r.deferredFrom, status: r.status))
+                if let wanted = r.deferredFrom {
+                    // The budget held this reload back: its wait ended now
+                    // (announced here if it began and ended between two publishes).
+                    if seen.waitingUntil == nil { events.append(.budgetExhausted(widget, at: wanted, until: r.at)) }
+                    events.append(.budgetFreed(widget, at: r.at))
+                    seen.waitingUntil = nil
+                }
             }
             for f in instance.failures.suffix(min(instance.failures.count, instance.failuresRecorded - seen.failures)) {
                 events.append(.failed(widget, at: f.at, role: f.role, diagnostic: f.diagnostic))
@@ -96,8 +103,9 @@ final class LoadedBundle {
                     seen.waitingUntil = next.at
                 }
             } else if seen.waitingUntil != nil {
-                // The wait ended: the deferred reload ran (or the widget went).
-                events.append(.budgetFreed(widget, at: instance.lastReloadAt ?? now))
+                // The wait ended otherwise: an exempt reload answered its
+                // request (a freed slot), or the widget was removed (no event).
+                if instance.removedAt == nil { events.append(.budgetFreed(widget, at: instance.lastReloadAt ?? now)) }
                 seen.waitingUntil = nil
             }
             if instance.removedAt == nil {

@@ -127,6 +127,7 @@ public actor WidgetService {
         }
         loaded[id] = b
         publish()
+        waker.wake()   // run() watches the new bundle, and its kept widgets may be due
         return id
     }
 
@@ -148,6 +149,7 @@ public actor WidgetService {
         let configuration = try b.runtime.configuration(kind: kind, family: family, values: values)
         let number = await cancellable { b.engine.addWidget(configuration) }
         publish()
+        waker.wake()   // its next reload or entry may come before what run() sleeps until
         return WidgetID(bundle: bundle, number: number)
     }
 
@@ -220,6 +222,7 @@ public actor WidgetService {
     /// floor and budget allow; it wakes `run()`.
     public func requestReload(bundle: String, kind: String?) throws {
         try self.bundle(bundle).engine.requestReload(kind: kind)
+        publish()   // the request is kept: a restart still answers it
         waker.wake()
     }
 

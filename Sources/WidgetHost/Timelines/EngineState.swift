@@ -106,7 +106,15 @@ extension TimelineEngine {
             insert(WidgetInstance(restoring: widget))
         }
         nextID = max(state.nextID, (instances.map(\.id).max() ?? 0) + 1)
-        restoreBudgets(state.budgets)
+        // A dropped widget's own budget window goes with it.
+        var budgets = state.budgets
+        for key in budgets.keys where key.hasPrefix("instance:") {
+            if let id = Int(key.dropFirst("instance:".count)), position(of: id) == nil {
+                budgets[key] = nil
+                recordBudgetRemoval(key)
+            }
+        }
+        restoreBudgets(budgets)
         for i in instances.indices { schedule(i) }
         return notes
     }

@@ -285,6 +285,11 @@ public final class TimelineEngine {
 
     private func forgetBudget(_ key: String) {
         budget.restore(key, [])
+        recordBudgetRemoval(key)
+    }
+
+    /// Notes that budget window `key` is gone from the lasting state.
+    func recordBudgetRemoval(_ key: String) {
         if recordsStateChanges { changes.budgets[key] = [] }
     }
 

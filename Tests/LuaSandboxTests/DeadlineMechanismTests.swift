@@ -1,0 +1,46 @@
+import CLua
+import CLuaShims
+import Foundation
+import LuaSandbox
+import Testing
+
+/// How deadlines are enforced depends on the build: the watchdog's signal
+/// normally, the count hook reading the clock under ThreadSanitizer (which
+/// holds signals back until the thread calls into the C library, which a
+/// pure Lua loop never does). Either way a pure loop ends at its deadline.
+/// Runs in every build: plain, `--sanitize=thread` and `--sanitize=address`.
+@Suite("The deadline mechanism matches the build and stops a pure loop")
+struct DeadlineMechanismTests {
+    /// True when the ThreadSanitizer runtime is in the process.
+    static var threadSanitizerIsLoaded: Bool {
+        guard let process = dlopen(nil, RTLD_NOW) else { return false }
+        defer { dlclose(process) }
+        return dlsym(process, "__tsan_init") != nil
+    }
+
+    @Test func signalsAreUsedExactlyWhenThreadSanitizerIsAbsent() {
+        #expect((lunette_watch_uses_signals() != 0) == !Self.threadSanitizerIsLoaded)
+    }
+
+    @Test func aPureLoopEndsAtA50MillisecondDeadline() throws {
+        let signals = lunette_watch_uses_signals() != 0
+        let state = try LuaState(profile: .sandbox)
+        try state.register(function: "hooked") { [unowned state] _ in [.boolean(lua_gethook(state.rawState) != nil)] }
+        let chunk = try state.load("hookedBefore = hooked(); while true do end", name: "spin.lua")
+        let limits = LuaLimits(memory: 4 << 20, timeout: .milliseconds(50), output: 4096)
+        do throws(LuaError) {
+            _ = try state.call(chunk, options: LuaCallOptions(limits: limits))
+            Issue.record("the loop did not end")
+        } catch {
+            guard case .timeout(let t) = error else {
+                Issue.record("expected a timeout, got \(error)")
+                return
+            }
+            #expect(!t.cancelled && t.limit == .milliseconds(50))
+            #expect(t.elapsed >= .milliseconds(50) && t.elapsed < .seconds(2), "\(t)")
+        }
+        // With the signal no hook runs before the deadline; without, the hook is on from the start.
+        #expect(try state.global("hookedBefore") == .boolean(!signals))
+        #expect(try state.run("return 6 * 7") == [42])
+    }
+}
