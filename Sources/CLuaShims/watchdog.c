@@ -23,12 +23,8 @@
 #include <string.h>
 #include <time.h>
 
-#if defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define LUNETTE_WATCH_NO_SIGNALS 1
-#endif
-#endif
-#if defined(__SANITIZE_THREAD__)
+#include "sanitizers.h"
+#ifdef LUNETTE_THREAD_SANITIZER
 #define LUNETTE_WATCH_NO_SIGNALS 1
 #endif
 
