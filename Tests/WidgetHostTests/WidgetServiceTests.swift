@@ -130,7 +130,8 @@ struct WidgetServiceTests {
         _ = try await service.addWidget(bundle: bundle, kind: "W")
         let lines = collected.all
         #expect(lines.contains { $0.hasPrefix("warning cache is cold ") && $0.contains("bundle=com.example.test")
-            && $0.contains("function=widget W.timeline") && $0.contains("role=timeline") && $0.contains("call=") }, "\(lines)")
+            && $0.contains("function=widget W.timeline") && $0.contains("role=timeline") && $0.contains("call=")
+            && $0.contains("kind=W") && $0.contains("family=systemSmall") }, "\(lines)")
         #expect(lines.contains { $0.hasPrefix("info plain ") }, "\(lines)")
     }
 

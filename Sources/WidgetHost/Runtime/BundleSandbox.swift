@@ -35,13 +35,16 @@ final class BundleSandbox {
     var budgetUsage: (used: Int, remaining: Int)?
     /// False once a call failed: the state is dropped.
     private(set) var isReusable = true
-    /// The running call: its function and number (for log lines).
-    private var running: (what: String, id: String, field: String, number: Int) = ("", "", "", 0)
+    /// The running call: its function, number and widget family (for log lines).
+    private var running: (what: String, id: String, field: String, number: Int, family: String?) = ("", "", "", 0, nil)
 
-    /// A log line's metadata: bundle, role, function, call number.
+    /// A log line's metadata: bundle, role, kind (the widget, control,
+    /// intent or activity), family (a widget's), function, call number.
     private func logMetadata() -> Logger.Metadata {
-        ["bundle": "\(bundle.manifest.id)", "role": "\(role.rawValue)",
-         "function": "\(running.what) \(running.id).\(running.field)", "call": "\(running.number)"]
+        var metadata: Logger.Metadata = ["bundle": "\(bundle.manifest.id)", "role": "\(role.rawValue)", "kind": "\(running.id)",
+                                         "function": "\(running.what) \(running.id).\(running.field)", "call": "\(running.number)"]
+        if let family = running.family { metadata["family"] = "\(family)" }
+        return metadata
     }
     /// Calls made in this process, to number them in logs.
     private static let calls = CallCounter()
@@ -124,7 +127,9 @@ final class BundleSandbox {
     /// Runs main.lua, then the function `field` of the declaration `what`
     /// `id` with `arguments`; store writes commit only if it succeeds.
     func call(_ what: String, _ id: String, _ field: String, _ arguments: [LuaValue]) -> CallOutcome {
-        running = (what, id, field, services.scriptLogger == nil ? 0 : Self.calls.next())
+        var family: String?
+        if what == "widget", case .table(let context)? = arguments.first { family = context["family"].stringValue }
+        running = (what, id, field, services.scriptLogger == nil ? 0 : Self.calls.next(), family)
         var outcome: CallOutcome
         do throws(LuaError) {
             try runMain()

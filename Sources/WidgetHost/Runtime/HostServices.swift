@@ -13,7 +13,7 @@ public struct HostServices {
     /// The bundle's Live Activities (nil: scripts get no `activities`).
     public var activities: ActivityManager?
     /// Where scripts' `log` and `print` lines go as they happen, with the
-    /// bundle, the role, the function and the call's number as metadata
+    /// bundle, the role, the kind, a widget's family, the function and the call's number as metadata
     /// (nil: they are only kept with each call's outcome).
     public var scriptLogger: Logger?
     /// Lets the host end the running call from another thread (a task's
