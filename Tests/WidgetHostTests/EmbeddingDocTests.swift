@@ -115,6 +115,26 @@ struct EmbeddingDocTests {
         #expect(entry.content["city"] == "Lyon" && entry.content["high"] == 21, "\(entry.content)")
     }
 
+    @Test func theUpdateSnippetRuns() async throws {
+        // A copy of examples/tasks, edited while it runs.
+        let copy = FileManager.default.temporaryDirectory.appendingPathComponent("lunette-update-\(UUID().uuidString)").path
+        try FileManager.default.copyItem(atPath: tasks, toPath: copy)
+        let service = WidgetService(store: BundleFixture.temporaryStore(), clock: VirtualClock(BundleFixture.midnight), calendar: .utc)
+        _ = try await service.load(copy)
+        let before = try await service.version(of: "com.example.tasks")
+        let main = try String(contentsOfFile: copy + "/main.lua", encoding: .utf8)
+        try main.replacingOccurrences(of: "minutes = 30", with: "minutes = 20").write(toFile: copy + "/main.lua", atomically: true, encoding: .utf8)
+        // snippet: update
+        do {
+            let version = try await service.update(bundle: "com.example.tasks")   // from where it was loaded
+            print("now running \(version)")
+        } catch let refused as BundleUpdateError {
+            print(refused)   // each failure with file:line; the running version stays
+        }
+        // end snippet
+        #expect(try await service.version(of: "com.example.tasks") != before)
+    }
+
     @Test func thePageAndTheTestHoldTheSameSnippets() throws {
         let here = URL(fileURLWithPath: #filePath)
         let page = try String(contentsOf: here.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -122,7 +142,7 @@ struct EmbeddingDocTests {
         let test = try String(contentsOf: here, encoding: .utf8)
         let inPage = Self.snippets(in: page, end: "```")
         let inTest = Self.snippets(in: test, end: "// end snippet")
-        #expect(inPage.keys.sorted() == ["actor", "module", "observe", "persist", "service"], "\(inPage.keys.sorted())")
+        #expect(inPage.keys.sorted() == ["actor", "module", "observe", "persist", "service", "update"], "\(inPage.keys.sorted())")
         for (name, code) in inPage {
             #expect(inTest[name] == code, "snippet '\(name)' differs between docs/embedding.md and this test")
         }

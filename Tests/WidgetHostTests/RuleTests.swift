@@ -230,14 +230,14 @@ struct RuleTests {
         policy.budget = 1
         let (engine, clock) = try engine(policyWidget("\"never\""), policy: policy)
         let id = engine.addWidget(try engine.runtime.configuration(kind: "W"))
-        let events: [ReloadReason] = [.appForeground, .intent, .localeChange, .timeZoneChange, .significantTimeChange]
+        let events: [ReloadReason] = [.appForeground, .intent, .localeChange, .timeZoneChange, .significantTimeChange, .newVersion]
         #expect(Set(events + [.widgetAdded]) == Set(ReloadReason.allCases.filter(\.isExempt)))
         for (i, reason) in events.enumerated() {
             try clock.advance(to: t0 + Double(10 * (i + 1)))
             try engine.reloadNow(kind: "W", reason: reason)
         }
         let reloads = engine.instance(id)!.reloads
-        #expect(reloads.map { $0.at - t0 } == [0, 10, 20, 30, 40, 50])
+        #expect(reloads.map { $0.at - t0 } == [0, 10, 20, 30, 40, 50, 60])
         #expect(reloads.map(\.reason) == [.widgetAdded] + events)
         #expect(reloads.allSatisfy { !$0.counted })
         #expect(engine.budgetUsage(of: id).used == 0)

@@ -56,6 +56,8 @@ struct WidgetServiceTests {
         case .budgetExhausted(let id, _, _): return "budget \(id.number)"
         case .budgetFreed(let id, _): return "budget freed \(id.number)"
         case .pushThrottled(_, let activity, _): return "push throttled \(activity)"
+        case .bundleUpdated(_, let version, _): return "updated to \(version)"
+        case .bundleUpdateFailed(_, _, let diagnostics): return "update failed: \(diagnostics.map(\.text))"
         case .performed(_, let p): return "performed \(p.intent) \(p.status.rawValue)"
         case .activity(_, let change): return "activity \(change.activity) \(change.kind.rawValue) by \(change.source)"
         case .updaterRan(_, let run): return "updater \(run.activity) \(run.kind) \(run.diagnostic == nil ? "ok" : "failed")"

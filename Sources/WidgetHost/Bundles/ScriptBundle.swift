@@ -18,6 +18,11 @@ public final class ScriptBundle: Sendable {
     public let modules: [String: Source]
     /// What main.lua declares.
     public let declarations: BundleDeclarations
+    /// Which version of the bundle this is: a digest of bundle.json and
+    /// every Lua file (16 hex digits, FNV-1a 64), so two loads of the same
+    /// files give the same version and any edit gives another. Each call's
+    /// outcome names the version it ran (`CallOutcome.bundleVersion`).
+    public let version: String
 
     /// A Lua file of the bundle.
     public struct Source: Sendable {
@@ -29,12 +34,40 @@ public final class ScriptBundle: Sendable {
     public static let maxFiles = 500
     public static let maxSourceBytes = 8 << 20
 
-    init(path: String, manifest: BundleManifest, main: Source, modules: [String: Source], declarations: BundleDeclarations) {
+    init(path: String, manifest: BundleManifest, main: Source, modules: [String: Source], declarations: BundleDeclarations,
+         manifestBytes: [UInt8] = []) {
         self.path = path
         self.manifest = manifest
         self.main = main
         self.modules = modules
         self.declarations = declarations
+        var digest = VersionDigest()
+        digest.add("bundle.json", manifestBytes)
+        digest.add("main.lua", main.bytes)
+        for name in modules.keys.sorted() { digest.add(name, modules[name]!.bytes) }
+        version = digest.hex
+    }
+
+    /// FNV-1a 64 over named parts (each name and its bytes, with separators).
+    struct VersionDigest {
+        private var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+
+        mutating func add(_ name: String, _ bytes: [UInt8]) {
+            for byte in name.utf8 { mix(byte) }
+            mix(0)
+            var count = UInt64(bytes.count)
+            for _ in 0..<8 { mix(UInt8(truncatingIfNeeded: count)); count >>= 8 }
+            for byte in bytes { mix(byte) }
+        }
+
+        private mutating func mix(_ byte: UInt8) {
+            hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
+        }
+
+        var hex: String {
+            let digits = String(hash, radix: 16)
+            return String(repeating: "0", count: 16 - digits.count) + digits
+        }
     }
 
     /// Reads main.lua and every other .lua file under the bundle.

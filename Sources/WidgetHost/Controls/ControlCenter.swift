@@ -148,6 +148,25 @@ public final class ControlCenter {
         return ControlStateChanges(changed: changedKinds.compactMap { control($0)?.state }, removed: removedKinds)
     }
 
+    /// Takes over the controls of `old`, the control center of an earlier
+    /// version of the bundle (one with no controls yet), with their values
+    /// and history. A control this version no longer declares (or declares
+    /// with another type) is dropped; the returned notes say which.
+    @discardableResult
+    public func takeOver(from old: ControlCenter) -> [String] {
+        precondition(controls.isEmpty, "takeOver(from:) continues a control center that has no controls yet")
+        var notes: [String] = []
+        for record in old.controls {
+            guard runtime.bundle.declarations.controls.contains(where: { $0.kind == record.kind && $0.type == record.type }) else {
+                notes.append("control \(record.kind) was dropped: the bundle no longer declares it as a \(record.type)")
+                if recordsStateChanges { removedKinds.append(record.kind) }
+                continue
+            }
+            controls.append(record)
+        }
+        return notes
+    }
+
     /// Continues from kept states (a control center with no controls yet):
     /// the controls show their values again without a read. A control the
     /// bundle no longer declares (or whose type changed) is dropped; the

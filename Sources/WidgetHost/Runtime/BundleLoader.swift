@@ -42,8 +42,9 @@ extension ScriptBundle {
             && recorder.declarations.controls.isEmpty && recorder.declarations.activities.isEmpty {
             throw LocatedErrors([LocatedError(file: sources.main.chunkName, message: "declares nothing: call widget { … } (or intent, control, activity) in main.lua")])
         }
+        let manifestBytes = FileManager.default.contents(atPath: root + "/bundle.json").map { [UInt8]($0) } ?? []
         return ScriptBundle(path: root, manifest: manifest, main: sources.main, modules: sources.modules,
-                            declarations: recorder.declarations)
+                            declarations: recorder.declarations, manifestBytes: manifestBytes)
     }
 
     /// A load failure of main.lua as a located error. Lua shortens long

@@ -176,6 +176,7 @@ final class BundleSandbox {
         outcome.logs = logs
         outcome.deniedGroups = storeBinding.deniedGroups
         outcome.storeConflict = outcome.status != .ok && storeBinding.lastCommitFailure == .conflict
+        outcome.bundleVersion = bundle.version
         if outcome.elapsed > deadline.soft && outcome.status != .timeout {
             outcome.warnings.append("\(role.rawValue) took \(Self.milliseconds(outcome.elapsed)) ms, over its soft deadline of \(Self.milliseconds(deadline.soft)) ms")
         }

@@ -25,6 +25,8 @@ public struct CallOutcome: Sendable {
     public var storeConflict = false
     /// Things the host noticed that did not stop the call (a soft deadline passed…).
     public var warnings: [String] = []
+    /// The version of the bundle the call ran (`ScriptBundle.version`).
+    public var bundleVersion: String?
 
     public var succeeded: Bool { diagnostic == nil }
     /// The diagnostic's message (nil on success).

@@ -43,4 +43,8 @@ public enum HostEvent: Sendable, Codable {
     case controlValue(bundle: String, kind: String, at: Double, value: LuaValue?, read: ControlReloadReason?)
     /// A Live Activity's updater ran (its diagnostic when it failed).
     case updaterRan(bundle: String, UpdaterRun)
+    /// A new version of a bundle was checked and swapped in (`WidgetService.update`).
+    case bundleUpdated(bundle: String, version: String, previous: String)
+    /// A new version of a bundle failed its check: the running version stays.
+    case bundleUpdateFailed(bundle: String, version: String?, diagnostics: [Diagnostic])
 }

@@ -51,6 +51,51 @@ final class LoadedBundle {
         return engine.restore(kept.engine) + controls.restore(kept.controls)
     }
 
+    /// Goes on from `old`, the same bundle's earlier version: its widgets,
+    /// budgets and controls with their history, what has been published of
+    /// them, and where their state is kept (written whole at the next save,
+    /// so records of what this version dropped go). Returns notes on what
+    /// was dropped.
+    func takeOver(from old: LoadedBundle) -> [String] {
+        engine.recordsStateChanges = old.engine.recordsStateChanges
+        controls.recordsStateChanges = old.controls.recordsStateChanges
+        let notes = engine.takeOver(from: old.engine) + controls.takeOver(from: old.controls)
+        published = old.published
+        performances = old.performances
+        controlValues = old.controlValues
+        phases = old.phases
+        state = old.state
+        saveFailed = old.state != nil
+        return notes
+    }
+
+    /// One run of each provider of this version under its limits, as a
+    /// check before it is swapped in: each widget kind's placeholder and
+    /// timeline (its first family, the default configuration) and each
+    /// control's value. Returns the failures, each naming what failed.
+    func check() -> [Diagnostic] {
+        var failures: [Diagnostic] = []
+        func note(_ outcome: CallOutcome, _ what: String) {
+            guard var diagnostic = outcome.diagnostic else { return }
+            diagnostic.message = "\(what): \(diagnostic.message)"
+            failures.append(diagnostic)
+        }
+        for widget in bundle.declarations.widgets {
+            let configuration: WidgetConfiguration
+            do { configuration = try runtime.configuration(kind: widget.kind) } catch {
+                failures.append(Diagnostic(.invalid, "widget \(widget.kind): \(error.message)"))
+                continue
+            }
+            note(runtime.placeholder(configuration).outcome, "widget \(widget.kind).placeholder")
+            note(runtime.timeline(configuration).outcome, "widget \(widget.kind).timeline")
+        }
+        for control in bundle.declarations.controls {
+            let context = LuaValue.table(LuaTable(fields: ["kind": .string(LuaString(control.kind)), "type": .string(LuaString(control.type))]))
+            note(runtime.pool.call(.controlValue, "control", control.kind, "value", [context]), "control \(control.kind).value")
+        }
+        return failures
+    }
+
     /// Writes the lasting state that changed since the last save. After a
     /// failure the next save writes all of it, so nothing stays lost.
     func saveState(logger: Logger) {

@@ -113,12 +113,7 @@ public actor WidgetService {
     public func add(_ bundle: ScriptBundle) throws -> String {
         let id = bundle.manifest.id
         guard loaded[id] == nil else { throw ServiceError("bundle \(id) is already loaded") }
-        var services = try HostServices(store: store, clock: clock, calendar: calendar, policy: policy).withActivities(of: bundle)
-        services.scriptLogger = scriptLogger
-        services.canceller = canceller
-        services.metrics = metrics
-        services.modules = modules
-        let b = LoadedBundle(bundle: bundle, services: services)
+        let b = LoadedBundle(bundle: bundle, services: try services(for: bundle))
         if case .store(let fallback) = persistence {
             let group = try store.group(bundle.manifest.appGroups.first ?? fallback)
             for note in try b.keepState(in: BundleState(group: group, bundle: id)) {
@@ -130,6 +125,59 @@ public actor WidgetService {
         waker.wake()   // run() watches the new bundle, and its kept widgets may be due
         return id
     }
+
+    /// What a bundle's calls get from this service.
+    private func services(for bundle: ScriptBundle) throws -> HostServices {
+        var services = try HostServices(store: store, clock: clock, calendar: calendar, policy: policy).withActivities(of: bundle)
+        services.scriptLogger = scriptLogger
+        services.canceller = canceller
+        services.metrics = metrics
+        services.modules = modules
+        return services
+    }
+
+    /// Loads a new version of bundle `id` (from `path`, default where it
+    /// was loaded from) beside the running one, checks it — its
+    /// declarations, then one run of each widget's placeholder and timeline
+    /// and each control's value, under the limits — and swaps it in
+    /// between two calls: widgets, budgets, controls and activities go on,
+    /// and the widgets reload at once (exempt, `.newVersion`), as an app's
+    /// update reloads its widgets. When the check fails, the running
+    /// version stays and `BundleUpdateError` says why, with file:line.
+    /// Each call's outcome names the version it ran (`bundleVersion`).
+    @discardableResult
+    public func update(bundle id: String, from path: String? = nil) async throws -> String {
+        let old = try bundle(id)
+        let candidate: LoadedBundle
+        do {
+            let next = try ScriptBundle.load(path ?? old.bundle.path, calendar: calendar)
+            guard next.manifest.id == id else {
+                throw BundleUpdateError(bundle: id, version: next.version, diagnostics: [
+                    Diagnostic(.invalid, "bundle.json: the new version's id is \(next.manifest.id), not \(id)")])
+            }
+            candidate = LoadedBundle(bundle: next, services: try services(for: next))
+            let failures = await cancellable { candidate.check() }
+            guard failures.isEmpty else { throw BundleUpdateError(bundle: id, version: next.version, diagnostics: failures) }
+        } catch {
+            let failure = (error as? BundleUpdateError)
+                ?? BundleUpdateError(bundle: id, version: nil, diagnostics: (error as? LocatedErrors)?.errors ?? [Diagnostic(.invalid, "\(error)")])
+            continuation.yield(.bundleUpdateFailed(bundle: id, version: failure.version, diagnostics: failure.diagnostics))
+            throw failure
+        }
+        for note in candidate.takeOver(from: old) { logger.warning("\(note)", metadata: ["bundle": "\(id)"]) }
+        loaded[id] = candidate
+        continuation.yield(.bundleUpdated(bundle: id, version: candidate.bundle.version, previous: old.bundle.version))
+        await cancellable {
+            try? candidate.engine.reloadNow(kind: nil, reason: .newVersion)
+            candidate.controls.reload(nil)
+        }
+        publish()
+        waker.wake()
+        return candidate.bundle.version
+    }
+
+    /// The version of bundle `id` running now (`ScriptBundle.version`).
+    public func version(of id: String) throws -> String { try bundle(id).bundle.version }
 
     /// The ids of the loaded bundles, sorted.
     public var bundles: [String] { loaded.keys.sorted() }
@@ -439,6 +487,21 @@ public actor WidgetService {
             b.saveState(logger: logger)
             for event in b.newEvents(at: now) { continuation.yield(event) }
         }
+    }
+}
+
+/// A new version of a bundle that was not swapped in: it did not load,
+/// or one of its providers failed its check run. The running version stays.
+public struct BundleUpdateError: Error, Sendable, CustomStringConvertible {
+    public var bundle: String
+    /// The new version's digest, when its files were read.
+    public var version: String?
+    /// What failed, each with its file and line when known.
+    public var diagnostics: [Diagnostic]
+
+    public var description: String {
+        "the new version of \(bundle) was not swapped in (the running version stays):\n"
+            + diagnostics.map { "  " + $0.text.replacingOccurrences(of: "\n", with: "\n  ") }.joined(separator: "\n")
     }
 }
 

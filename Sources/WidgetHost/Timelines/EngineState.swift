@@ -91,15 +91,9 @@ extension TimelineEngine {
     public func restore(_ state: EngineState) -> [String] {
         precondition(instances.isEmpty, "restore(_:) continues an engine that has no widgets yet")
         var notes: [String] = []
-        let declarations = runtime.bundle.declarations
         for widget in state.widgets {
-            guard let declaration = declarations.widget(widget.kind) else {
-                notes.append("widget #\(widget.id) (\(widget.kind)) was dropped: the bundle no longer declares that kind")
-                recordRemoval(widget.id)
-                continue
-            }
-            guard declaration.families.contains(widget.family) else {
-                notes.append("widget #\(widget.id) (\(widget.kind)) was dropped: the kind no longer supports \(widget.family.rawValue)")
+            if let problem = undeclared(id: widget.id, kind: widget.kind, family: widget.family) {
+                notes.append(problem)
                 recordRemoval(widget.id)
                 continue
             }
@@ -115,6 +109,47 @@ extension TimelineEngine {
             }
         }
         restoreBudgets(budgets)
+        for i in instances.indices { schedule(i) }
+        return notes
+    }
+
+    /// Why a widget of `kind` in `family` cannot go on with this bundle, or nil.
+    private func undeclared(id: Int, kind: String, family: WidgetFamily) -> String? {
+        guard let declaration = runtime.bundle.declarations.widget(kind) else {
+            return "widget #\(id) (\(kind)) was dropped: the bundle no longer declares that kind"
+        }
+        guard declaration.families.contains(family) else {
+            return "widget #\(id) (\(kind)) was dropped: the kind no longer supports \(family.rawValue)"
+        }
+        return nil
+    }
+
+    /// Takes over the screen of `old`, an engine of an earlier version of
+    /// the bundle (an engine that has no widgets yet): its widgets with
+    /// their history and timelines, its budgets, performances and ids. A
+    /// widget whose kind or family this version no longer declares is
+    /// removed; the returned notes say which.
+    @discardableResult
+    public func takeOver(from old: TimelineEngine) -> [String] {
+        precondition(instances.isEmpty, "takeOver(from:) continues an engine that has no widgets yet")
+        var notes: [String] = []
+        budget = old.budget
+        performances = old.performances
+        nextID = old.nextID
+        historyRetention = old.historyRetention
+        logLinesKept = old.logLinesKept
+        lastTrim = old.lastTrim
+        for var instance in old.instances {
+            if instance.removedAt == nil, let problem = undeclared(id: instance.id, kind: instance.configuration.kind,
+                                                                  family: instance.configuration.family) {
+                notes.append(problem)
+                instance.removedAt = now
+                instance.displays.append((now, .removed))
+                recordRemoval(instance.id)
+                if policy.budgetScope == .instance { budget.restore("instance:\(instance.id)", []); recordBudgetRemoval("instance:\(instance.id)") }
+            }
+            insert(instance)
+        }
         for i in instances.indices { schedule(i) }
         return notes
     }

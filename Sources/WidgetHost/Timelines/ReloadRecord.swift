@@ -18,6 +18,9 @@ public enum ReloadReason: String, Sendable, CaseIterable, Codable {
     case timeZoneChange
     /// A significant time change: midnight, clock set (exempt).
     case significantTimeChange
+    /// A new version of the bundle was swapped in (exempt, as an app's
+    /// update reloads its widgets; `WidgetService.update`, `lunette dev`).
+    case newVersion
 
     /// Rule B2: reloads for these reasons do not count against the budget.
     public var isExempt: Bool { self != .policy && self != .request }

@@ -30,7 +30,7 @@ public final class TimelineEngine {
     /// Where scripts' `reload.controls` / `reload.allControls` requests go
     /// (a `ControlCenter` sets it); nil drops them.
     public var controlReloads: ((ReloadRequest) -> Void)?
-    private var budget: RefreshBudget
+    var budget: RefreshBudget
     /// Each live instance's next reload, cached: (time, when it was wanted, reason).
     private var dues: [Due?] = []
     /// The same times, earliest first.
@@ -43,7 +43,7 @@ public final class TimelineEngine {
     /// removed widget's whole record once it was removed longer ago than
     /// this. Infinity keeps everything (the simulator does, for its report).
     public var historyRetention: Double = 2 * 86_400
-    private var lastTrim = -Double.infinity
+    var lastTrim = -Double.infinity
 
     /// When true, the engine notes what changes in its lasting state
     /// (`EngineState`) for `takeStateChanges()`; a host that persists it sets this.
