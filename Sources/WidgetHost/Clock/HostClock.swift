@@ -66,3 +66,32 @@ public struct ClockError: Error, Sendable, Equatable, CustomStringConvertible {
     public var message: String
     public var description: String { message }
 }
+
+/// The system's clock, moved ahead by steps: `lunette dev` shows later
+/// entries without waiting for them (+5 min, +1 h, the next reload). Real
+/// time goes on from there; it never goes back.
+public final class SteppedClock: HostClock, @unchecked Sendable {
+    private let lock = NSLock()
+    private var offset = 0.0
+    private let system = SystemClock()
+
+    public init() {}
+
+    public func now() -> Double { system.now() + lock.withLock { offset } }
+
+    /// How far ahead of the system's clock it is, in seconds.
+    public var ahead: Double { lock.withLock { offset } }
+
+    /// Moves ahead by `seconds` (not negative, finite).
+    public func step(by seconds: Double) throws(ClockError) {
+        guard seconds.isFinite, seconds >= 0 else {
+            throw ClockError(message: "the clock steps ahead only, by a finite time, not \(seconds) s")
+        }
+        lock.withLock { offset += seconds }
+    }
+
+    /// Moves ahead to `time` (nothing when it is not ahead).
+    public func step(to time: Double) throws(ClockError) {
+        try step(by: max(0, time - now()))
+    }
+}

@@ -1,0 +1,176 @@
+import Foundation
+import LuaSandbox
+import SharedStore
+
+/// The `lunette dev` loop: a bundle on a `WidgetService` in developer mode
+/// (no budget, no floor: rule B5), its widgets and controls on screen, and
+/// on every save a new version loaded, checked and swapped in — or, when it
+/// fails, the error with file:line while the last good version goes on.
+///
+/// The widgets are the scenario's (`--scenario`) or one of each kind in
+/// its first family; the controls, the scenario's or every one declared.
+/// The store (and with it Live Activities) is a real one that outlives
+/// reloads, as on a device.
+public actor DevSession {
+    public nonisolated let service: WidgetService
+    public nonisolated let clock: SteppedClock
+    public nonisolated let path: String
+    private let scenarioPath: String?
+    private let say: @Sendable (String) -> Void
+
+    /// The bundle's id, once a version has loaded.
+    public private(set) var bundle: String?
+    /// Why the last version tried was refused (nil: it runs).
+    public private(set) var failure: [Diagnostic]?
+    /// When the last version was tried, and how long it took until its new timelines were there.
+    public private(set) var lastReload: (at: Double, milliseconds: Double)?
+    /// Versions swapped in since the start.
+    public private(set) var swaps = 0
+    private var widgets: [WidgetID] = []
+
+    public init(path: String, store: SharedStore, scenario: String? = nil, policy: HostPolicy = .standard,
+                output: @escaping @Sendable (String) -> Void) {
+        var policy = policy
+        policy.developerMode = true
+        self.path = path
+        scenarioPath = scenario
+        clock = SteppedClock()
+        say = output
+        service = WidgetService(store: store, clock: clock, policy: policy, persistence: .none, threadName: "lunette.dev")
+    }
+
+    /// Loads the bundle and puts its widgets and controls on screen; a
+    /// bundle that does not load is reported, and the next save tries again.
+    public func start() async {
+        await tryVersion(changed: [])
+    }
+
+    /// Files of the bundle changed: try the new version.
+    public func filesChanged(_ paths: [String]) async {
+        await tryVersion(changed: paths)
+    }
+
+    private func tryVersion(changed: [String]) async {
+        let began = ContinuousClock.now
+        if !changed.isEmpty { say("changed: \(changed.joined(separator: ", "))") }
+        guard let bundle else {
+            await firstLoad(began: began)
+            return
+        }
+        var before: [WidgetID: Timeline?] = [:]
+        for widget in widgets { before[widget] = try? await service.widget(widget).timeline }
+        do {
+            let version = try await service.update(bundle: bundle)
+            failure = nil
+            swaps += 1
+            lastReload = (clock.now(), milliseconds(since: began))
+            say("✓ version \(version) (\(Self.format(lastReload!.milliseconds)) ms)")
+            for widget in widgets {
+                guard let instance = try? await service.widget(widget) else { continue }
+                say("  \(Self.name(instance)): \(TimelineDiff(old: before[widget] ?? nil, new: instance.timeline))")
+                if let failed = instance.failures.last, failed.at >= lastReload!.at - 1, instance.reloads.last?.status != .ok {
+                    say(Self.indent(failed.diagnostic.text))
+                }
+            }
+        } catch let refused as BundleUpdateError {
+            failure = refused.diagnostics
+            lastReload = (clock.now(), milliseconds(since: began))
+            say("✗ not swapped in; version \((try? await service.version(of: bundle)) ?? "?") goes on running")
+            for diagnostic in refused.diagnostics { say(Self.indent(diagnostic.text)) }
+        } catch {
+            failure = [Diagnostic(.invalid, "\(error)")]
+            say("✗ \(error)")
+        }
+    }
+
+    private func firstLoad(began: ContinuousClock.Instant) async {
+        let loaded: ScriptBundle
+        do {
+            loaded = try ScriptBundle.load(path)
+        } catch {
+            failure = error.errors
+            say("✗ \(path) does not load yet; the next save tries again")
+            for diagnostic in error.errors { say(Self.indent(diagnostic.text)) }
+            return
+        }
+        do {
+            let id = try await service.add(loaded)
+            bundle = id
+            failure = nil
+            let (configurations, controls) = try Self.screen(of: loaded, scenario: scenarioPath, at: clock.now())
+            for configuration in configurations {
+                var values: [String: LuaValue] = [:]
+                for field in configuration.values?.fields ?? LuaFields() { if let key = field.key.string { values[key] = field.value } }
+                widgets.append(try await service.addWidget(bundle: id, kind: configuration.kind, family: configuration.family, values: values))
+            }
+            for control in controls { try await service.addControl(bundle: id, kind: control) }
+            lastReload = (clock.now(), milliseconds(since: began))
+            say("✓ version \(loaded.version): \(widgets.count) widget(s), \(controls.count) control(s) (\(Self.format(lastReload!.milliseconds)) ms)")
+            for widget in widgets {
+                guard let instance = try? await service.widget(widget) else { continue }
+                say("  \(Self.name(instance)): \(TimelineDiff(old: nil, new: instance.timeline))")
+                if let failed = instance.failures.last { say(Self.indent(failed.diagnostic.text)) }
+            }
+        } catch {
+            failure = [(error as? LocatedError) ?? Diagnostic(.invalid, "\(error)")]
+            say("✗ \(error)")
+        }
+    }
+
+    /// The widgets and controls to put on screen: the scenario's, or one
+    /// widget of each kind and every control.
+    nonisolated static func screen(of bundle: ScriptBundle, scenario path: String?, at now: Double) throws -> ([WidgetConfiguration], [String]) {
+        let runtime = WidgetRuntime(bundle: bundle, services: HostServices(clock: SystemClock()))
+        let scenario = try path.map { path throws(LocatedError) in try Scenario.load(path, runtime: runtime, start: now) }
+        let widgets = try scenario?.widgets ?? Scenario.everyKind(of: runtime, start: now).widgets
+        let controls = scenario.map(\.controls).flatMap { $0.isEmpty ? nil : $0 } ?? bundle.declarations.controls.map(\.kind)
+        return (widgets, controls)
+    }
+
+    /// The widgets on screen.
+    public var widgetIDs: [WidgetID] { widgets }
+
+    private func milliseconds(since start: ContinuousClock.Instant) -> Double {
+        let d = ContinuousClock.now - start
+        return (Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18) * 1000
+    }
+
+    static func format(_ milliseconds: Double) -> String { String(format: "%.1f", milliseconds) }
+
+    static func name(_ instance: WidgetInstance) -> String {
+        "#\(instance.id) \(instance.configuration)"
+    }
+
+    static func indent(_ text: String) -> String {
+        text.split(separator: "\n", omittingEmptySubsequences: false).map { "    " + $0 }.joined(separator: "\n")
+    }
+}
+
+/// What changed between two timelines of a widget, in a line:
+/// "3 entries (+1 −0 ~2), policy atEnd → after 07:30".
+public struct TimelineDiff: CustomStringConvertible, Sendable {
+    public var added = 0, removed = 0, changed = 0, kept = 0
+    public var entries = 0
+    public var policy: (old: ReloadPolicy?, new: ReloadPolicy?)
+    public var failed: Bool
+
+    public init(old: Timeline?, new: Timeline?) {
+        failed = new == nil
+        entries = new?.entries.count ?? 0
+        policy = (old?.policy, new?.policy)
+        let before = Dictionary((old?.entries ?? []).map { ($0.date, $0) }, uniquingKeysWith: { a, _ in a })
+        let after = Dictionary((new?.entries ?? []).map { ($0.date, $0) }, uniquingKeysWith: { a, _ in a })
+        for (date, entry) in after {
+            if let previous = before[date] { if previous == entry { kept += 1 } else { changed += 1 } } else { added += 1 }
+        }
+        removed = before.keys.filter { after[$0] == nil }.count
+    }
+
+    public var description: String {
+        if failed { return "no timeline (the call failed; it keeps showing the last good one)" }
+        var text = "\(entries) entr\(entries == 1 ? "y" : "ies") (+\(added) −\(removed) ~\(changed))"
+        if policy.old == nil { text += ", policy \(policy.new!)" } else if policy.old != policy.new { text += ", policy \(policy.old!) → \(policy.new!)" }
+        if added == 0 && removed == 0 && changed == 0 && policy.old != nil && policy.old == policy.new { text += ", unchanged" }
+        return text
+    }
+}

@@ -1,0 +1,161 @@
+import Foundation
+import SharedStore
+import Testing
+@testable import WidgetHost
+
+/// The hot-reload loop (issue 15, point 1): the watcher sees what editors
+/// do, and the session swaps good versions in and keeps the last good one
+/// when a save is broken.
+@Suite("The dev loop")
+struct DevLoopTests {
+    /// Collects what a watcher reports.
+    final class Batches: @unchecked Sendable {
+        private let lock = NSLock()
+        private var seen: [[String]] = []
+        var all: [[String]] { lock.withLock { seen } }
+        func add(_ paths: [String]) { lock.withLock { seen.append(paths) } }
+
+        /// Waits up to 5 s until a batch names `path`.
+        func wait(for path: String) -> Bool {
+            let deadline = Date().addingTimeInterval(5)
+            while Date() < deadline {
+                if all.contains(where: { $0.contains(path) }) { return true }
+                Thread.sleep(forTimeInterval: 0.005)
+            }
+            return false
+        }
+    }
+
+    func folder() throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("lunette-watch-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: path + "/util", withIntermediateDirectories: true)
+        try "return 1".write(toFile: path + "/main.lua", atomically: false, encoding: .utf8)
+        try "return 2".write(toFile: path + "/util/fmt.lua", atomically: false, encoding: .utf8)
+        return path
+    }
+
+    @Test(arguments: [false, true])
+    func theWatcherSeesWritesRenamesDeletesAndNewFolders(polling: Bool) throws {
+        let root = try folder()
+        let batches = Batches()
+        let watcher = FileWatcher(root: root, forcePolling: polling, relevant: { $0.hasSuffix(".lua") }) { batches.add($0) }
+        defer { watcher.stop() }
+        #expect(watcher.mechanism == (polling ? "polling" : "inotify"))
+        Thread.sleep(forTimeInterval: 0.1)   // the poller's first look
+        // In place.
+        try "return 10".write(toFile: root + "/main.lua", atomically: false, encoding: .utf8)
+        #expect(batches.wait(for: "main.lua"))
+        // A temporary file renamed over the old one (how many editors save).
+        try "return 20".write(toFile: root + "/util/.fmt.lua.tmp", atomically: false, encoding: .utf8)
+        try FileManager.default.removeItem(atPath: root + "/util/fmt.lua")
+        try FileManager.default.moveItem(atPath: root + "/util/.fmt.lua.tmp", toPath: root + "/util/fmt.lua")
+        #expect(batches.wait(for: "util/fmt.lua"))
+        // A new folder and a file in it.
+        try FileManager.default.createDirectory(atPath: root + "/more", withIntermediateDirectories: true)
+        Thread.sleep(forTimeInterval: 0.1)
+        try "return 3".write(toFile: root + "/more/x.lua", atomically: false, encoding: .utf8)
+        #expect(batches.wait(for: "more/x.lua"))
+        // Files that are not relevant are not reported.
+        try "x".write(toFile: root + "/notes.txt", atomically: false, encoding: .utf8)
+        Thread.sleep(forTimeInterval: 0.2)
+        #expect(!batches.all.joined().contains("notes.txt"))
+    }
+
+    @Test func aBrokenSaveIsReportedAndTheLastGoodVersionGoesOn() async throws {
+        let fixture = try BundleFixture(main: """
+            widget { kind = "W", placeholder = function() return {} end,
+              timeline = function() return { entries = { { date = clock.now(), n = 1 } }, policy = "never" } end }
+            """)
+        let lines = Batches()
+        let session = DevSession(path: fixture.path, store: fixture.store) { lines.add([$0]) }
+        await session.start()
+        let widget = try #require(await session.widgetIDs.first)
+        #expect(try await session.service.shown(widget)?.content["n"] == 1)
+        #expect(lines.all.joined().contains { $0.hasPrefix("✓ version ") })
+
+        // A syntax error: reported with its line; the widget still shows the old entry.
+        try "widget { kind = \"W\",\n  timeline = = 1 }".write(toFile: fixture.path + "/main.lua", atomically: true, encoding: .utf8)
+        await session.filesChanged(["main.lua"])
+        #expect(await session.failure?.first?.line == 2)
+        #expect(lines.all.joined().contains { $0.contains("main.lua:2:") }, "\(lines.all)")
+        #expect(try await session.service.shown(widget)?.content["n"] == 1)
+        // A runtime error in the provider: the same.
+        try """
+            widget { kind = "W", placeholder = function() return {} end,
+              timeline = function() local t = nil; return t.x end }
+            """.write(toFile: fixture.path + "/main.lua", atomically: true, encoding: .utf8)
+        await session.filesChanged(["main.lua"])
+        #expect(await session.failure?.first?.message.hasPrefix("widget W.timeline: ") == true)
+        #expect(try await session.service.shown(widget)?.content["n"] == 1)
+        // Fixed: swapped in, the widget reloads at once (no floor, no budget), and the diff says what changed.
+        try """
+            widget { kind = "W", placeholder = function() return {} end,
+              timeline = function() return { entries = { { date = clock.now(), n = 2 }, { date = clock.now() + 60, n = 3 } }, policy = "atEnd" } end }
+            """.write(toFile: fixture.path + "/main.lua", atomically: true, encoding: .utf8)
+        await session.filesChanged(["main.lua"])
+        let (failure, swaps) = (await session.failure, await session.swaps)
+        #expect(failure == nil && swaps == 1)
+        #expect(try await session.service.shown(widget)?.content["n"] == 2)
+        #expect(lines.all.joined().contains { $0.contains("2 entries (+2 −1 ~0), policy never → atEnd") }, "\(lines.all)")
+    }
+
+    @Test func aBundleThatDoesNotLoadYetIsTriedAgainOnTheNextSave() async throws {
+        let fixture = try BundleFixture(main: "widget {")
+        let lines = Batches()
+        let session = DevSession(path: fixture.path, store: fixture.store) { lines.add([$0]) }
+        await session.start()
+        let (bundle, failure) = (await session.bundle, await session.failure)
+        #expect(bundle == nil && failure?.first?.kind == .syntax)
+        try """
+            widget { kind = "W", placeholder = function() return {} end,
+              timeline = function() return { entries = { { date = clock.now() } } } end }
+            """.write(toFile: fixture.path + "/main.lua", atomically: true, encoding: .utf8)
+        await session.filesChanged(["main.lua"])
+        let (loaded, widgets) = (await session.bundle, await session.widgetIDs)
+        #expect(loaded == "com.example.test" && widgets.count == 1)
+    }
+
+    @Test func lunetteDevReloadsOnSaveAndStopsCleanlyOnCtrlC() throws {
+        let fixture = try BundleFixture(main: """
+            widget { kind = "W", placeholder = function() return {} end,
+              timeline = function() return { entries = { { date = clock.now(), n = 1 } }, policy = "never" } end }
+            """)
+        let process = Process()
+        process.executableURL = CLI.binary
+        process.arguments = ["dev", fixture.path, "--store-dir", fixture.storeRoot]
+        let output = Batches()
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        pipe.fileHandleForReading.readabilityHandler = { handle in
+            let text = String(decoding: handle.availableData, as: UTF8.self)
+            if !text.isEmpty { output.add([text]) }
+        }
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        var text: String { output.all.joined().joined() }
+        func wait(for needle: String) -> Bool {
+            let deadline = Date().addingTimeInterval(10)
+            while Date() < deadline {
+                if text.contains(needle) { return true }
+                Thread.sleep(forTimeInterval: 0.01)
+            }
+            return false
+        }
+        #expect(wait(for: "watching \(fixture.path) (inotify); Ctrl-C to stop"), "\(text)")
+        #expect(text.contains("dev store: \(fixture.storeRoot)"))
+        try "widget { kind = \"W\"\n".write(toFile: fixture.path + "/main.lua", atomically: true, encoding: .utf8)
+        #expect(wait(for: "✗ not swapped in"), "\(text)")
+        #expect(text.contains("main.lua:2:"), "\(text)")
+        try """
+            widget { kind = "W", placeholder = function() return {} end,
+              timeline = function() return { entries = { { date = clock.now(), n = 2 } }, policy = "never" } end }
+            """.write(toFile: fixture.path + "/main.lua", atomically: true, encoding: .utf8)
+        #expect(wait(for: "#1 W · systemSmall: 1 entry (+1 −1 ~0)\n"), "\(text)")
+        process.interrupt()   // Ctrl-C
+        process.waitUntilExit()
+        pipe.fileHandleForReading.readabilityHandler = nil
+        #expect(process.terminationStatus == 0)
+        #expect(wait(for: "stopped"), "\(text)")
+    }
+}
