@@ -1,13 +1,13 @@
 // swift-tools-version: 6.0
 // Lunette: widget logic as Lua 5.4 scripts, run by a host that emulates the
 // iOS widget system. Layers (arrows point down only):
-//   lunette → WidgetHost → (LuaSandbox → CLuaShims → CLua, SharedStore → CSQLite)
+//   lunette → DevPage (Hummingbird) → WidgetHost → (LuaSandbox → CLuaShims → CLua, SharedStore → CSQLite)
 //   LuaSandbox, SharedStore and WidgetHost write and read JSON through LunetteJSON.
 import PackageDescription
 
 let package = Package(
     name: "Lunette",
-    platforms: [.macOS(.v13)],
+    platforms: [.macOS(.v14)],
     products: [
         .library(name: "LuaSandbox", targets: ["LuaSandbox"]),
         .library(name: "SharedStore", targets: ["SharedStore"]),
@@ -18,6 +18,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
+        // The dev page's HTTP server (lunette dev): routes and server-sent events.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
     ],
     targets: [
         // The system's Lua 5.4, found through pkg-config (no hard-coded header paths).
@@ -56,10 +58,15 @@ let package = Package(
                 .embedInCode("Activities/activities.lua"),
             ]
         ),
+        // The page `lunette dev` serves: the dev loop's state over HTTP, kept
+        // out of WidgetHost so that apps embedding the host link no server.
+        .target(name: "DevPage", dependencies: ["WidgetHost", .product(name: "Hummingbird", package: "hummingbird"),
+                                                .product(name: "Logging", package: "swift-log")]),
         .executableTarget(
             name: "lunette",
             dependencies: [
                 "WidgetHost",
+                "DevPage",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

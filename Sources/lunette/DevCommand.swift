@@ -1,4 +1,5 @@
 import ArgumentParser
+import DevPage
 import Dispatch
 import Foundation
 import SharedStore
@@ -18,7 +19,9 @@ struct DevCommand: ParsableCommand {
             says what changed. If it fails, the error is printed with file:line and traceback, \
             and the last good version goes on running. Any number of failing saves are fine. \
             The store (and Live Activities) persist across reloads and runs, in the dev store \
-            printed at start. Ctrl-C ends it.
+            printed at start. A page on 127.0.0.1 (--port, default 4800) shows every widget's \
+            timeline, the entry shown now, controls (with buttons), activities, the last error \
+            and recent logs, updated on every change; it can step the clock ahead. Ctrl-C ends it.
             """)
 
     @Argument(help: ArgumentHelp("The bundle directory.", valueName: "bundle"))
@@ -33,6 +36,12 @@ struct DevCommand: ParsableCommand {
     @Flag(help: "Poll the files instead of using inotify (for file systems that send no events).")
     var polling = false
 
+    @Option(help: ArgumentHelp("The page's port on 127.0.0.1 (0: any free one).", valueName: "n"))
+    var port = 4800
+
+    @Flag(name: .customLong("no-page"), help: "Serve no page: the loop in the terminal only.")
+    var noPage = false
+
     @Option(help: ArgumentHelp("Stop after this many seconds (for scripts and tests; default: until Ctrl-C).", valueName: "seconds"))
     var seconds: Double?
 
@@ -42,6 +51,7 @@ struct DevCommand: ParsableCommand {
             throw ValidationError("\(bundle): no such bundle directory")
         }
         if let seconds, !(seconds > 0) { throw ValidationError("--seconds must be positive, not \(seconds)") }
+        if !(0...65535).contains(port) { throw ValidationError("--port must be 0…65535, not \(port)") }
     }
 
     func run() throws {
@@ -54,9 +64,20 @@ struct DevCommand: ParsableCommand {
         let done = DispatchSemaphore(value: 0)
         Task {
             await session.start()
+            await session.runInBackground()
             done.signal()
         }
         done.wait()
+        let port = self.port
+        let page: Task<Void, Never>? = noPage ? nil : Task {
+            do {
+                try await DevPageServer.run(session: session, port: port) { port in Self.say("page: http://127.0.0.1:\(port)/") }
+            } catch is CancellationError {
+            } catch {
+                Self.say("✗ the page cannot be served on 127.0.0.1:\(port): \(error) (try --port, or --no-page)")
+                done.signal()
+            }
+        }
 
         // Saves are handled one after another, in order.
         let changes = AsyncStream<[String]>.makeStream()
@@ -79,6 +100,14 @@ struct DevCommand: ParsableCommand {
         watcher.stop()
         changes.continuation.finish()
         loop.cancel()
+        let stopped = DispatchSemaphore(value: 0)
+        Task {
+            await session.stop()
+            page?.cancel()
+            _ = await page?.result
+            stopped.signal()
+        }
+        _ = stopped.wait(timeout: .now() + 5)
         Self.say("stopped")
     }
 

@@ -122,7 +122,7 @@ struct DevLoopTests {
             """)
         let process = Process()
         process.executableURL = CLI.binary
-        process.arguments = ["dev", fixture.path, "--store-dir", fixture.storeRoot]
+        process.arguments = ["dev", fixture.path, "--store-dir", fixture.storeRoot, "--port", "0"]
         let output = Batches()
         let pipe = Pipe()
         process.standardOutput = pipe
@@ -144,6 +144,7 @@ struct DevLoopTests {
         }
         #expect(wait(for: "watching \(fixture.path) (inotify); Ctrl-C to stop"), "\(text)")
         #expect(text.contains("dev store: \(fixture.storeRoot)"))
+        #expect(wait(for: "page: http://127.0.0.1:"), "\(text)")
         try "widget { kind = \"W\"\n".write(toFile: fixture.path + "/main.lua", atomically: true, encoding: .utf8)
         #expect(wait(for: "✗ not swapped in"), "\(text)")
         #expect(text.contains("main.lua:2:"), "\(text)")

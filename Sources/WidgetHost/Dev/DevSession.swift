@@ -50,9 +50,10 @@ public actor DevSession {
         await tryVersion(changed: paths)
     }
 
-    private func tryVersion(changed: [String]) async {
+    private func tryVersion(changed paths: [String]) async {
+        defer { changed() }
         let began = ContinuousClock.now
-        if !changed.isEmpty { say("changed: \(changed.joined(separator: ", "))") }
+        if !paths.isEmpty { say("changed: \(paths.joined(separator: ", "))") }
         guard let bundle else {
             await firstLoad(began: began)
             return
@@ -129,6 +130,115 @@ public actor DevSession {
 
     /// The widgets on screen.
     public var widgetIDs: [WidgetID] { widgets }
+
+    // MARK: The page
+
+    private var subscribers: [Int: AsyncStream<Int>.Continuation] = [:]
+    private var nextSubscriber = 0
+    /// Bumped on every change the page shows.
+    public private(set) var generation = 0
+    private var running: Task<Void, Never>?
+
+    /// A stream that yields the generation after each change (a version
+    /// tried, a reload or value read by the run loop, a tap, a clock step).
+    public func subscribe() -> AsyncStream<Int> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Int.self, bufferingPolicy: .bufferingNewest(1))
+        let id = nextSubscriber
+        nextSubscriber += 1
+        subscribers[id] = continuation
+        continuation.yield(generation)
+        continuation.onTermination = { _ in Task { await self.unsubscribe(id) } }
+        return stream
+    }
+
+    private func unsubscribe(_ id: Int) { subscribers[id] = nil }
+
+    /// Tells the subscribers that something changed.
+    func changed() {
+        generation += 1
+        for continuation in subscribers.values { continuation.yield(generation) }
+    }
+
+    /// Runs the service's loop (reloads when policies come due, on the
+    /// stepped clock) and turns its events into changes for the page.
+    public func runInBackground() {
+        guard running == nil else { return }
+        let service = self.service
+        running = Task {
+            let loop = Task { await service.run() }
+            for await _ in service.events { self.changed() }
+            loop.cancel()
+        }
+    }
+
+    /// Stops the background loop.
+    public func stop() {
+        running?.cancel()
+        running = nil
+        for continuation in subscribers.values { continuation.finish() }
+        subscribers = [:]
+    }
+
+    /// Taps control `kind` (its action performs, then its value is read).
+    public func tap(control kind: String) async throws {
+        guard let bundle else { throw ServiceError("no version of the bundle runs yet") }
+        try await service.tapControl(bundle: bundle, kind: kind)
+        changed()
+    }
+
+    /// Steps the clock ahead by `seconds`, or to the next reload when nil,
+    /// and runs what is due then.
+    public func step(by seconds: Double?) async throws {
+        if let seconds {
+            try clock.step(by: seconds)
+        } else if let next = await service.nextDue() {
+            try clock.step(to: next)
+        }
+        await service.runDue()
+        changed()
+    }
+
+    /// What the page shows now.
+    public func snapshot() async -> DevSnapshot {
+        let now = clock.now()
+        var snapshot = DevSnapshot(bundle: bundle, path: path, version: nil, now: now, ahead: clock.ahead, swaps: swaps,
+                                   failure: failure.map { $0.map(DevSnapshot.Problem.init) }, lastReloadMilliseconds: lastReload?.milliseconds,
+                                   widgets: [], controls: [], activities: [], logs: [])
+        guard let bundle else { return snapshot }
+        snapshot.version = try? await service.version(of: bundle)
+        var logs: [DevSnapshot.Log] = []
+        for id in widgets {
+            guard let instance = try? await service.widget(id) else { continue }
+            let timeline = instance.timeline
+            let entries = (timeline?.entries ?? []).map { DevSnapshot.Entry(date: $0.date, content: $0.content) }
+            let shown = timeline.flatMap { $0.entryIndex(at: now) }
+            let counted = instance.reloads.filter { !$0.reason.isExempt && $0.at > now - 86_400 }.count
+            let lastFailed = instance.reloads.last.map { $0.status != .ok } ?? false
+            snapshot.widgets.append(DevSnapshot.Widget(
+                id: instance.id, name: Self.name(instance), kind: instance.configuration.kind, family: instance.configuration.family.rawValue,
+                entries: entries, shown: shown, placeholder: instance.placeholder?.content, policy: timeline.map { "\($0.policy)" },
+                lastReload: instance.lastReloadAt, nextReload: try? await service.nextReload(id)?.at,
+                failure: lastFailed ? instance.failures.last.map { DevSnapshot.Problem($0.diagnostic) } : nil,
+                wouldHaveUsed: counted, budget: service.policy.budget))
+            for line in instance.logs.suffix(50) {
+                logs.append(DevSnapshot.Log(at: line.at, level: line.level.name, text: line.text, source: "#\(instance.id) \(instance.configuration.kind)"))
+            }
+        }
+        snapshot.logs = Array(logs.sorted { $0.at < $1.at }.suffix(100))
+        if let kinds = try? await service.controlKinds(bundle: bundle) {
+            for kind in kinds {
+                guard let control = try? await service.control(bundle: bundle, kind: kind) else { continue }
+                snapshot.controls.append(DevSnapshot.Control(kind: control.kind, type: control.type, value: control.value,
+                                                             failure: control.lastReadFailure.map(DevSnapshot.Problem.init)))
+            }
+        }
+        for record in (try? await service.activities(bundle: bundle)) ?? [] {
+            snapshot.activities.append(DevSnapshot.Activity(id: record.id, type: record.type, phase: record.phase(at: now).rawValue,
+                                                            attributes: record.attributes, state: record.content.state,
+                                                            staleDate: record.content.staleDate))
+        }
+        return snapshot
+    }
 
     private func milliseconds(since start: ContinuousClock.Instant) -> Double {
         let d = ContinuousClock.now - start

@@ -230,6 +230,11 @@ public actor WidgetService {
         return try bundle(id.bundle).engine.budgetUsage(of: id.number)
     }
 
+    /// The controls of `bundle` in Control Center, in the order they were added.
+    public func controlKinds(bundle: String) throws -> [String] {
+        try self.bundle(bundle).controls.controls.map(\.kind)
+    }
+
     /// Control `kind` of `bundle` as Control Center shows it (nil until added).
     public func control(bundle: String, kind: String) throws -> ControlRecord? {
         try self.bundle(bundle).controls.control(kind)
