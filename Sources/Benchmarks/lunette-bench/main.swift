@@ -116,6 +116,27 @@ func widgetFigures() throws {
           + "   (goal ≤ 150 ms: \(timeline <= 150 ? "met" : "MISSED"))")
 }
 
+/// The dev loop's figures (issue 15).
+func devFigures() throws {
+    let saves = quick ? 30 : 100
+    print("\nDev loop (\(saves) saves of a copy of examples/tasks/main.lua)")
+    let dev = try DevBenchmark.measure(saves: saves)
+    let p95 = percentile(dev.saveToPage, 95)
+    print("save → new timeline available to the page (watcher, load, check, swap, reload): p50 \(figure(percentile(dev.saveToPage, 50))) ms,"
+          + " p95 \(figure(p95)) ms   (goal p95 ≤ 50 ms: \(p95 <= 50 ? "met" : "MISSED"))")
+    print("baseline, the same swap called directly (WidgetService.update, no watcher): p50 \(figure(percentile(dev.directUpdate, 50))) ms,"
+          + " p95 \(figure(percentile(dev.directUpdate, 95))) ms")
+}
+
+// --only-dev: just the dev loop's figures.
+if CommandLine.arguments.contains("--only-dev") {
+    do { try devFigures() } catch {
+        FileHandle.standardError.write(Data("lunette-bench: \(error)\n".utf8))
+        exit(1)
+    }
+    exit(0)
+}
+
 // --only-widgets: just the widget figures.
 if CommandLine.arguments.contains("--only-widgets") {
     do { try widgetFigures() } catch {
@@ -172,6 +193,7 @@ do {
           + "\(figure(overshoot.ms)) ms (\(overshoot.script))   (goal ≤ 100 ms: \(met))")
     try storeFigures()
     try widgetFigures()
+    try devFigures()
 } catch {
     FileHandle.standardError.write(Data("lunette-bench: \(error)\n".utf8))
     exit(1)
