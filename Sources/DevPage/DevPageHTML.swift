@@ -57,7 +57,7 @@ enum DevPageHTML {
 "use strict";
 const $ = (test) => document.querySelector(`[data-test="${test}"]`);
 const time = (t) => t == null ? "—" : new Date(t * 1000).toISOString().replace(".000Z", "Z");
-const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" }[c]));
+const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c]));
 const show = (v) => esc(JSON.stringify(v));
 let received = 0;
 
@@ -86,7 +86,7 @@ function render(s) {
     </section>`).join("") || `<section class="empty">No widgets.</section>`;
   $("controls").innerHTML = s.controls.map((c) => `
     <div data-test="control" data-kind="${esc(c.kind)}">${esc(c.kind)} (${esc(c.type)}): <b data-test="control-value">${show(c.value ?? null)}</b>
-      <button onclick="tap('${esc(c.kind)}')">tap</button>
+      <button data-tap="${esc(c.kind)}">tap</button>
       ${c.failure ? `<pre class="error">${esc(c.failure.text)}</pre>` : ""}</div>`).join("") || `<span class="empty">No controls.</span>`;
   $("activities").innerHTML = s.activities.map((a) => `
     <div data-test="activity">${esc(a.id)} · ${esc(a.type)} · <b>${esc(a.phase)}</b> · state ${show(a.state)} · attributes ${show(a.attributes)}
@@ -100,6 +100,10 @@ async function post(url) {
   if (!answer.ok) alert(await answer.text());
 }
 const tap = (kind) => post(`/tap?kind=${encodeURIComponent(kind)}`);
+document.addEventListener("click", (event) => {
+  const button = event.target.closest("button[data-tap]");
+  if (button) tap(button.dataset.tap);
+});
 const step = (query) => post(`/clock?${query}`);
 
 function connect() {

@@ -29,19 +29,28 @@ public enum DevPageServer {
             let changes = await session.subscribe()
             return Response(status: .ok, headers: [.contentType: "text/event-stream", .cacheControl: "no-store"],
                             body: .init { writer in
-                                for await _ in changes {
-                                    let data = try JSONEncoder().encode(await session.snapshot())
-                                    try await writer.write(ByteBuffer(string: "data: " + String(decoding: data, as: UTF8.self) + "\n\n"))
+                                var sent: Int?
+                                for await generation in changes {
+                                    // The same generation again is a heartbeat: a comment line
+                                    // (a page that went makes this write fail, which ends the loop).
+                                    if generation == sent {
+                                        try await writer.write(ByteBuffer(string: ": alive\n\n"))
+                                        continue
+                                    }
+                                    sent = generation
+                                    try await writer.write(ByteBuffer(string: "data: " + encode(await session.snapshot()) + "\n\n"))
                                 }
                                 try await writer.finish(nil)
                             })
         }
         router.post("/tap") { request, _ -> Response in
+            if let refused = foreign(request) { return refused }
             guard let kind = request.uri.queryParameters.get("kind") else { return problem(.badRequest, "POST /tap needs ?kind=CONTROL") }
             do { try await session.tap(control: kind) } catch { return problem(.badRequest, "\(error)") }
             return json(await session.snapshot())
         }
         router.post("/clock") { request, _ -> Response in
+            if let refused = foreign(request) { return refused }
             let by = request.uri.queryParameters.get("by").flatMap(Double.init)
             guard by != nil || request.uri.queryParameters.get("next") != nil else {
                 return problem(.badRequest, "POST /clock needs ?by=SECONDS or ?next=1")
@@ -59,9 +68,36 @@ public enum DevPageServer {
     }
 
     private static func json(_ snapshot: DevSnapshot) -> Response {
-        let data = (try? JSONEncoder().encode(snapshot)) ?? Data("{}".utf8)
-        return Response(status: .ok, headers: [.contentType: "application/json", .cacheControl: "no-store"],
-                        body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        Response(status: .ok, headers: [.contentType: "application/json", .cacheControl: "no-store"],
+                 body: .init(byteBuffer: ByteBuffer(string: encode(snapshot))))
+    }
+
+    /// The snapshot as JSON. Numbers that JSON cannot hold (a script's
+    /// 0/0, math.huge) are the strings "NaN", "Infinity", "-Infinity".
+    public static func encode(_ snapshot: DevSnapshot) -> String {
+        let encoder = JSONEncoder()
+        encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "Infinity", negativeInfinity: "-Infinity", nan: "NaN")
+        do {
+            return String(decoding: try encoder.encode(snapshot), as: UTF8.self)
+        } catch {
+            var fallback = snapshot
+            fallback.widgets = []
+            fallback.controls = []
+            fallback.activities = []
+            fallback.logs = []
+            fallback.failure = [DevSnapshot.Problem(text: "the page cannot show this state: \(error)")]
+            return (try? encoder.encode(fallback)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        }
+    }
+
+    /// A POST from another site (a page the developer visits that posts to
+    /// 127.0.0.1) is refused: only the dev page itself may tap and step.
+    private static func foreign(_ request: Request) -> Response? {
+        guard let origin = request.headers[.origin] else { return nil }   // curl, scripts
+        guard let host = request.head.authority, origin == "http://" + host else {
+            return problem(.forbidden, "POST from \(origin) refused: only the dev page may tap controls or step the clock")
+        }
+        return nil
     }
 
     private static func problem(_ status: HTTPResponse.Status, _ message: String) -> Response {

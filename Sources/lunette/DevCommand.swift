@@ -69,12 +69,14 @@ struct DevCommand: ParsableCommand {
         }
         done.wait()
         let port = self.port
+        let pageFailed = Latch()
         let page: Task<Void, Never>? = noPage ? nil : Task {
             do {
                 try await DevPageServer.run(session: session, port: port) { port in Self.say("page: http://127.0.0.1:\(port)/") }
             } catch is CancellationError {
             } catch {
                 Self.say("✗ the page cannot be served on 127.0.0.1:\(port): \(error) (try --port, or --no-page)")
+                pageFailed.set()
                 done.signal()
             }
         }
@@ -109,6 +111,15 @@ struct DevCommand: ParsableCommand {
         }
         _ = stopped.wait(timeout: .now() + 5)
         Self.say("stopped")
+        if pageFailed.isSet { throw ExitCode.failure }
+    }
+
+    /// A flag set from another thread.
+    final class Latch: @unchecked Sendable {
+        private let lock = NSLock()
+        private var value = false
+        func set() { lock.withLock { value = true } }
+        var isSet: Bool { lock.withLock { value } }
     }
 
     /// A line on standard output, at once (not buffered: a watcher of the output sees it now).

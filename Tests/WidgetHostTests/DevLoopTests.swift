@@ -1,4 +1,6 @@
+import DevPage
 import Foundation
+import LuaSandbox
 import SharedStore
 import Testing
 @testable import WidgetHost
@@ -55,6 +57,12 @@ struct DevLoopTests {
         Thread.sleep(forTimeInterval: 0.1)
         try "return 3".write(toFile: root + "/more/x.lua", atomically: false, encoding: .utf8)
         #expect(batches.wait(for: "more/x.lua"))
+        // A folder moved in with files already in it.
+        let outside = root + "-outside"
+        try FileManager.default.createDirectory(atPath: outside + "/lib", withIntermediateDirectories: true)
+        try "return 4".write(toFile: outside + "/lib/y.lua", atomically: false, encoding: .utf8)
+        try FileManager.default.moveItem(atPath: outside + "/lib", toPath: root + "/lib")
+        #expect(batches.wait(for: "lib/y.lua"))
         // Files that are not relevant are not reported.
         try "x".write(toFile: root + "/notes.txt", atomically: false, encoding: .utf8)
         Thread.sleep(forTimeInterval: 0.2)
@@ -158,5 +166,54 @@ struct DevLoopTests {
         pipe.fileHandleForReading.readabilityHandler = nil
         #expect(process.terminationStatus == 0)
         #expect(wait(for: "stopped"), "\(text)")
+    }
+
+    @Test func aKindASaveAddsComesOnScreenAndOneItDropsLeavesIt() async throws {
+        let one = """
+            widget { kind = "A", placeholder = function() return {} end,
+              timeline = function() return { entries = { { date = clock.now() } }, policy = "never" } end }
+            """
+        let fixture = try BundleFixture(main: one)
+        let session = DevSession(path: fixture.path, store: fixture.store) { _ in }
+        await session.start()
+        try (one.replacingOccurrences(of: "kind = \"A\"", with: "kind = \"B\"") + "\n" + one)
+            .write(toFile: fixture.path + "/main.lua", atomically: true, encoding: .utf8)
+        await session.filesChanged(["main.lua"])
+        var kinds = await session.snapshot().widgets.map(\.kind)
+        #expect(kinds == ["A", "B"])
+        try one.replacingOccurrences(of: "kind = \"A\"", with: "kind = \"B\"").write(toFile: fixture.path + "/main.lua", atomically: true, encoding: .utf8)
+        await session.filesChanged(["main.lua"])
+        kinds = await session.snapshot().widgets.map(\.kind)
+        #expect(kinds == ["B"], "a dropped kind stayed on the page")
+    }
+
+    @Test func thePageShowsNumbersJSONCannotHold() {
+        var snapshot = DevSnapshot(bundle: "b", path: "/b", version: "v", now: 0, ahead: 0, swaps: 0, failure: nil,
+                                   lastReloadMilliseconds: nil, widgets: [], controls: [], activities: [], logs: [])
+        snapshot.widgets = [DevSnapshot.Widget(id: 1, name: "#1 W", kind: "W", family: "systemSmall",
+                                               entries: [DevSnapshot.Entry(date: 0, content: LuaTable(fields: ["p": .number(.nan), "q": .number(.infinity)]))],
+                                               shown: 0, placeholder: nil, policy: "never", lastReload: nil, nextReload: nil,
+                                               failure: nil, wouldHaveUsed: 0, budget: 40)]
+        let json = DevPageServer.encode(snapshot)
+        #expect(json.contains(#""p":"NaN""#) && json.contains(#""q":"Infinity""#), "\(json)")
+    }
+
+    @Test func anActiveActivityRunsThroughTheNewUpdaterAfterASwap() async throws {
+        func main(_ label: String) -> String {
+            """
+            activity { type = "Order", attributes = { id = "string" }, state = { s = "string" },
+              updater = function(a, e) if e.kind == "event" and e.name == "lunette.reload" then a:update({ s = "\(label)" }) end end }
+            """
+        }
+        let fixture = try BundleFixture(main: main("one"))
+        let session = DevSession(path: fixture.path, store: fixture.store) { _ in }
+        await session.start()
+        let bundle = try #require(await session.bundle)
+        let order = try await session.service.startActivity(bundle: bundle, type: "Order", attributes: LuaTable(fields: ["id": "A"]),
+                                                            state: LuaTable(fields: ["s": "placed"]))
+        try main("two").write(toFile: fixture.path + "/main.lua", atomically: true, encoding: .utf8)
+        await session.filesChanged(["main.lua"])
+        let state = try await session.service.activities(bundle: bundle).first { $0.id == order.id }?.content.state
+        #expect(state?["s"] == "two")
     }
 }

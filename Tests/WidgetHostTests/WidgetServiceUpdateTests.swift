@@ -128,4 +128,21 @@ struct WidgetServiceUpdateTests {
         default: return events.describe(event)
         }
     }
+
+    @Test func aParameterANewVersionAddsTakesItsDefaultInWidgetsOnScreen() async throws {
+        let config = """
+            intent { id = "Config", configuration = true, parameters = { { name = "city", type = "string", default = "Lyon" } } }
+            widget { kind = "W", configuration = "Config", placeholder = function() return {} end,
+              timeline = function(ctx, config) return { entries = { { date = clock.now(), city = config.city, unit = config.unit } }, policy = "never" } end }
+            """
+        let fixture = try BundleFixture(main: config)
+        let service = WidgetService(store: fixture.store, clock: VirtualClock(t0), calendar: .utc)
+        let bundle = try await service.load(fixture.path)
+        let widget = try await service.addWidget(bundle: bundle, kind: "W", values: ["city": "Paris"])
+        try config.replacingOccurrences(of: "default = \"Lyon\" } }", with: "default = \"Lyon\" }, { name = \"unit\", type = \"string\", default = \"C\" } }")
+            .write(toFile: fixture.path + "/main.lua", atomically: true, encoding: .utf8)
+        try await service.update(bundle: bundle)
+        let entry = try #require(try await service.shown(widget))
+        #expect(entry.content["city"] == "Paris" && entry.content["unit"] == "C", "\(entry.content)")
+    }
 }

@@ -138,6 +138,16 @@ def main():
                 "before => document.querySelector('[data-test=\"control\"][data-kind=\"FocusMode\"] [data-test=\"control-value\"]').innerText !== before",
                 arg=before, timeout=5_000)
             print("the clock steps ahead and a control's button taps it")
+            # Another site may not post to the dev page's server.
+            import urllib.error
+            import urllib.request
+            forged = urllib.request.Request(url + "clock?by=60", method="POST", headers={"Origin": "http://evil.example"})
+            try:
+                urllib.request.urlopen(forged)
+                raise AssertionError("a POST from another origin was accepted")
+            except urllib.error.HTTPError as refused:
+                assert refused.code == 403, refused.code
+            print("a POST from another site is refused (403)")
             if args.screenshot:
                 page.set_viewport_size({"width": 1200, "height": 900})
                 page.screenshot(path=args.screenshot, full_page=True)

@@ -64,6 +64,8 @@ public actor DevSession {
             let version = try await service.update(bundle: bundle)
             failure = nil
             swaps += 1
+            try await fillScreen()
+            await rerunActivities(bundle)
             lastReload = (clock.now(), milliseconds(since: began))
             say("✓ version \(version) (\(Self.format(lastReload!.milliseconds)) ms)")
             for widget in widgets {
@@ -98,13 +100,8 @@ public actor DevSession {
             let id = try await service.add(loaded)
             bundle = id
             failure = nil
-            let (configurations, controls) = try Self.screen(of: loaded, scenario: scenarioPath, at: clock.now())
-            for configuration in configurations {
-                var values: [String: LuaValue] = [:]
-                for field in configuration.values?.fields ?? LuaFields() { if let key = field.key.string { values[key] = field.value } }
-                widgets.append(try await service.addWidget(bundle: id, kind: configuration.kind, family: configuration.family, values: values))
-            }
-            for control in controls { try await service.addControl(bundle: id, kind: control) }
+            try await fillScreen()
+            let controls = try await service.controlKinds(bundle: id)
             lastReload = (clock.now(), milliseconds(since: began))
             say("✓ version \(loaded.version): \(widgets.count) widget(s), \(controls.count) control(s) (\(Self.format(lastReload!.milliseconds)) ms)")
             for widget in widgets {
@@ -116,6 +113,48 @@ public actor DevSession {
             failure = [(error as? LocatedError) ?? Diagnostic(.invalid, "\(error)")]
             say("✗ \(error)")
         }
+    }
+
+    /// The event each active Live Activity's updater gets after a swap, so
+    /// the new version's updater can work its content out again.
+    public static let reloadEvent = "lunette.reload"
+
+    /// Sends `reloadEvent` to every activity still on screen (active or stale).
+    private func rerunActivities(_ bundle: String) async {
+        guard let records = try? await service.activities(bundle: bundle) else { return }
+        for record in records where [.active, .stale].contains(record.phase(at: clock.now())) {
+            do {
+                try await service.signal(bundle: bundle, activity: record.id, name: Self.reloadEvent)
+            } catch {
+                say("  activity \(record.id): its updater failed on \(Self.reloadEvent): \(error)")
+            }
+        }
+    }
+
+    /// Puts on screen what the running version should show and does not
+    /// yet: a widget kind or control a save added, or everything when
+    /// building the screen failed before. Widgets the version dropped leave
+    /// the screen (and the page).
+    private func fillScreen() async throws {
+        guard let bundle else { return }
+        let running = try await service.version(of: bundle)
+        guard let loaded = try? ScriptBundle.load(path), loaded.version == running else { return }   // changed again meanwhile
+        let (configurations, controls) = try Self.screen(of: loaded, scenario: scenarioPath, at: clock.now())
+        var live: [(id: WidgetID, configuration: WidgetConfiguration)] = []
+        for id in try await service.widgets(bundle: bundle) { live.append((id, try await service.widget(id).configuration)) }
+        var unmatched = live
+        for configuration in configurations {
+            if let i = unmatched.firstIndex(where: { $0.configuration.kind == configuration.kind && $0.configuration.family == configuration.family }) {
+                unmatched.remove(at: i)
+                continue
+            }
+            var values: [String: LuaValue] = [:]
+            for field in configuration.values?.fields ?? LuaFields() { if let key = field.key.string { values[key] = field.value } }
+            _ = try await service.addWidget(bundle: bundle, kind: configuration.kind, family: configuration.family, values: values)
+        }
+        let shown = Set(try await service.controlKinds(bundle: bundle))
+        for control in controls where !shown.contains(control) { try await service.addControl(bundle: bundle, kind: control) }
+        widgets = try await service.widgets(bundle: bundle)
     }
 
     /// The widgets and controls to put on screen: the scenario's, or one
@@ -143,6 +182,10 @@ public actor DevSession {
     /// tried, a reload or value read by the run loop, a tap, a clock step).
     public func subscribe() -> AsyncStream<Int> {
         let (stream, continuation) = AsyncStream.makeStream(of: Int.self, bufferingPolicy: .bufferingNewest(1))
+        guard !stopped else {
+            continuation.finish()
+            return stream
+        }
         let id = nextSubscriber
         nextSubscriber += 1
         subscribers[id] = continuation
@@ -159,6 +202,10 @@ public actor DevSession {
         for continuation in subscribers.values { continuation.yield(generation) }
     }
 
+    private func ping() {
+        for continuation in subscribers.values { continuation.yield(generation) }
+    }
+
     /// Runs the service's loop (reloads when policies come due, on the
     /// stepped clock) and turns its events into changes for the page.
     public func runInBackground() {
@@ -166,13 +213,25 @@ public actor DevSession {
         let service = self.service
         running = Task {
             let loop = Task { await service.run() }
+            // Every 15 s the subscribers hear the same generation again: a
+            // page server writes a keep-alive, and notices pages that went.
+            let heartbeat = Task {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .seconds(15))
+                    await self.ping()
+                }
+            }
             for await _ in service.events { self.changed() }
             loop.cancel()
+            heartbeat.cancel()
         }
     }
 
-    /// Stops the background loop.
+    private var stopped = false
+
+    /// Stops the background loop and ends every subscription.
     public func stop() {
+        stopped = true
         running?.cancel()
         running = nil
         for continuation in subscribers.values { continuation.finish() }
@@ -195,6 +254,7 @@ public actor DevSession {
             try clock.step(to: next)
         }
         await service.runDue()
+        service.wake()   // run() sleeps until a time worked out before the step
         changed()
     }
 

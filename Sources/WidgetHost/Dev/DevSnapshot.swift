@@ -27,6 +27,13 @@ public struct DevSnapshot: Codable, Sendable {
         public var line: Int?
         public var traceback: String?
 
+        public init(text: String, file: String? = nil, line: Int? = nil, traceback: String? = nil) {
+            self.text = text
+            self.file = file
+            self.line = line
+            self.traceback = traceback
+        }
+
         init(_ diagnostic: Diagnostic) {
             text = diagnostic.text
             file = diagnostic.file

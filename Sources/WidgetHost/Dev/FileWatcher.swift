@@ -175,6 +175,17 @@ private final class Inotify: @unchecked Sendable {   // used by the watcher's th
         return true
     }
 
+    /// The files under `relative` (relative to the root).
+    private func files(under relative: String) -> [String] {
+        let base = relative.isEmpty ? root : root + "/" + relative
+        var out: [String] = []
+        let enumerator = FileManager.default.enumerator(atPath: base)
+        while let child = enumerator?.nextObject() as? String {
+            out.append(relative.isEmpty ? child : relative + "/" + child)
+        }
+        return out
+    }
+
     /// The paths (relative to the root) that events named, waiting up to
     /// `timeoutMs` for the first; empty when none came.
     func read(timeoutMs: Int32) -> [String] {
@@ -195,10 +206,17 @@ private final class Inotify: @unchecked Sendable {   // used by the watcher's th
                 let nameBytes = buffer[(offset + 16)..<min(count, offset + 16 + length)].prefix { $0 != 0 }
                 let name = String(decoding: nameBytes, as: UTF8.self)
                 offset += 16 + length
+                if mask & UInt32(IN_Q_OVERFLOW) != 0 {
+                    paths += files(under: "")   // events were lost: anything may have changed
+                    continue
+                }
                 guard let directory = directories[wd] else { continue }
                 let path = name.isEmpty ? directory : (directory.isEmpty ? name : directory + "/" + name)
                 if mask & UInt32(IN_ISDIR) != 0, mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0 {
-                    watchTree(path)   // a new directory: its files count too
+                    // A new directory (made, moved in, checked out): watch it, and
+                    // count the files already in it, which sent no event of their own.
+                    watchTree(path)
+                    paths += files(under: path)
                 }
                 if mask & UInt32(IN_IGNORED) != 0 { directories[wd] = nil }
                 paths.append(path)

@@ -62,7 +62,8 @@ final class LoadedBundle {
         let notes = engine.takeOver(from: old.engine) + controls.takeOver(from: old.controls)
         published = old.published
         performances = old.performances
-        controlValues = old.controlValues
+        // Cursors of controls this version dropped go: one added again starts afresh.
+        controlValues = old.controlValues.filter { kind, _ in controls.control(kind) != nil }
         phases = old.phases
         state = old.state
         saveFailed = old.state != nil

@@ -39,7 +39,7 @@ public actor WidgetService {
     public let policy: HostPolicy
 
     private var loaded: [String: LoadedBundle] = [:]
-    private let waker = Waker()
+    private nonisolated let waker = Waker()
     /// Ends the call running now when the task that asked for it is cancelled.
     private nonisolated let canceller = CallCanceller()
 
@@ -175,6 +175,9 @@ public actor WidgetService {
         waker.wake()
         return candidate.bundle.version
     }
+
+    /// Wakes `run()` to look again at what is due (after the clock was moved, say).
+    public nonisolated func wake() { waker.wake() }
 
     /// The version of bundle `id` running now (`ScriptBundle.version`).
     public func version(of id: String) throws -> String { try bundle(id).bundle.version }

@@ -124,6 +124,24 @@ extension TimelineEngine {
         return nil
     }
 
+    /// `instance`'s configuration under this version's configuration intent:
+    /// the values of parameters it still declares (when they still check),
+    /// defaults for the others. A note when a value had to be dropped.
+    private func reconfigured(_ instance: WidgetInstance) -> (WidgetConfiguration, String?) {
+        let old = instance.configuration
+        var values: [String: LuaValue] = [:]
+        for field in old.values?.fields ?? LuaFields() { if let key = field.key.string { values[key] = field.value } }
+        let declared = runtime.bundle.declarations.widget(old.kind).flatMap(\.configuration)
+            .flatMap { runtime.bundle.declarations.intent($0) }.map { Set($0.parameters.map(\.name)) } ?? []
+        let kept = values.filter { declared.contains($0.key) }
+        if let configuration = try? runtime.configuration(kind: old.kind, family: old.family, values: kept) {
+            let dropped = Set(values.keys).subtracting(kept.keys).sorted()
+            return (configuration, dropped.isEmpty ? nil : "widget #\(instance.id) (\(old.kind)): configuration values \(dropped.joined(separator: ", ")) are no longer declared")
+        }
+        let defaults = (try? runtime.configuration(kind: old.kind, family: old.family)) ?? old
+        return (defaults, "widget #\(instance.id) (\(old.kind)): its configuration values no longer check; it takes the defaults")
+    }
+
     /// Takes over the screen of `old`, an engine of an earlier version of
     /// the bundle (an engine that has no widgets yet): its widgets with
     /// their history and timelines, its budgets, performances and ids. A
@@ -147,6 +165,17 @@ extension TimelineEngine {
                 instance.displays.append((now, .removed))
                 recordRemoval(instance.id)
                 if policy.budgetScope == .instance { budget.restore("instance:\(instance.id)", []); recordBudgetRemoval("instance:\(instance.id)") }
+            } else if instance.removedAt == nil {
+                // Its configuration under this version's parameters: the values
+                // it still declares are kept, new ones take their defaults.
+                let (configuration, note) = reconfigured(instance)
+                if let note { notes.append(note) }
+                if configuration != instance.configuration {
+                    instance.configuration = configuration
+                    insert(instance)
+                    recordChange(instances.count - 1)
+                    continue
+                }
             }
             insert(instance)
         }

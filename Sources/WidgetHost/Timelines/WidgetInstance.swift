@@ -13,7 +13,7 @@ public struct WidgetInstance: Sendable {
     /// Its number in its engine: given in the order widgets are added,
     /// from 1, never given again (and kept across restarts, `EngineState`).
     public let id: Int
-    public let configuration: WidgetConfiguration
+    public internal(set) var configuration: WidgetConfiguration
     public let addedAt: Double
     public internal(set) var removedAt: Double?
     /// The last good timeline.
