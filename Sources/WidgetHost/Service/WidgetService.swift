@@ -463,7 +463,13 @@ public actor WidgetService {
             Result { () throws(E) -> T in
                 try canceller.scope { () throws(E) -> T in
                     if Task.isCancelled { canceller.cancel() }   // cancelled before the scope began
-                    return try body()
+                    if thread.isCurrent { return try body() }
+                    // Once in CI this body ran on a worker thread of Swift's pool,
+                    // beside an actor job on the service's thread (a data race:
+                    // not reproduced since). The service's thread runs it instead,
+                    // in turn with the actor's jobs, and the host log says so.
+                    logger.warning("a WidgetService call ran off the service's thread (\(Thread.current)); it was moved there")
+                    return try thread.sync(body)
                 }
             }
         } onCancel: {
