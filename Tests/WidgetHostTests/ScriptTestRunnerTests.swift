@@ -98,4 +98,25 @@ struct ScriptTestRunnerTests {
         let examples = try CLI.run(["test", WidgetCLITests.examples + "/tasks"])
         #expect(examples.status == 0, "\(examples.stdout)\(examples.stderr)")
     }
+
+    @Test func activitiesAreDrivenByPushesAndAFailingUpdaterFailsTheTest() throws {
+        let fixture = try BundleFixture(main: Self.main + """
+
+            activity { type = "Order", attributes = { id = "string" }, state = { s = "string" },
+              updater = function(a, e) if e.payload.s == "boom" then error("cannot") end a:update({ s = e.payload.s }) end }
+            """, files: ["tests/a_test.lua": """
+            test("a push updates the state", function(t)
+              local a = t.activity("Order", { id = "A" }, { s = "placed" })
+              t.eq(t.push(a.id, { s = "cooking" }).state, { s = "cooking" })
+            end)
+            test("a failing updater fails the test", function(t)
+              local a = t.activity("Order", { id = "A" }, { s = "placed" })
+              t.push(a.id, { s = "boom" })
+            end)
+            """])
+        let results = ScriptTestRunner(bundle: try fixture.load()).run()
+        #expect(results.map(\.passed) == [true, false], "\(results.compactMap(\.failure).map(\.text))")
+        #expect(results[1].failure?.text.contains("a_test.lua:7: the updater of activity-1 failed: ") == true, "\(String(describing: results[1].failure?.text))")
+        #expect(results[1].failure?.text.contains("cannot") == true)
+    }
 }

@@ -117,7 +117,7 @@ public final class ScriptTestRunner {
         end
         local t = {}
         for _, name in ipairs({ "at", "now", "store", "get", "timeline", "snapshot", "placeholder", "widget", "shown",
-                                "advance", "reloads", "perform", "tap", "control" }) do
+                                "advance", "reloads", "perform", "tap", "control", "activity", "push", "signal", "activities" }) do
           local f = host[name]
           t[name] = function(...) return f(...) end
         end
@@ -149,6 +149,7 @@ final class TestContext {
     private var store: SharedStore?
     private var engine: TimelineEngine?
     private var controls: ControlCenter?
+    private var updaters: ActivityUpdaters?
 
     init(bundle: ScriptBundle, calendar: HostCalendar) {
         self.bundle = bundle
@@ -162,6 +163,7 @@ final class TestContext {
         store = nil
         engine = nil
         controls = nil
+        updaters = nil
         clock = VirtualClock(ScriptTestRunner.start)
     }
 
@@ -184,7 +186,29 @@ final class TestContext {
         made.historyRetention = .infinity
         engine = made
         controls = ControlCenter(engine: made)
+        updaters = services.activities.map { ActivityUpdaters(runtime: made.runtime, manager: $0) }
         return made
+    }
+
+    /// The bundle's Live Activities (an error for a bundle that declares none).
+    private func theUpdaters() throws -> ActivityUpdaters {
+        _ = try theEngine()
+        guard let updaters else { throw LuaFunctionError("bundle \(bundle.manifest.id) declares no activity { }") }
+        return updaters
+    }
+
+    /// Fails the test when an updater run of activity `id` since run number `since` failed.
+    private static func checkUpdater(_ live: ActivityUpdaters, since: Int, _ id: String) throws {
+        if let failed = live.runs.dropFirst(since).first(where: { $0.activity == id && $0.diagnostic != nil })?.diagnostic {
+            throw LuaFunctionError("the updater of \(id) failed: \(failed.text)")
+        }
+    }
+
+    /// An activity as a test sees it.
+    private static func table(_ record: ActivityRecord, at now: Double) -> LuaValue {
+        .table(LuaTable(fields: ["id": .string(LuaString(record.id)), "type": .string(LuaString(record.type)),
+                                 "phase": .string(LuaString(record.phase(at: now).rawValue)),
+                                 "attributes": .table(record.attributes), "state": .table(record.content.state)]))
     }
 
     private func configuration(_ args: LuaArguments, kind n: Int) throws -> WidgetConfiguration {
@@ -267,9 +291,13 @@ final class TestContext {
             guard let seconds = Durations.seconds(text), seconds >= 0 else { throw args.badArgument(1, "not a duration such as \"90m\" or \"2h\"") }
             let engine = try theEngine()
             let end = clock.now() + seconds
-            while let due = engine.nextDue(), due <= end {
+            func next() throws -> Double? {
+                [engine.nextDue(), try updaters?.nextDue()].compactMap { $0 }.min()
+            }
+            while let due = try next(), due <= end {
                 try clock.advance(to: max(due, clock.now()))
                 engine.runDue()
+                try updaters?.runDue()
             }
             try clock.advance(to: end)
             return []
@@ -319,6 +347,34 @@ final class TestContext {
                 if controls!.control(kind) == nil { try controls!.add(kind) }
                 return [controls!.control(kind)?.value ?? .nil]
             } catch { throw LuaFunctionError("t.control: \(error)") }
+        }
+        host.add("activity") { [unowned self] args in
+            let live = try theUpdaters()
+            let record = try live.manager.request(type: try args.text(1), attributes: try args.table(2), state: try args.table(3),
+                                                  from: .app).get()
+            return [Self.table(record, at: clock.now())]
+        }
+        host.add("push") { [unowned self] args in
+            let live = try theUpdaters()
+            let id = try args.text(1)
+            let runs = live.runs.count
+            _ = try live.push(id, payload: try args.value(2))
+            try Self.checkUpdater(live, since: runs, id)
+            guard let record = try live.manager.all().first(where: { $0.id == id }) else { return [.nil] }
+            return [Self.table(record, at: clock.now())]
+        }
+        host.add("signal") { [unowned self] args in
+            let live = try theUpdaters()
+            let id = try args.text(1)
+            let runs = live.runs.count
+            try live.signal(id, name: try args.text(2), payload: try args.optional(3) { i throws(LuaFunctionError) in try args.value(i) } ?? .nil)
+            try Self.checkUpdater(live, since: runs, id)
+            guard let record = try live.manager.all().first(where: { $0.id == id }) else { return [.nil] }
+            return [Self.table(record, at: clock.now())]
+        }
+        host.add("activities") { [unowned self] _ in
+            let live = try theUpdaters()
+            return [.table(LuaTable(array: try live.manager.all().map { Self.table($0, at: clock.now()) }))]
         }
         host.add("compare") { args in
             let difference = Self.difference(try args.value(1), try args.value(2), at: "")
