@@ -80,8 +80,28 @@ struct CLIFailure: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// Loads a bundle, or reports every problem and exits 1.
+/// A usage error found after parsing (a path that does not exist): its
+/// message, and exit status 2, without the usage line.
+struct CLIUsageFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Fails with a usage error (2) unless `path` is a directory.
+func requireDirectory(_ path: String, what: String = "bundle directory") throws {
+    var isDirectory: ObjCBool = false
+    guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { throw CLIUsageFailure("error: \(path): no such \(what)") }
+    guard isDirectory.boolValue else { throw CLIUsageFailure("error: \(path): not a directory (a bundle is a directory with bundle.json and main.lua)") }
+}
+
+/// Fails with a usage error (2) unless `path` is a file.
+func requireFile(_ path: String, what: String) throws {
+    guard FileManager.default.fileExists(atPath: path) else { throw CLIUsageFailure("error: \(path): no such \(what)") }
+}
+
+/// Loads a bundle, or reports every problem and exits 1 (2 when there is no such directory).
 func loadBundle(_ path: String, calendar: HostCalendar) throws -> ScriptBundle {
+    try requireDirectory(path)
     do { return try ScriptBundle.load(path, calendar: calendar) } catch {
         throw CLIFailure(error.description)
     }

@@ -43,6 +43,9 @@ enum Main {
         } catch let failure as CLIFailure {
             FileOutput.standardError.write(failure.description + "\n")
             Lunette.exit(withError: ExitCode(1))
+        } catch let failure as CLIUsageFailure {
+            FileOutput.standardError.write(failure.description + "\n")
+            Lunette.exit(withError: ExitCode(2))
         } catch {
             let code = Lunette.exitCode(for: error)
             if code == .success {

@@ -20,9 +20,11 @@ struct Simulate: ParsableCommand {
             (docs/scenarios.md); --html FILE also writes a page with charts.
             The store is a fresh temporary one unless --store-dir is given, so \
             a simulation never touches the app's real data.
-            Exit status: 0 when the simulation ran (provider failures are part \
-            of the report), 1 when the bundle or scenario has errors, 2 for \
-            usage errors.
+            Exit status: 0 when the simulation ran and every call succeeded; \
+            1 when a call failed (the report says which; --allow-failures \
+            makes that 0, for scenarios that test failures) or the bundle or \
+            scenario has errors; 2 for usage errors (a bundle directory or \
+            scenario file that does not exist).
             """
     )
 
@@ -47,6 +49,9 @@ struct Simulate: ParsableCommand {
     @Option(name: .customLong("store-dir"), help: ArgumentHelp("Use this store root instead of a fresh temporary one.", valueName: "dir"))
     var storeDir: String?
 
+    @Flag(name: .customLong("allow-failures"), help: "Exit 0 even when provider calls failed (they are in the report).")
+    var allowFailures = false
+
     @OptionGroup var host: HostOptions
 
     func validate() throws {
@@ -68,6 +73,7 @@ struct Simulate: ParsableCommand {
         let runtime = WidgetRuntime(bundle: bundle, services: HostServices(calendar: calendar, policy: try host.hostPolicy()))
         var scenario: Scenario
         if let path = self.scenario {
+            try requireFile(path, what: "scenario file")
             do { scenario = try Scenario.load(path, runtime: runtime, start: startTime) } catch {
                 throw CLIFailure(error.text)
             }
@@ -103,6 +109,11 @@ struct Simulate: ParsableCommand {
                 throw CLIFailure("error: cannot write \(html): \(error.localizedDescription)")
             }
             if !json { out.write("\nwrote \(html)\n") }
+        }
+        let failed = report.instances.reduce(0) { $0 + report.reloadCounts($1).failed }
+        if failed > 0 && !allowFailures {
+            FileOutput.standardError.write("simulate: \(failed) provider call\(failed == 1 ? "" : "s") failed (see the report; --allow-failures exits 0)\n")
+            throw ExitCode.failure
         }
     }
 }

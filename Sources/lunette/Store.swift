@@ -98,10 +98,17 @@ struct Store: ParsableCommand {
         )
         @OptionGroup var options: Options
         @Argument(help: "The key.") var key: String
-        @Argument(help: "The value, as JSON (or text with --string).") var value: String
+        // Every unrecognized word, so that a negative number needs no "--".
+        @Argument(parsing: .allUnrecognized, help: "The value, as JSON (or text with --string); -5 works as it is.") var values: [String] = []
+        var value: String { values.first ?? "" }
         @Flag(help: "Take VALUE as a string as it is, not as JSON.") var string = false
 
-        func validate() throws { try Store.validateKey(key) }
+        func validate() throws {
+            try Store.validateKey(key)
+            guard values.count == 1 else {
+                throw ValidationError(values.isEmpty ? "store set needs a VALUE after the key" : "store set takes one VALUE, got \(values.count): \(values.joined(separator: " ")) (quote a value with spaces)")
+            }
+        }
 
         func run() throws {
             let parsed: StoreValue

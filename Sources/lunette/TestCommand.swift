@@ -27,9 +27,7 @@ struct TestCommand: ParsableCommand {
 
     func run() throws {
         let loaded: ScriptBundle
-        do { loaded = try ScriptBundle.load(bundle) } catch {
-            throw CLIFailure(error.errors.map(\.text).joined(separator: "\n"))
-        }
+        loaded = try loadBundle(bundle, calendar: .fromEnvironment())
         guard !ScriptTestRunner.testFiles(in: loaded.path).isEmpty else {
             throw ValidationError("\(bundle) has no test files (tests/*.lua or *_test.lua)")
         }

@@ -1,0 +1,39 @@
+import Foundation
+import Testing
+
+/// Frictions a new author met with the command line (issue 16, point 4),
+/// each gone.
+@Suite("Command-line frictions")
+struct CLIFrictionTests {
+    @Test func aMissingBundleOrScenarioIsAUsageErrorWithoutTheUsageLine() throws {
+        for arguments in [["simulate", "/no/such/bundle"], ["timeline", "/no/such/bundle", "--kind", "W"], ["test", "/no/such/bundle"]] {
+            let run = try CLI.run(arguments)
+            #expect(run.status == 2, "\(arguments): \(run.stderr)")
+            #expect(run.stderr == "error: /no/such/bundle: no such bundle directory\n", "\(arguments): \(run.stderr)")
+        }
+        let scenario = try CLI.run(["simulate", WidgetCLITests.examples + "/tasks", "--scenario", "/no/such.json"])
+        #expect(scenario.status == 2 && scenario.stderr == "error: /no/such.json: no such scenario file\n", "\(scenario.stderr)")
+    }
+
+    @Test func storeSetTakesANegativeNumberWithoutDashes() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("lunette-friction-\(UUID().uuidString)").path
+        let set = try CLI.run(["store", "set", "n", "-5", "--group", "group.a", "--store-dir", root])
+        #expect(set.status == 0, "\(set.stderr)")
+        let get = try CLI.run(["store", "get", "n", "--group", "group.a", "--store-dir", root])
+        #expect(get.stdout == "-5\n", "\(get.stdout)")
+        let none = try CLI.run(["store", "set", "n", "--group", "group.a", "--store-dir", root])
+        #expect(none.status == 2 && none.stderr.contains("store set needs a VALUE after the key"), "\(none.stderr)")
+    }
+
+    @Test func simulateExitsOneWhenACallFailedUnlessFailuresAreExpected() throws {
+        let fixture = try BundleFixture(main: """
+            widget { kind = "W", placeholder = function() return {} end, timeline = function() error("no data") end }
+            """)
+        let failing = try CLI.run(["simulate", fixture.path, "--duration", "1h"])
+        #expect(failing.status == 1, "\(failing.stderr)")
+        #expect(failing.stderr.contains("provider call") && failing.stderr.contains("failed"), "\(failing.stderr)")
+        #expect(failing.stdout.contains("no data"), "the report is still printed")
+        let allowed = try CLI.run(["simulate", fixture.path, "--duration", "1h", "--allow-failures"])
+        #expect(allowed.status == 0, "\(allowed.stderr)")
+    }
+}
