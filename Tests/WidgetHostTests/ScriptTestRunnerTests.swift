@@ -95,6 +95,13 @@ struct ScriptTestRunnerTests {
         #expect(lines.contains { $0.hasPrefix("✗ tests/w_test.lua:2 bad (") }, "\(run.stdout)")
         #expect(lines.contains { $0.contains("w_test.lua:2: expected 1, got 2") }, "\(run.stdout)")
         #expect(lines.last == "1 passed, 1 failed")
+        let json = try CLI.run(["test", fixture.path, "--json"])
+        #expect(json.status == 1)
+        let object = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
+        #expect(object?["passed"] as? Int == 1 && object?["failed"] as? Int == 1, "\(json.stdout)")
+        let tests = object?["tests"] as? [[String: Any]]
+        #expect(tests?.map { $0["name"] as? String } == ["good", "bad"])
+        #expect((tests?[1]["failure"] as? [String: Any])?["message"] != nil, "\(json.stdout)")
         let examples = try CLI.run(["test", WidgetCLITests.examples + "/tasks"])
         #expect(examples.status == 0, "\(examples.stdout)\(examples.stderr)")
     }
