@@ -97,6 +97,7 @@ struct Simulate: ParsableCommand {
         }
         defer { if let temporary { try? FileManager.default.removeItem(atPath: temporary) } }
 
+        for warning in scenario.rangeWarnings() { FileOutput.standardError.write("warning: \(warning)\n") }
         let simulator = Simulator(bundle: bundle, scenario: scenario, store: SharedStore(root: root), calendar: calendar)
         let progress = ProgressBar(enabled: isatty(2) != 0)
         simulator.onProgress = { progress.update($0) }

@@ -36,4 +36,22 @@ struct CLIFrictionTests {
         let allowed = try CLI.run(["simulate", fixture.path, "--duration", "1h", "--allow-failures"])
         #expect(allowed.status == 0, "\(allowed.stderr)")
     }
+
+    @Test func scenarioEventsOutsideTheRunAreWarnedAboutWithTheirLine() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lunette-friction-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let path = directory.appendingPathComponent("s.json").path
+        try """
+            { "start": "2026-11-21T07:00:00Z", "duration": "2h", "widgets": [ { "kind": "TaskCount" } ],
+              "events": [ { "at": "2026-11-21T06:00:00Z", "type": "appForeground" },
+                          { "at": "+1h", "type": "appForeground" },
+                          { "at": "+3h", "type": "appForeground" } ] }
+            """.write(toFile: path, atomically: true, encoding: .utf8)
+        let run = try CLI.run(["simulate", WidgetCLITests.examples + "/tasks", "--scenario", path])
+        #expect(run.status == 0, "\(run.stderr)")
+        let warnings = run.stderr.split(separator: "\n").filter { $0.hasPrefix("warning: ") }
+        #expect(warnings.count == 2, "\(run.stderr)")
+        #expect(warnings.first?.hasPrefix("warning: \(path):2:") == true && warnings.first?.contains("is before the start") == true, "\(run.stderr)")
+        #expect(warnings.last?.hasPrefix("warning: \(path):4:") == true && warnings.last?.contains("it does not happen") == true, "\(run.stderr)")
+    }
 }

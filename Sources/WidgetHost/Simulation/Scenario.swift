@@ -14,6 +14,9 @@ public struct Scenario: Sendable {
     /// Controls in Control Center from the start.
     public var controls: [String]
     public var events: [ScenarioEvent]
+    /// Where each event is in its file ("file:line:column"), in the order of
+    /// `events`; empty for scenarios not read from a file.
+    public var eventSources: [String] = []
     /// The host policy for this run.
     public var policy: HostPolicy
 
@@ -109,7 +112,26 @@ public struct Scenario: Sendable {
             }
         }
         events = order.map { events[$0] }
-        return Scenario(start: start, duration: duration, timeZone: zone, widgets: widgets, controls: controls, events: events, policy: policy)
+        var scenario = Scenario(start: start, duration: duration, timeZone: zone, widgets: widgets, controls: controls, events: events, policy: policy)
+        scenario.eventSources = order.map { "\(path):\(eventLocations[$0].line):\(eventLocations[$0].column)" }
+        return scenario
+    }
+
+    /// Events that fall outside the run (with the start and duration it has
+    /// now): one before the start happens at the start, one at or after the
+    /// end does not happen. A warning for each, with its place in the file.
+    public func rangeWarnings() -> [String] {
+        let end = start + duration
+        var warnings: [String] = []
+        for (i, event) in events.enumerated() where event.at < start || event.at >= end {
+            let place = i < eventSources.count ? eventSources[i] + ": " : ""
+            if event.at < start {
+                warnings.append("\(place)event \(event.kind) at \(ISODate.format(event.at)) is before the start (\(ISODate.format(start))): it happens at the start")
+            } else {
+                warnings.append("\(place)event \(event.kind) at \(ISODate.format(event.at)) is at or after the end (\(ISODate.format(end))): it does not happen (make the run longer with \"duration\" or --duration)")
+            }
+        }
+        return warnings
     }
 
     private static func widget(_ value: JSONValue, at path: String, file: JSONFile, runtime: WidgetRuntime) throws(LocatedError) -> WidgetConfiguration {
