@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import SharedStore
 import WidgetHost
 
 /// `lunette check BUNDLE [--json]`
@@ -15,8 +16,11 @@ struct Check: ParsableCommand {
             of order, closer than 5 minutes, or too many; and a reload policy \
             that would use up the refresh budget, with the projected reloads \
             per day. --json prints {"bundle","ok","findings":[{"level",\
-            "kind","check","message"}]}. The store is the real one \
-            (--store-dir, else $LUNETTE_STORE, else ~/.lunette/store).
+            "kind","check","message"}]}. The clock is virtual, at the start \
+            of today unless --at says otherwise, so the figures are the same \
+            from run to run; --family and --config choose the configuration \
+            checked (for the kinds that support them). The store is a fresh \
+            temporary one unless --store-dir names one.
             Exit status: 0 when there are no errors (warnings allowed), 1 when \
             there are errors, 2 for usage errors.
             """
@@ -28,7 +32,17 @@ struct Check: ParsableCommand {
     @Flag(help: "Print JSON.")
     var json = false
 
-    @OptionGroup var storage: StoreOptions
+    @Option(help: ArgumentHelp("When the calls happen, ISO 8601 (default: the start of today).", valueName: "date"))
+    var at: String?
+
+    @Option(help: ArgumentHelp("The family to check each kind in, where the kind supports it (default: its first).", valueName: "family"))
+    var family: String?
+
+    @Option(help: ArgumentHelp("A configuration value, name=value (repeatable; for the kinds that declare it).", valueName: "name=value"))
+    var config: [String] = []
+
+    @Option(name: .customLong("store-dir"), help: ArgumentHelp("Use this store root instead of a fresh temporary one.", valueName: "dir"))
+    var storeDir: String?
 
     @OptionGroup var host: HostOptions
 
@@ -37,11 +51,42 @@ struct Check: ParsableCommand {
         let out = FileOutput.standardOutput
         var findings: [Finding] = []
         var id = bundle
+        try requireDirectory(bundle)
+        let requestedFamily = try family.map { name -> WidgetFamily in
+            guard let family = WidgetFamily(rawValue: name) else {
+                throw ValidationError("--family \(name): not a family (\(WidgetFamily.allCases.map(\.rawValue).joined(separator: ", ")))")
+            }
+            return family
+        }
+        var start = calendar.startOfDay(SystemClock().now())
+        if let at {
+            switch ISODate.parse(at, calendar: calendar) {
+            case .success(let t): start = t
+            case .failure(let error): throw ValidationError("--at: \(error.message)")
+            }
+        }
+        let texts = try parseAssignments(config, flag: "--config")
+        var temporary: String?
+        let root: String
+        if let storeDir { root = storeDir } else {
+            root = FileManager.default.temporaryDirectory.appendingPathComponent("lunette-check-\(getpid())-\(UInt32.random(in: 0 ... .max))").path
+            temporary = root
+        }
+        defer { if let temporary { try? FileManager.default.removeItem(atPath: temporary) } }
         do {
             let loaded = try ScriptBundle.load(bundle, calendar: calendar)
             id = loaded.manifest.id
-            let runtime = WidgetRuntime(bundle: loaded, services: try host.services(of: loaded, store: storage.store, calendar: calendar))
-            findings = BundleChecker(runtime: runtime).check()
+            let runtime = WidgetRuntime(bundle: loaded, services: try host.services(of: loaded, store: SharedStore(root: root), calendar: calendar, at: start))
+            var values: [String: LuaValue] = [:]
+            for widget in loaded.declarations.widgets {
+                let mine = try texts.filter { name, _ in
+                    (try? runtime.parseValues(kind: widget.kind, [name: texts[name]!])) != nil
+                }
+                if let parsed = try? runtime.parseValues(kind: widget.kind, mine) { values.merge(parsed) { a, _ in a } }
+            }
+            let unknown = texts.keys.filter { values[$0] == nil }.sorted()
+            if !unknown.isEmpty { throw ValidationError("--config \(unknown.joined(separator: ", ")): no widget kind of \(id) declares \(unknown.count == 1 ? "this parameter" : "these parameters") (or the value does not fit)") }
+            findings = BundleChecker(runtime: runtime).check(family: requestedFamily, values: values)
         } catch let errors as LocatedErrors {
             findings = errors.errors.map { Finding(level: .error, kind: nil, check: "load", message: $0.locatedMessage) }
         }

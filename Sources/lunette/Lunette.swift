@@ -37,7 +37,13 @@ enum Main {
         }
         do {
             var command = try Lunette.parseAsRoot()
-            try command.run()
+            do {
+                try command.run()
+            } catch let error as ValidationError {
+                // Found while running (a value the parser could not judge):
+                // the message, without the root command's usage line.
+                throw CLIUsageFailure("error: \(error.message)")
+            }
         } catch let exit as ExitCode {
             Lunette.exit(withError: exit)
         } catch let failure as CLIFailure {

@@ -54,4 +54,31 @@ struct CLIFrictionTests {
         #expect(warnings.first?.hasPrefix("warning: \(path):2:") == true && warnings.first?.contains("is before the start") == true, "\(run.stderr)")
         #expect(warnings.last?.hasPrefix("warning: \(path):4:") == true && warnings.last?.contains("it does not happen") == true, "\(run.stderr)")
     }
+
+    @Test func checkRunsAtAChosenTimeFamilyAndConfigurationOnATemporaryStore() throws {
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("lunette-home-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+        let tasks = WidgetCLITests.examples + "/tasks"
+        let process = Process()
+        process.executableURL = CLI.binary
+        process.arguments = ["check", tasks, "--at", "2026-11-21T09:00:00Z", "--family", "systemMedium", "--config", "filter=all", "--json"]
+        process.environment = ["HOME": home, "PATH": "/usr/bin:/bin"]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = Pipe()
+        try process.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        let text = String(decoding: data, as: UTF8.self)
+        #expect(text.contains("after 2026-11-21T09:30:00Z"), "the --at time was not used: \(text)")
+        #expect(!FileManager.default.fileExists(atPath: home + "/.lunette"), "check wrote into the home directory")
+        // Two runs give the same findings.
+        let again = try CLI.run(["check", tasks, "--at", "2026-11-21T09:00:00Z", "--json"])
+        let third = try CLI.run(["check", tasks, "--at", "2026-11-21T09:00:00Z", "--json"])
+        #expect(again.stdout == third.stdout)
+        // A configuration value no kind declares is a usage error without the usage line.
+        let unknown = try CLI.run(["check", tasks, "--config", "nope=1"])
+        #expect(unknown.status == 2 && unknown.stderr.hasPrefix("error: --config nope: ") && !unknown.stderr.contains("Usage:"), "\(unknown.stderr)")
+    }
 }

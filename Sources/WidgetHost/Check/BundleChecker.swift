@@ -17,11 +17,17 @@ public struct BundleChecker {
 
     private var policyWindowHours: Double { runtime.services.policy.budgetWindow / 3600 }
 
-    public func check() -> [Finding] {
+    /// Checks every widget kind: in `family` where the kind supports it
+    /// (else its first), with the `values` its configuration declares (the
+    /// others take their defaults).
+    public func check(family: WidgetFamily? = nil, values: [String: LuaValue] = [:]) -> [Finding] {
         var findings: [Finding] = []
         for widget in runtime.bundle.declarations.widgets {
             let configuration: WidgetConfiguration
-            do { configuration = try runtime.configuration(kind: widget.kind) } catch {
+            let declared = widget.configuration.flatMap { runtime.bundle.declarations.intent($0) }.map { Set($0.parameters.map(\.name)) } ?? []
+            let own = values.filter { declared.contains($0.key) }
+            let supported = family.flatMap { widget.families.contains($0) ? $0 : nil }
+            do { configuration = try runtime.configuration(kind: widget.kind, family: supported, values: own) } catch {
                 findings.append(Finding(level: .error, kind: widget.kind, check: "configuration", message: error.message))
                 continue
             }
