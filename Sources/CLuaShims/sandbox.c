@@ -50,10 +50,33 @@ int lunette_raise_kill(lua_State *L) {
     return lua_error(L);
 }
 
+// Notes where the script was when its call is ended: the innermost Lua
+// function with a current line (a guarded C function has none), so a
+// timeout can say which line was running. Allocates nothing.
+static void lunette_note_kill_place(lua_State *L, lunette_host *h) {
+    lua_Debug ar;
+    h->kill_line = -1;
+    h->kill_source[0] = 0;
+    for (int level = 0; level < 64 && lua_getstack(L, level, &ar); level++) {
+        if (!lua_getinfo(L, "Sl", &ar) || ar.currentline <= 0) continue;
+        const char *source = ar.source;
+        size_t length = ar.srclen;
+        if (length > 0 && (source[0] == '@' || source[0] == '=')) { source++; length--; }
+        if (length >= sizeof h->kill_source) length = sizeof h->kill_source - 1;
+        memcpy(h->kill_source, source, length);
+        h->kill_source[length] = 0;
+        h->kill_line = ar.currentline;
+        return;
+    }
+}
+
 // Ends the call for `reason` unless it is already ending.
 static int lunette_kill(lua_State *L, int reason) {
     lunette_host *h = lunette_host_of(L);
-    if (h->killed == LUNETTE_KILL_NONE) h->killed = reason;
+    if (h->killed == LUNETTE_KILL_NONE) {
+        h->killed = reason;
+        lunette_note_kill_place(L, h);
+    }
     return lunette_raise_kill(L);
 }
 
@@ -133,6 +156,8 @@ static void lunette_seed_random(lua_State *L, lunette_host *h) {
 void lunette_call_begin(lua_State *L, const lunette_limits *limits) {
     lunette_host *h = lunette_host_of(L);
     h->killed = LUNETTE_KILL_NONE;
+    h->kill_line = -1;
+    h->kill_source[0] = 0;
     LUNETTE_FLAG_SET(h->fired, 0);
     LUNETTE_FLAG_SET(h->cancelled, 0);
     h->hit_limit = 0;

@@ -93,6 +93,8 @@ public struct Diagnostic: Error, Sendable, Equatable, CustomStringConvertible {
         case .timeout(let e):
             limit = e.instructionLimit.map { .instructions(limit: $0, elapsed: e.elapsed) }
                 ?? .deadline(limit: e.limit, elapsed: e.elapsed)
+            file = e.chunk   // the line it was running
+            line = e.line
         case .value:
             break
         }

@@ -131,12 +131,18 @@ public struct LuaTimeoutError: Error, Sendable, Equatable, CustomStringConvertib
     /// The host cancelled the call (`LuaCancelHandle.cancel()`, a task's
     /// cancellation) before its deadline.
     public var cancelled: Bool
+    /// Where the script was when it was ended: its chunk and line.
+    public var chunk: String?
+    public var line: Int?
 
-    public init(limit: Duration?, elapsed: Duration, instructionLimit: Int? = nil, cancelled: Bool = false) {
+    public init(limit: Duration?, elapsed: Duration, instructionLimit: Int? = nil, cancelled: Bool = false,
+                chunk: String? = nil, line: Int? = nil) {
         self.limit = limit
         self.elapsed = elapsed
         self.instructionLimit = instructionLimit
         self.cancelled = cancelled
+        self.chunk = chunk
+        self.line = line
     }
 
     public var description: String {

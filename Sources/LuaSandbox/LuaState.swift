@@ -308,6 +308,16 @@ public final class LuaState {
 
     /// Turns a failed protected call (error object on top) into a LuaError:
     /// a kill by its reason, otherwise by the status.
+    /// Where the script was when the host ended its call (nil: nowhere known).
+    func killPlace() -> (chunk: String, line: Int)? {
+        let line = Int(host.pointee.kill_line)
+        guard line > 0 else { return nil }
+        let chunk = withUnsafeBytes(of: host.pointee.kill_source) { raw in
+            String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+        }
+        return chunk.isEmpty ? nil : (chunk, line)
+    }
+
     func callError(status: Int32, stack: LuaStack, limits: LuaLimits? = nil, elapsedNanoseconds: UInt64 = 0) -> LuaError {
         stack.pushTraceback()
         var traceback: String?
@@ -316,11 +326,14 @@ public final class LuaState {
         }
         stack.pop()
         let elapsed = Duration.nanoseconds(Int64(clamping: elapsedNanoseconds))
+        let place = killPlace()
         switch host.pointee.killed {
         case LUNETTE_KILL_TIMEOUT:
-            return .timeout(LuaTimeoutError(limit: limits?.timeout ?? .zero, elapsed: elapsed, cancelled: lunette_call_was_cancelled(host) != 0))
+            return .timeout(LuaTimeoutError(limit: limits?.timeout ?? .zero, elapsed: elapsed, cancelled: lunette_call_was_cancelled(host) != 0,
+                                            chunk: place?.chunk, line: place?.line))
         case LUNETTE_KILL_INSTRUCTIONS:
-            return .timeout(LuaTimeoutError(limit: limits?.timeout, elapsed: elapsed, instructionLimit: limits?.instructions))
+            return .timeout(LuaTimeoutError(limit: limits?.timeout, elapsed: elapsed, instructionLimit: limits?.instructions,
+                                            chunk: place?.chunk, line: place?.line))
         case LUNETTE_KILL_MEMORY:
             return .memory(memoryError(cap: limits?.memory))
         case LUNETTE_KILL_OUTPUT:

@@ -44,6 +44,8 @@ struct Check: ParsableCommand {
     @Option(name: .customLong("store-dir"), help: ArgumentHelp("Use this store root instead of a fresh temporary one.", valueName: "dir"))
     var storeDir: String?
 
+    @OptionGroup var cap: CallCapOption
+
     @OptionGroup var host: HostOptions
 
     func run() throws {
@@ -76,7 +78,7 @@ struct Check: ParsableCommand {
         do {
             let loaded = try ScriptBundle.load(bundle, calendar: calendar)
             id = loaded.manifest.id
-            let runtime = WidgetRuntime(bundle: loaded, services: try host.services(of: loaded, store: SharedStore(root: root), calendar: calendar, at: start))
+            let runtime = WidgetRuntime(bundle: loaded, services: try host.services(of: loaded, store: SharedStore(root: root), calendar: calendar, at: start, cap: cap))
             var values: [String: LuaValue] = [:]
             for widget in loaded.declarations.widgets {
                 let mine = try texts.filter { name, _ in

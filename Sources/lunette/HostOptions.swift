@@ -54,6 +54,22 @@ struct HostOptions: ParsableArguments {
     }
 }
 
+/// `--call-cap`: the wall time any call may take in a simulation or a
+/// check (a hung provider costs seconds, not the device's 30 s per reload).
+struct CallCapOption: ParsableArguments {
+    @Option(name: .customLong("call-cap"), help: ArgumentHelp("The most wall time any call may take, in seconds (default 2; 0: the device's deadlines). A call it ends is a timeout that says so.", valueName: "seconds"))
+    var callCap: Double = 2
+
+    func validate() throws {
+        guard callCap.isFinite, callCap >= 0 else { throw ValidationError("--call-cap must be 0 or more seconds, not \(callCap)") }
+    }
+
+    /// Applies the cap to `policy`.
+    func apply(to policy: inout HostPolicy) {
+        policy.callCap = callCap > 0 ? callCap : nil
+    }
+}
+
 /// `--store-dir`: the real store, for the commands that run a bundle's
 /// calls once (`timeline`, `check`, `intent`, `query`, `control`).
 struct StoreOptions: ParsableArguments {
@@ -68,8 +84,10 @@ extension HostOptions {
     /// clock at `start` (default: now, to the second), the calendar, the
     /// policy, and the bundle's Live Activities when it declares any.
     func services(of bundle: ScriptBundle, store: SharedStore, calendar: HostCalendar,
-                  at start: Double = SystemClock().now().rounded(.down)) throws -> HostServices {
-        let services = HostServices(store: store, clock: VirtualClock(start), calendar: calendar, policy: try hostPolicy())
+                  at start: Double = SystemClock().now().rounded(.down), cap: CallCapOption? = nil) throws -> HostServices {
+        var policy = try hostPolicy()
+        cap?.apply(to: &policy)
+        let services = HostServices(store: store, clock: VirtualClock(start), calendar: calendar, policy: policy)
         do { return try services.withActivities(of: bundle) } catch { throw CLIFailure("error: \(error.message)") }
     }
 }

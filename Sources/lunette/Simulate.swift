@@ -52,6 +52,8 @@ struct Simulate: ParsableCommand {
     @Flag(name: .customLong("allow-failures"), help: "Exit 0 even when provider calls failed (they are in the report).")
     var allowFailures = false
 
+    @OptionGroup var cap: CallCapOption
+
     @OptionGroup var host: HostOptions
 
     func validate() throws {
@@ -87,6 +89,7 @@ struct Simulate: ParsableCommand {
             do { scenario = try Scenario.everyKind(of: runtime, start: startTime) } catch { throw CLIFailure(Diagnostic(.invalid, error.message).text) }
         }
         if let duration { scenario.duration = Durations.seconds(duration)! }
+        cap.apply(to: &scenario.policy)
 
         var temporary: String? = nil
         let root: String

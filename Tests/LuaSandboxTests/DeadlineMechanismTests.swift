@@ -38,6 +38,9 @@ struct DeadlineMechanismTests {
             }
             #expect(!t.cancelled && t.limit == .milliseconds(50))
             #expect(t.elapsed >= .milliseconds(50) && t.elapsed < .seconds(2), "\(t)")
+            // It says which line was running, for the host to show.
+            #expect(t.chunk == "spin.lua" && t.line == 1, "\(String(describing: t.chunk)):\(String(describing: t.line))")
+            #expect(Diagnostic(error).line == 1)
         }
         // With the signal no hook runs before the deadline; without, the hook is on from the start.
         #expect(try state.global("hookedBefore") == .boolean(!signals))

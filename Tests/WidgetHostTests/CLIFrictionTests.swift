@@ -81,4 +81,22 @@ struct CLIFrictionTests {
         let unknown = try CLI.run(["check", tasks, "--config", "nope=1"])
         #expect(unknown.status == 2 && unknown.stderr.hasPrefix("error: --config nope: ") && !unknown.stderr.contains("Usage:"), "\(unknown.stderr)")
     }
+
+    @Test func aHungProviderCostsTheRunsCapNotTheDevicesDeadlineAndSaysWhichLine() throws {
+        let fixture = try BundleFixture(main: """
+            widget { kind = "W", placeholder = function() return {} end,
+              timeline = function()
+                local x = 0
+                while true do x = x + 1 end
+              end }
+            """)
+        let started = Date()
+        let run = try CLI.run(["simulate", fixture.path, "--duration", "10m", "--call-cap", "0.2", "--allow-failures"])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(Date().timeIntervalSince(started) < 20, "each reload took the device's 30 s")
+        #expect(run.stdout.contains("timeline timeout: \(fixture.path)/main.lua:4: deadline exceeded: limit 200 ms"), "\(run.stdout)")
+        #expect(run.stdout.contains("(this run caps every call at 200 ms; a device would let it run up to 30000 ms)"), "\(run.stdout)")
+        let check = try CLI.run(["check", fixture.path, "--call-cap", "0.2"])
+        #expect(check.status == 1 && check.stdout.contains("main.lua:4: deadline exceeded"), "\(check.stdout)")
+    }
 }

@@ -50,6 +50,8 @@ typedef struct lunette_host {
     int seed_pending;                   ///< the sandbox seeds on first use
     struct lunette_host *previous_thread_host; ///< the thread's host before this call
     int active;                         ///< a top-level call is between lunette_call_begin and lunette_call_end
+    char kill_source[256];              ///< where the script was when the call was ended (its chunk name), or ""
+    int kill_line;                      ///< and its line, or -1
 } lunette_host;
 
 /// Why a call was ended by the host. A kill cannot be caught by the script.

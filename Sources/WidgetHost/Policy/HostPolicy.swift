@@ -37,6 +37,12 @@ public struct HostPolicy: Sendable, Equatable {
     public var budgetScope: BudgetScope = .instance
     /// B5: developer mode: no budget, no 5-minute floor.
     public var developerMode = false
+    /// Not a device rule: the most wall time any call may take, in seconds,
+    /// whatever its role's deadline (nil: none). Simulations and checks set
+    /// it (2 s by default) so that a hung provider costs seconds, not the
+    /// device's 30 s per reload; a call it ends is a timeout whose message
+    /// says so and names the device's limit.
+    public var callCap: Double?
     /// L1: memory cap of a widget, intent or control call, in MB.
     public var widgetMemoryMB = 30
     /// L2: memory cap of a Live Activity updater, in MB.

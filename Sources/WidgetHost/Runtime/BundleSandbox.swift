@@ -50,6 +50,8 @@ final class BundleSandbox {
     private static let calls = CallCounter()
     private let memoryLimit: Int
     private let deadline: HostPolicy.Deadline
+    /// The role's deadline on a device, when the policy's `callCap` is shorter.
+    private var deviceDeadline: Double?
     private var started = ContinuousClock.now
 
     init(bundle: ScriptBundle, services: HostServices, role: CallRole) throws(LuaError) {
@@ -58,7 +60,12 @@ final class BundleSandbox {
         self.role = role
         let policy = services.policy
         memoryLimit = min(role.memoryMB(policy), bundle.manifest.memoryMB ?? Int.max) << 20
-        deadline = role.deadline(policy)
+        var deadline = role.deadline(policy)
+        if let cap = policy.callCap, cap < deadline.hard {
+            deviceDeadline = deadline.hard
+            deadline = HostPolicy.Deadline(soft: min(deadline.soft, cap), hard: cap)
+        }
+        self.deadline = deadline
         recorder = DeclarationRecorder(validating: role == .load)
         state = try LuaState(profile: .sandbox)
         let grants = role.opensStore ? bundle.manifest.appGroups : []
@@ -155,6 +162,10 @@ final class BundleSandbox {
             outcome.reloadRequests = reloads
         } catch {
             outcome = CallOutcome(Self.whole(error, deadline: deadline.hard, since: started))
+            if let device = deviceDeadline, outcome.status == .timeout, var diagnostic = outcome.diagnostic {
+                diagnostic.message += " (this run caps every call at \(Self.milliseconds(deadline.hard)) ms; a device would let it run up to \(Self.milliseconds(device)) ms)"
+                outcome.diagnostic = diagnostic
+            }
             isReusable = false
         }
         return finish(outcome)
@@ -166,7 +177,7 @@ final class BundleSandbox {
     static func whole(_ error: LuaError, deadline: Double, since started: ContinuousClock.Instant) -> LuaError {
         guard case .timeout(let timeout) = error, timeout.instructionLimit == nil else { return error }
         return .timeout(LuaTimeoutError(limit: .milliseconds(Int64((deadline * 1000).rounded())), elapsed: ContinuousClock.now - started,
-                                        cancelled: timeout.cancelled))
+                                        cancelled: timeout.cancelled, chunk: timeout.chunk, line: timeout.line))
     }
 
     private func finish(_ outcome: CallOutcome) -> CallOutcome {
