@@ -64,6 +64,19 @@ struct BundleTests {
         #expect(fixture.loadErrors().first?.hasSuffix("main.lua:1: widget 'A': unknown field 'refresh'") == true, "\(fixture.loadErrors())")
     }
 
+    @Test func aMisspelledFieldIsNamedWithTheFieldItMeant() throws {
+        let fixture = try BundleFixture(main: """
+            widget { kind = "A", placeholder = function() end, timline = function() end }
+            widget { kind = "B", placeholder = function() end, timeline = function() end, familes = { "systemSmall" } }
+            intent { id = "X", perfom = function() end }
+            """)
+        let errors = fixture.loadErrors()
+        #expect(errors.count == 3, "every problem in one run: \(errors)")
+        #expect(errors.contains { $0.hasSuffix("main.lua:1: widget 'A': missing function 'timeline' (is 'timline' a misspelling of it?)") }, "\(errors)")
+        #expect(errors.contains { $0.hasSuffix("main.lua:2: widget 'B': unknown field 'familes' (did you mean 'families'?)") }, "\(errors)")
+        #expect(errors.contains { $0.hasSuffix("main.lua:3: intent 'X': missing function 'perform' (is 'perfom' a misspelling of it?)") }, "\(errors)")
+    }
+
     @Test func bundleJSONErrorsNameTheFileAndLine() throws {
         let syntax = try BundleFixture(main: "", manifest: "{\n  \"id\": \"x\",\n  \"appGroups\": [\"group.x\",]\n}")
         #expect(syntax.loadErrors().first?.hasPrefix(syntax.path + "/bundle.json:3:27: invalid JSON: expected a value, got ']'") == true, "\(syntax.loadErrors())")

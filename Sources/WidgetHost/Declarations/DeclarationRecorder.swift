@@ -322,13 +322,48 @@ struct DeclarationFields {
         if functions.contains(key) { return true }
         let v = fields[LuaString(key)]
         if !v.isNil { throw problem("'\(key)' must be a function, got \(v.typeName)") }
-        if required { throw problem("missing function '\(key)'") }
+        if required {
+            let given = fields.fields.keys.compactMap(\.string) + Array(functions)
+            if let typo = Self.nearest(key, in: given.filter { $0 != key }) {
+                throw problem("missing function '\(key)' (is '\(typo)' a misspelling of it?)")
+            }
+            throw problem("missing function '\(key)'")
+        }
         return false
+    }
+
+    /// The candidate closest to `word` when it is close enough to be a
+    /// misspelling (at most 1 edit for short words, 2 for longer ones).
+    static func nearest(_ word: String, in candidates: [String]) -> String? {
+        let limit = word.count <= 4 ? 1 : 2
+        var best: (String, Int)?
+        for candidate in candidates {
+            let d = distance(Array(word.lowercased()), Array(candidate.lowercased()))
+            if d <= limit, d < (best?.1 ?? .max) { best = (candidate, d) }
+        }
+        return best?.0
+    }
+
+    /// Levenshtein distance.
+    private static func distance(_ a: [Character], _ b: [Character]) -> Int {
+        if a.isEmpty { return b.count }
+        var row = Array(0...b.count)
+        for i in 1...a.count {
+            var previous = row[0]
+            row[0] = i
+            for j in stride(from: 1, through: b.count, by: 1) {
+                let current = row[j]
+                row[j] = min(row[j] + 1, row[j - 1] + 1, previous + (a[i - 1] == b[j - 1] ? 0 : 1))
+                previous = current
+            }
+        }
+        return row[b.count]
     }
 
     /// Refuses fields nobody read: "unknown field 'timline'".
     func finish() throws(DeclarationProblem) {
         for key in fields.fields.keys.map({ $0.string ?? "?" }) + Array(functions) where !used.contains(key) {
+            if let known = Self.nearest(key, in: Array(used)) { throw problem("unknown field '\(key)' (did you mean '\(known)'?)") }
             throw problem("unknown field '\(key)'")
         }
         if !fields.array.isEmpty { throw problem("unexpected array items (fields are written name = value)") }
