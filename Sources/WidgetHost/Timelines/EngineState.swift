@@ -79,7 +79,7 @@ extension TimelineEngine {
     /// The engine's lasting state now (all of it).
     public var state: EngineState {
         EngineState(nextID: nextID, widgets: instances.filter { $0.removedAt == nil }.map(\.state),
-                    budgets: budgetWindows(at: now))
+                    budgets: budget.windows(at: now))
     }
 
     /// Continues from `state` (an engine that has no widgets yet): its
@@ -105,10 +105,10 @@ extension TimelineEngine {
         for key in budgets.keys where key.hasPrefix("instance:") {
             if let id = Int(key.dropFirst("instance:".count)), position(of: id) == nil {
                 budgets[key] = nil
-                recordBudgetRemoval(key)
+                recordBudgetChange(key)
             }
         }
-        restoreBudgets(budgets)
+        for (key, times) in budgets { budget.restore(key, times.sorted()) }
         for i in instances.indices { schedule(i) }
         return notes
     }
@@ -164,7 +164,7 @@ extension TimelineEngine {
                 instance.removedAt = now
                 instance.displays.append((now, .removed))
                 recordRemoval(instance.id)
-                if policy.budgetScope == .instance { budget.restore("instance:\(instance.id)", []); recordBudgetRemoval("instance:\(instance.id)") }
+                if policy.budgetScope == .instance { budget.restore("instance:\(instance.id)", []); recordBudgetChange("instance:\(instance.id)") }
             } else if instance.removedAt == nil {
                 // Its configuration under this version's parameters: the values
                 // it still declares are kept, new ones take their defaults.

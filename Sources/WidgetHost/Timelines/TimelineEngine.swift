@@ -48,7 +48,12 @@ public final class TimelineEngine {
     /// When true, the engine notes what changes in its lasting state
     /// (`EngineState`) for `takeStateChanges()`; a host that persists it sets this.
     public var recordsStateChanges = false
-    private var changes = EngineStateChanges()
+    /// What changed since `takeStateChanges()` last ran: which widgets and
+    /// budget windows (their state is read when it is taken).
+    private var changedWidgets = Set<Int>()
+    private var removedWidgets: [Int] = []
+    private var changedBudgets = Set<String>()
+    private var nextIDChanged = false
 
     struct Due {
         var at: Double
@@ -78,7 +83,7 @@ public final class TimelineEngine {
         let t = now
         var instance = WidgetInstance(id: nextID, configuration: configuration, addedAt: t)
         nextID += 1
-        if recordsStateChanges { changes.nextID = nextID }
+        if recordsStateChanges { nextIDChanged = true }
         let placeholder = runtime.placeholder(configuration)
         note(placeholder.outcome, role: .placeholder, at: t, into: &instance)
         instance.placeholder = placeholder.value
@@ -255,42 +260,43 @@ public final class TimelineEngine {
     /// What changed in the engine's lasting state since the last call
     /// (only while `recordsStateChanges` is on).
     public func takeStateChanges() -> EngineStateChanges {
-        defer { changes = EngineStateChanges() }
+        defer {
+            changedWidgets = []
+            removedWidgets = []
+            changedBudgets = []
+            nextIDChanged = false
+        }
+        var changes = EngineStateChanges()
+        if nextIDChanged { changes.nextID = nextID }
+        changes.widgets = changedWidgets.sorted().compactMap { id in
+            position(of: id).flatMap { instances[$0].removedAt == nil ? instances[$0].state : nil }
+        }
+        changes.removed = removedWidgets
+        let t = now
+        for key in changedBudgets { changes.budgets[key] = budget.window(key, at: t) }   // empty: gone
         return changes
     }
 
     /// Notes that instance `i`'s lasting state changed.
     func recordChange(_ i: Int) {
-        guard recordsStateChanges else { return }
-        let state = instances[i].state
-        if let j = changes.widgets.firstIndex(where: { $0.id == state.id }) { changes.widgets[j] = state } else { changes.widgets.append(state) }
+        if recordsStateChanges { changedWidgets.insert(instances[i].id) }
     }
 
     /// Notes that widget `id` is gone from the lasting state.
     func recordRemoval(_ id: Int) {
         guard recordsStateChanges else { return }
-        changes.widgets.removeAll { $0.id == id }
-        changes.removed.append(id)
+        changedWidgets.remove(id)
+        removedWidgets.append(id)
     }
 
-    /// Budget windows with reloads in them at `t`, by key.
-    func budgetWindows(at t: Double) -> [String: [Double]] {
-        budget.windows(at: t)
-    }
-
-    /// Puts back kept budget windows.
-    func restoreBudgets(_ windows: [String: [Double]]) {
-        for (key, times) in windows { budget.restore(key, times.sorted()) }
+    /// Notes that budget window `key` changed (or is gone).
+    func recordBudgetChange(_ key: String) {
+        if recordsStateChanges { changedBudgets.insert(key) }
     }
 
     private func forgetBudget(_ key: String) {
         budget.restore(key, [])
-        recordBudgetRemoval(key)
-    }
-
-    /// Notes that budget window `key` is gone from the lasting state.
-    func recordBudgetRemoval(_ key: String) {
-        if recordsStateChanges { changes.budgets[key] = [] }
+        recordBudgetChange(key)
     }
 
     // MARK: Reloading
@@ -301,7 +307,7 @@ public final class TimelineEngine {
         let key = budgetKey(i)
         if counted {
             budget.record(key, at: t)
-            if recordsStateChanges { changes.budgets[key] = budget.window(key, at: t) }
+            recordBudgetChange(key)
         }
         let used = budget.used(key, at: t)
         let result = runtime.timeline(instances[i].configuration, budget: (used, max(0, policy.budget - used)))
