@@ -23,6 +23,15 @@ public struct LuaTable: Sendable, Hashable {
     /// Number of entries in both parts.
     public var count: Int { array.count + fields.count }
 
+    /// The fields whose keys are text, by key (array items, and keys that
+    /// are not valid UTF-8, left out): named values such as an intent's
+    /// parameters or a widget's configuration.
+    public var namedFields: [String: LuaValue] {
+        var out: [String: LuaValue] = [:]
+        for field in fields { if let key = field.key.string { out[key] = field.value } }
+        return out
+    }
+
     /// `t[key]`, `.nil` when absent. Setting `.nil` removes the field.
     public subscript(key: LuaString) -> LuaValue {
         get { fields[key] ?? .nil }

@@ -219,9 +219,7 @@ final class TestContext {
             return family
         }
         var values: [String: LuaValue] = [:]
-        if case .table(let config) = options["config"] {
-            for field in config.fields { if let key = field.key.string { values[key] = field.value } }
-        }
+        if case .table(let config) = options["config"] { values = config.namedFields }
         do {
             return try theEngine().runtime.configuration(kind: kind, family: family, values: values)
         } catch let error as ParameterError {
@@ -312,10 +310,7 @@ final class TestContext {
         }
         host.add("perform") { [unowned self] args in
             let id = try args.text(1)
-            var parameters: [String: LuaValue] = [:]
-            if let given = try args.optional(2, { i throws(LuaFunctionError) in try args.table(i) }) {
-                for field in given.fields { if let key = field.key.string { parameters[key] = field.value } }
-            }
+            let parameters = try args.optional(2, { i throws(LuaFunctionError) in try args.table(i) })?.namedFields ?? [:]
             let options = try args.optional(3) { i throws(LuaFunctionError) in try args.table(i) }
             let engine = try theEngine()
             let performance: IntentPerformance

@@ -129,8 +129,7 @@ extension TimelineEngine {
     /// defaults for the others. A note when a value had to be dropped.
     private func reconfigured(_ instance: WidgetInstance) -> (WidgetConfiguration, String?) {
         let old = instance.configuration
-        var values: [String: LuaValue] = [:]
-        for field in old.values?.fields ?? LuaFields() { if let key = field.key.string { values[key] = field.value } }
+        let values = old.values?.namedFields ?? [:]
         let declared = runtime.bundle.declarations.widget(old.kind).flatMap(\.configuration)
             .flatMap { runtime.bundle.declarations.intent($0) }.map { Set($0.parameters.map(\.name)) } ?? []
         let kept = values.filter { declared.contains($0.key) }
