@@ -137,20 +137,18 @@ public actor DevSession {
     /// the screen (and the page).
     private func fillScreen() async throws {
         guard let bundle else { return }
-        let running = try await service.version(of: bundle)
-        guard let loaded = try? ScriptBundle.load(path), loaded.version == running else { return }   // changed again meanwhile
-        let (configurations, controls) = try Self.screen(of: loaded, scenario: scenarioPath, at: clock.now())
-        var live: [(id: WidgetID, configuration: WidgetConfiguration)] = []
-        for id in try await service.widgets(bundle: bundle) { live.append((id, try await service.widget(id).configuration)) }
-        var unmatched = live
+        // The version running (not the files again: they may have changed since).
+        let running = try await service.scriptBundle(bundle)
+        let (configurations, controls) = try Self.screen(of: running, scenario: scenarioPath, at: clock.now())
+        var unmatched: [WidgetConfiguration] = []
+        for id in try await service.widgets(bundle: bundle) { unmatched.append(try await service.widget(id).configuration) }
         for configuration in configurations {
-            if let i = unmatched.firstIndex(where: { $0.configuration.kind == configuration.kind && $0.configuration.family == configuration.family }) {
+            if let i = unmatched.firstIndex(where: { $0.kind == configuration.kind && $0.family == configuration.family }) {
                 unmatched.remove(at: i)
                 continue
             }
-            var values: [String: LuaValue] = [:]
-            for field in configuration.values?.fields ?? LuaFields() { if let key = field.key.string { values[key] = field.value } }
-            _ = try await service.addWidget(bundle: bundle, kind: configuration.kind, family: configuration.family, values: values)
+            _ = try await service.addWidget(bundle: bundle, kind: configuration.kind, family: configuration.family,
+                                            values: configuration.values?.namedFields ?? [:])
         }
         let shown = Set(try await service.controlKinds(bundle: bundle))
         for control in controls where !shown.contains(control) { try await service.addControl(bundle: bundle, kind: control) }

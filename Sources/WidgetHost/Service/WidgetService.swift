@@ -179,6 +179,9 @@ public actor WidgetService {
     /// Wakes `run()` to look again at what is due (after the clock was moved, say).
     public nonisolated func wake() { waker.wake() }
 
+    /// The bundle `id` running now (its files as loaded, its declarations).
+    public func scriptBundle(_ id: String) throws -> ScriptBundle { try bundle(id).bundle }
+
     /// The version of bundle `id` running now (`ScriptBundle.version`).
     public func version(of id: String) throws -> String { try bundle(id).bundle.version }
 
