@@ -28,10 +28,7 @@ enum StateRecords {
         }
     }
 
-    static func encode(_ string: LuaString) -> StoreValue {
-        if let text = string.string { return .string(text) }
-        return .bytes(string.bytes)
-    }
+    static func encode(_ string: LuaString) -> StoreValue { StoreValue(lua: string) }   // text, or bytes
 
     static func encode(_ table: LuaTable) -> StoreValue {
         var fields: [StoreValue] = []
