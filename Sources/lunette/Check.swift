@@ -15,7 +15,7 @@ struct Check: ParsableCommand {
             that reads the store; calls over their soft deadline; entries out \
             of order, closer than 5 minutes, or too many; and a reload policy \
             that would use up the refresh budget, with the projected reloads \
-            per day. --json prints {"bundle","ok","findings":[{"level",\
+            per day. --json prints {"bundle","ok","lint","findings":[{"level",\
             "kind","check","message"}]}. The clock is virtual, at the start \
             of today unless --at says otherwise, so the figures are the same \
             from run to run; --family and --config choose the configuration \
@@ -43,6 +43,9 @@ struct Check: ParsableCommand {
 
     @Option(name: .customLong("store-dir"), help: ArgumentHelp("Use this store root instead of a fresh temporary one.", valueName: "dir"))
     var storeDir: String?
+
+    @Flag(name: .customLong("no-lint"), help: "Do not run luacheck.")
+    var noLint = false
 
     @OptionGroup var cap: CallCapOption
 
@@ -92,9 +95,27 @@ struct Check: ParsableCommand {
         } catch let errors as LocatedErrors {
             findings = errors.errors.map { Finding(level: .error, kind: nil, check: "load", message: $0.locatedMessage) }
         }
+        let lint: CheckOutput.Lint
+        if noLint { lint = .off } else if let linter = LuaLint.installed() {
+            do {
+                let prefix = bundle == "." ? "" : bundle.hasSuffix("/") ? bundle : bundle + "/"
+                findings += try linter.run(bundle: bundle, version: LunetteVersion.current).map { found in
+                    var located = found
+                    located.file = prefix + found.file
+                    return Finding(level: found.isError ? .error : .warning, kind: nil, check: "lint", message: located.description)
+                }
+                lint = .ran
+            } catch {
+                findings.append(Finding(level: .warning, kind: nil, check: "lint", message: "\(error)"))
+                lint = .failed
+            }
+        } else {
+            lint = .notInstalled
+            if !json { FileOutput.standardError.write("note: luacheck is not installed (Debian: apt install lua-check), so the lint did not run\n") }
+        }
         let errors = findings.filter { $0.level == .error }.count
         if json {
-            out.write(CheckOutput.json(bundle: id, findings: findings) + "\n")
+            out.write(CheckOutput.json(bundle: id, findings: findings, lint: lint) + "\n")
         } else {
             for finding in findings { out.write(finding.description + "\n") }
             let warnings = findings.count - errors

@@ -16,13 +16,10 @@ struct Lunette: ParsableCommand {
             critical; default warning).
             """,
         version: LunetteVersion.current,
-        subcommands: [Eval.self, Store.self, TimelineCommand.self, Simulate.self, Check.self, IntentCommand.self, QueryCommand.self, ControlCommand.self, ActivityCommand.self, DevCommand.self, TestCommand.self]
+        subcommands: [Eval.self, Store.self, TimelineCommand.self, Simulate.self, Check.self, IntentCommand.self, QueryCommand.self, ControlCommand.self, ActivityCommand.self, DevCommand.self, TestCommand.self, TypesCommand.self]
     )
 }
 
-enum LunetteVersion {
-    static let current = "0.1.0"
-}
 
 /// Parses, runs, and maps outcomes to the documented exit statuses:
 /// 0 success, 1 a script failed, 2 usage error.

@@ -2,11 +2,16 @@ import LuaSandbox
 
 /// How `lunette check --json` prints findings.
 public enum CheckOutput {
-    public static func json(bundle: String, findings: [Finding]) -> String {
+    /// Whether the lint ran: "ran", "not installed" (no luacheck on PATH),
+    /// "off" (--no-lint) or "failed" (luacheck could not run; a warning says why).
+    public enum Lint: String, Sendable { case ran, notInstalled = "not installed", off, failed }
+
+    public static func json(bundle: String, findings: [Finding], lint: Lint = .off) -> String {
         let o = JSONWriter()
         o.object {
             o.field("bundle", string: bundle)
             o.field("ok", bool: !findings.contains { $0.level == .error })
+            o.field("lint", string: lint.rawValue)
             o.key("findings")
             o.array(findings) { finding in
                 o.object {

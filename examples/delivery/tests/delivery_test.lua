@@ -38,5 +38,6 @@ test("the ETA counts down once a minute", function(t)
   local order = t.activity("Delivery", { orderNumber = "A-1", restaurant = "Noodle Bar" },
                            { status = "placed", eta = t.now() + 1800 })
   t.advance("10m")
+  t.eq(t.activities()[1].id, order.id)
   t.eq(t.activities()[1].state.minutesLeft, 20)
 end)

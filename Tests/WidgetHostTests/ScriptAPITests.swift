@@ -1,0 +1,384 @@
+import Foundation
+import LuaSandbox
+import Testing
+@testable import WidgetHost
+
+/// The script API's one description (`ScriptAPI.lunette`, issue 16 point 2)
+/// held against the reference (docs/script-api.md, docs/testing.md) in both
+/// directions, so that the editor types and the docs cannot drift apart.
+@Suite("Script API: the docs")
+struct ScriptAPIDocTests {
+    let api = ScriptAPI.lunette
+
+    static func doc(_ name: String) throws -> [Substring] {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        return try String(contentsOf: root.appendingPathComponent("docs/\(name)"), encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+    }
+
+    /// The lines under the heading `heading` (exactly), to the next heading
+    /// of the same or a higher level.
+    static func section(_ lines: [Substring], _ heading: String) -> [Substring] {
+        guard let start = lines.firstIndex(where: { $0 == heading }) else {
+            Issue.record("no heading \(heading)")
+            return []
+        }
+        let level = heading.prefix { $0 == "#" }.count
+        var end = start + 1
+        while end < lines.count {
+            let hashes = lines[end].prefix { $0 == "#" }.count
+            if hashes > 0 && hashes <= level && lines[end].dropFirst(hashes).hasPrefix(" ") { break }
+            end += 1
+        }
+        return Array(lines[start + 1 ..< end])
+    }
+
+    /// The first-column cells of each table in `lines`, header and rule skipped.
+    static func tables(_ lines: [Substring]) -> [[Substring]] {
+        var out: [[Substring]] = []
+        var current: [Substring] = []
+        var row = 0
+        for line in lines + [""] {
+            if line.hasPrefix("|") {
+                row += 1
+                if row > 2 { current.append(line.split(separator: "|", omittingEmptySubsequences: false)[1]) }
+            } else if row > 0 {
+                out.append(current)
+                current = []
+                row = 0
+            }
+        }
+        return out
+    }
+
+    /// The code spans of `text`.
+    static func spans<S: StringProtocol>(_ text: S) -> [String] {
+        text.split(separator: "`", omittingEmptySubsequences: false).enumerated().filter { $0.offset % 2 == 1 }.map { String($0.element) }
+    }
+
+    /// The names after `prefix` in code spans (or code lines) that start with it: "store." in `store.group(id)` → group.
+    static func names<S: StringProtocol>(_ texts: [S], after prefix: String) -> Set<String> {
+        var out: Set<String> = []
+        for text in texts {
+            let trimmed = text.drop { $0 == " " }
+            guard trimmed.hasPrefix(prefix) else { continue }
+            let name = trimmed.dropFirst(prefix.count).prefix { $0.isLetter || $0.isNumber || $0 == "_" }
+            if !name.isEmpty { out.insert(String(name)) }
+        }
+        return out
+    }
+
+    /// The names after `prefix` wherever it starts a word in `lines`: "a:" in `a = a:update(…)` → update.
+    static func occurrences(_ lines: [Substring], of prefix: String) -> Set<String> {
+        var out: Set<String> = []
+        for line in lines {
+            var rest = line[...]
+            while let range = rest.range(of: prefix) {
+                let before = range.lowerBound == line.startIndex ? nil : line[line.index(before: range.lowerBound)]
+                let name = rest[range.upperBound...].prefix { $0.isLetter || $0.isNumber || $0 == "_" }
+                if !(before.map { $0.isLetter || $0.isNumber || $0 == "_" } ?? false), !name.isEmpty { out.insert(String(name)) }
+                rest = rest[range.upperBound...]
+            }
+        }
+        return out
+    }
+
+    func fields(_ className: String) -> Set<String> { Set(api.class(className)?.fields.map(\.name) ?? ["(no class \(className))"]) }
+    func functions(_ className: String) -> Set<String> { Set(api.class(className)?.functions.map(\.name) ?? ["(no class \(className))"]) }
+    func moduleFunctions(_ name: String) -> Set<String> { Set(api.module(name)?.functions.map(\.name) ?? ["(no module \(name))"]) }
+
+    @Test func everyDeclarationsFieldsAreTheReferencesFields() throws {
+        let doc = try Self.doc("script-api.md")
+        func firstColumn(_ heading: String, table: Int = 0) -> Set<String> {
+            let found = Self.tables(Self.section(doc, heading))
+            guard table < found.count else { return ["(no table \(table) under \(heading))"] }
+            return Set(found[table].compactMap { Self.spans($0).first })
+        }
+        #expect(firstColumn("### `widget { … }`") == fields("lunette.WidgetDeclaration"))
+        #expect(firstColumn("### `intent { … }`") == fields("lunette.IntentDeclaration"))
+        #expect(firstColumn("### `intent { … }`", table: 1) == fields("lunette.Parameter"))
+        #expect(firstColumn("### `query { … }`") == fields("lunette.QueryDeclaration"))
+        #expect(firstColumn("### `control { … }`") == fields("lunette.ControlDeclaration"))
+        #expect(firstColumn("### `activity { … }`") == fields("lunette.ActivityDeclaration"))
+        #expect(firstColumn("### Entries") == fields("lunette.Entry"))
+        #expect(firstColumn("### `timeline(ctx, config)`") == fields("lunette.Timeline"))
+        // The declarations themselves, and the values the host's enums allow.
+        let declared = Set(Self.names(Self.section(doc, "## Declarations").prefix(3).flatMap { Self.spans($0) }, after: ""))
+        #expect(declared == Set(api.functions.filter { $0.scope == .bundle }.map(\.function.name)))
+        let families = Set(Self.tables(Self.section(doc, "### `widget { … }`"))[1].compactMap { Self.spans($0).first })
+        #expect(families == Set(WidgetFamily.allCases.map(\.rawValue)))
+    }
+
+    @Test func everyServiceFunctionIsInTheReference() throws {
+        let doc = try Self.doc("script-api.md")
+        let store = Self.tables(Self.section(doc, "### `store`"))[0].flatMap { Self.spans($0) }
+        #expect(Self.names(store, after: "store.") == moduleFunctions("store"))
+        #expect(Self.names(store, after: "g:") == functions("lunette.StoreGroup"))
+        #expect(Self.names(store, after: "g.") == fields("lunette.StoreGroup"))
+        let clock = Self.tables(Self.section(doc, "### `clock`"))[0].flatMap { Self.spans($0) }
+        #expect(Self.names(clock, after: "clock.") == moduleFunctions("clock"))
+        #expect(Self.names(Self.section(doc, "### `reload`"), after: "reload.") == moduleFunctions("reload"))
+        #expect(Self.names(["host.usage()"], after: "host.") == moduleFunctions("host"))
+        #expect(doc.contains("### `host.usage()`"))
+        #expect(Self.names(Self.section(doc, "### `log`, `print`, `warn`"), after: "log.") == moduleFunctions("log"))
+        let activities = Self.section(doc, "#### `activities`")
+        #expect(Self.occurrences(activities, of: "activities.") == moduleFunctions("activities"))
+        #expect(Self.occurrences(activities, of: "a:") == functions("lunette.Activity"))
+        let os = Self.section(doc, "### `os`").flatMap { Self.spans($0) }
+        #expect(Self.names(os, after: "os.") == moduleFunctions("os"))
+    }
+
+    @Test func theStandardLibraryRowsAreTheSandboxesGlobals() throws {
+        let doc = try Self.doc("script-api.md")
+        let rows = Self.section(doc, "## The standard library in the sandbox").filter { $0.hasPrefix("|") }
+        func cells(_ first: String) -> [Substring] {
+            rows.first { $0.split(separator: "|", omittingEmptySubsequences: false)[1].trimmingCharacters(in: .whitespaces) == first }?
+                .split(separator: "|", omittingEmptySubsequences: false) ?? []
+        }
+        let base = cells("base")
+        #expect(Set(Self.spans(base[2])) == Set(api.baseGlobals))
+        #expect(Set(Self.spans(base[3])) == Set(api.removedBaseGlobals))
+        #expect(Set(Self.spans(cells("`os`")[2])) == moduleFunctions("os"))
+        #expect(Set(Self.spans(cells("libraries")[3])) == Set(api.removedLibraries))
+        let kept = Set(api.libraries.map(\.name))
+        #expect(kept == ["string", "table", "math", "utf8", "coroutine"])
+    }
+
+    @Test func theTestAPIIsTheTestingReferencesTable() throws {
+        let doc = try Self.doc("testing.md")
+        let cells = Self.tables(Self.section(doc, "## `t`"))[0].flatMap { Self.spans($0) }
+        #expect(Self.names(cells, after: "t.") == functions("lunette.Test"))
+        #expect(api.function("test") != nil)
+    }
+}
+
+/// The same description held against what the sandbox really installs:
+/// every global, library field and service function the types promise is
+/// there, and nothing the sandbox has is missing from them; every
+/// declaration field they list is one the host accepts.
+@Suite("Script API: the runtime")
+struct ScriptAPIRuntimeTests {
+    let api = ScriptAPI.lunette
+
+    /// A valid value for each declaration field, by "Class.field".
+    static let samples: [String: String] = [
+        "lunette.WidgetDeclaration.kind": #""W""#, "lunette.WidgetDeclaration.displayName": #""W""#,
+        "lunette.WidgetDeclaration.description": #""d""#, "lunette.WidgetDeclaration.families": #"{ "systemSmall" }"#,
+        "lunette.WidgetDeclaration.configuration": #""Cfg""#,
+        "lunette.WidgetDeclaration.placeholder": "function() return {} end",
+        "lunette.WidgetDeclaration.snapshot": "function() return {} end",
+        "lunette.WidgetDeclaration.timeline": "timeline",
+        "lunette.IntentDeclaration.id": #""Cfg""#, "lunette.IntentDeclaration.title": #""t""#,
+        "lunette.IntentDeclaration.description": #""d""#, "lunette.IntentDeclaration.configuration": "true",
+        "lunette.IntentDeclaration.parameters": "{ parameter }", "lunette.IntentDeclaration.perform": "function() end",
+        "lunette.Parameter.name": #""p""#, "lunette.Parameter.type": #""entity""#, "lunette.Parameter.title": #""t""#,
+        "lunette.Parameter.description": #""d""#, "lunette.Parameter.default": #""x""#, "lunette.Parameter.optional": "true",
+        "lunette.Parameter.values": #"{ "x" }"#, "lunette.Parameter.query": #""Q""#,
+        "lunette.QueryDeclaration.id": #""Q""#, "lunette.QueryDeclaration.suggested": "function() return {} end",
+        "lunette.QueryDeclaration.entities": "function() return {} end",
+        "lunette.ControlDeclaration.kind": #""C""#, "lunette.ControlDeclaration.type": #""toggle""#,
+        "lunette.ControlDeclaration.displayName": #""c""#, "lunette.ControlDeclaration.preview": "function() return false end",
+        "lunette.ControlDeclaration.value": "function() return false end", "lunette.ControlDeclaration.action": #""Act""#,
+        "lunette.ActivityDeclaration.type": #""A""#, "lunette.ActivityDeclaration.attributes": #"{ n = "string" }"#,
+        "lunette.ActivityDeclaration.state": #"{ s = "int?" }"#, "lunette.ActivityDeclaration.tick": "60",
+        "lunette.ActivityDeclaration.updater": "function() end",
+    ]
+
+    /// A declaration call with every field the types list for it.
+    func declaration(_ name: String, _ className: String) -> String {
+        let fields = api.class(className)!.fields.map { field -> String in
+            let key = "\(className).\(field.name)"
+            guard let value = Self.samples[key] else {
+                Issue.record("no sample value for \(key): add one to ScriptAPIRuntimeTests.samples")
+                return ""
+            }
+            return "\(field.name) = \(value)"
+        }
+        return "\(name) { \(fields.joined(separator: ", ")) }"
+    }
+
+    /// Lua that fails with a list of differences when a table's keys are not `expected`.
+    /// `optional` names may be absent (math's Lua 5.3 compatibility
+    /// functions, which a Lua built without LUA_COMPAT_MATHLIB lacks).
+    static func sameKeys(_ table: String, _ expected: [String], optional: [String] = []) -> String {
+        """
+        do
+          local expected, problems = { \(expected.map { "[\"\($0)\"] = \(optional.contains($0) ? "false" : "true")" }.joined(separator: ", ")) }, {}
+          for k in pairs(\(table)) do if expected[k] == nil then problems[#problems + 1] = "\(table) has " .. tostring(k) .. ", the types do not" end end
+          for k, required in pairs(expected) do if required and \(table)[k] == nil then problems[#problems + 1] = "\(table) lacks " .. k end end
+          if #problems > 0 then table.sort(problems); error(table.concat(problems, "; ")) end
+        end
+        """
+    }
+
+    @Test func everyGlobalAndFunctionTheTypesListIsThereAndNoOther() throws {
+        var checks = ["local g = store.group(\"group.test\")"]
+        for module in api.modules { checks.append(Self.sameKeys(module.name, module.functions.map(\.name))) }
+        let compatibility = ["atan2", "cosh", "frexp", "ldexp", "log10", "pow", "sinh", "tanh"]
+        for library in api.libraries {
+            checks.append(Self.sameKeys(library.name, library.fields, optional: library.name == "math" ? compatibility : []))
+        }
+        for name in api.baseGlobals { checks.append("assert(\(name) ~= nil, \"no global \(name)\")") }
+        for name in api.removedBaseGlobals + api.removedLibraries { checks.append("assert(\(name) == nil, \"\(name) is there\")") }
+        for f in api.class("lunette.StoreGroup")!.functions { checks.append("assert(type(g.\(f.name)) == \"function\", \"no g:\(f.name)\")") }
+        for f in api.class("lunette.StoreGroup")!.fields { checks.append("assert(g.\(f.name) ~= nil, \"no g.\(f.name)\")") }
+        for (_, f) in api.functions where f.name != "test" { checks.append("assert(type(\(f.name)) == \"function\", \"no \(f.name)\")") }
+        let main = """
+            local function timeline()
+            \(checks.joined(separator: "\n"))
+              return { entries = { { date = clock.now() } } }
+            end
+            local parameter = { \(api.class("lunette.Parameter")!.fields.map { "\($0.name) = \(Self.samples["lunette.Parameter.\($0.name)"] ?? "nil")" }.joined(separator: ", ")) }
+            \(declaration("widget", "lunette.WidgetDeclaration"))
+            \(declaration("intent", "lunette.IntentDeclaration"))
+            \(declaration("query", "lunette.QueryDeclaration"))
+            intent { id = "Act", perform = function() end }
+            \(declaration("control", "lunette.ControlDeclaration"))
+            \(declaration("activity", "lunette.ActivityDeclaration"))
+            """
+        let testFile = """
+            test("the runtime has what the types say", function(t)
+              t.timeline("W")
+              \(Self.sameKeys("t", api.class("lunette.Test")!.functions.map(\.name)))
+            end)
+            """
+        let fixture = try BundleFixture(main: main, files: ["tests/api_test.lua": testFile])
+        #expect(fixture.loadErrors() == [], "every field the types list is accepted by the host")
+        let results = ScriptTestRunner(bundle: try fixture.load()).run()
+        #expect(results.count == 1)
+        #expect(results.first?.failure == nil, "\(results.first?.failure?.text ?? "")")
+    }
+
+    @Test func theDefinitionsAreLuaAndNameEveryGlobal() throws {
+        let text = LuaTypesWriter.definitions(api, version: "test")
+        #expect(text.hasPrefix("---@meta lunette\n"))
+        let state = try LuaState()
+        _ = try state.load(text, name: "lunette.d.lua")   // compiles
+        for name in api.globals(.tests) where !api.baseGlobals.contains(name) && !api.libraries.contains(where: { $0.name == name }) {
+            #expect(text.contains("function \(name)(") || text.contains("\n\(name) = {}\n"), "\(name) is defined")
+        }
+        #expect(text.contains("function StoreGroup:get(key) end"))
+        #expect(text.contains("function Test.eq(got, expected, message) end"))
+        #expect(text.contains("---@param message? string"))
+        #expect(text.contains("---@field families? lunette.Family[]"))
+        #expect(text.contains(#"---@alias lunette.Family "systemSmall"|"systemMedium""#))
+    }
+}
+
+/// `lunette types` and the lint (issue 16, points 2 and 3).
+@Suite("Editor files and lint")
+struct EditorFilesTests {
+    static var repository: String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+    }
+
+    func folder() throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("lunette-types-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+
+    @Test func writesThreeFilesAndASecondRunChangesNothing() throws {
+        let dir = try folder()
+        let files = EditorFiles(directory: dir, version: "test")
+        let first = try files.write()
+        #expect(first.map(\.path) == [".lunette/lunette.d.lua", ".luarc.json", ".luacheckrc"])
+        #expect(first.allSatisfy { $0.changes })
+        #expect(try files.write().allSatisfy { !$0.changes })
+        let rc = try JSONValue.parse(String(contentsOfFile: dir + "/.luarc.json", encoding: .utf8))
+        #expect(rc.members(named: "runtime").first?.value.members(named: "version").first?.value.kind == .string("Lua 5.4"))
+    }
+
+    @Test func theUsersOwnSettingsAreKeptAndTheirLuacheckrcIsNotReplaced() throws {
+        let dir = try folder()
+        try #"{ "diagnostics": { "globals": ["mine"] }, "workspace": { "library": ["lib"] } }"#.write(toFile: dir + "/.luarc.json", atomically: true, encoding: .utf8)
+        try "std = 'max'\n".write(toFile: dir + "/.luacheckrc", atomically: true, encoding: .utf8)
+        let files = EditorFiles(directory: dir, version: "test")
+        #expect(throws: EditorFiles.Failure.foreignLuacheckConfig(dir + "/.luacheckrc")) { try files.write() }
+        #expect(!FileManager.default.fileExists(atPath: dir + "/.lunette"), "nothing is written when one file is refused")
+        try files.write(force: true)
+        let rc = try String(contentsOfFile: dir + "/.luarc.json", encoding: .utf8)
+        #expect(rc.contains(#""mine""#) && rc.contains(#""lib""#) && rc.contains(#""library": [\#n      "lib",\#n      ".lunette"\#n    ]"#))
+        #expect(try String(contentsOfFile: dir + "/.luacheckrc", encoding: .utf8).hasPrefix(LuacheckConfig.marker))
+        try "{ not json".write(toFile: dir + "/.luarc.json", atomically: true, encoding: .utf8)
+        #expect(throws: EditorFiles.Failure.self) { try files.write() }
+        #expect(try String(contentsOfFile: dir + "/.luarc.json", encoding: .utf8) == "{ not json", "a file that is not JSON is left as it is")
+    }
+
+    @Test(arguments: ["tasks", "weather", "wallpaper", "delivery"])
+    func everyExampleCarriesCurrentEditorFiles(_ example: String) throws {
+        let files = EditorFiles(directory: Self.repository + "/examples/" + example, version: LunetteVersion.current)
+        let stale = try files.plan().filter(\.changes).map(\.path)
+        #expect(stale == [], "run `lunette types examples/\(example)` and commit the result")
+    }
+
+    @Test func theAuthoringGuidesBundleLoadsAndItsTestPasses() throws {
+        let doc = try String(contentsOfFile: Self.repository + "/docs/authoring.md", encoding: .utf8)
+        let blocks = doc.components(separatedBy: "```lua\n").dropFirst().map { $0.components(separatedBy: "```")[0] }
+        #expect(blocks.count == 2)
+        let fixture = try BundleFixture(main: blocks[0], manifest: #"{ "id": "com.example.commute", "appGroups": ["group.com.example.commute"] }"#,
+                                        files: ["tests/commute_test.lua": blocks[1]])
+        let results = ScriptTestRunner(bundle: try fixture.load()).run()
+        #expect(results.map(\.name) == ["the next departure counts down"])
+        #expect(results.allSatisfy { $0.passed })
+    }
+
+    @Test func luacheckOutputIsRead() {
+        let found = LuaLint.parse("""
+            ./main.lua:3:7: (W211) unused variable 'x'
+            tests/a_test.lua:10:1: (W113) accessing undefined variable 'io'
+            Total: 2 warnings / 0 errors in 2 files
+            """)
+        #expect(found == [
+            LintFinding(file: "main.lua", line: 3, column: 7, code: "W211", message: "unused variable 'x'"),
+            LintFinding(file: "tests/a_test.lua", line: 10, column: 1, code: "W113", message: "accessing undefined variable 'io'"),
+        ])
+        #expect(!found[0].isError && found[1].isError)
+        #expect(found[1].description.contains("no such global in Lunette's sandbox"))
+    }
+
+    @Test(.enabled(if: LuaLint.installed() != nil, "luacheck is not installed (scripts/bootstrap lint installs Debian's lua-check)"))
+    func theLintFindsAccidentalGlobalsAndTheExamplesAreClean() throws {
+        let lint = try #require(LuaLint.installed())
+        let fixture = try BundleFixture(main: """
+            local unused = 1
+            cache = {}
+            widget { kind = "W", placeholder = function() return {} end,
+              timeline = function(ctx, config) return { entries = { { date = clokc.now(), s = string.fromat("x") } } } end }
+            """, files: ["tests/w_test.lua": "test(\"x\", function(t) t.ok(true) end)\n"])
+        let found = try lint.run(bundle: fixture.path, version: "test")
+        #expect(found.map(\.code) == ["W211", "W111", "W113", "W143"])
+        #expect(found.map(\.line) == [1, 2, 4, 4])
+        for example in ["tasks", "weather", "wallpaper", "delivery"] {
+            #expect(try lint.run(bundle: Self.repository + "/examples/" + example, version: "test") == [], "examples/\(example)")
+        }
+    }
+
+    @Test func lunetteTypesWritesThenLeavesAloneAndRefusesAForeignLuacheckrc() throws {
+        let dir = try folder()
+        let first = try CLI.run(["types", dir])
+        #expect(first.status == 0 && first.stdout == "wrote .lunette/lunette.d.lua\nwrote .luarc.json\nwrote .luacheckrc\n", "\(first.stdout)\(first.stderr)")
+        let second = try CLI.run(["types", dir])
+        #expect(second.stdout == "unchanged .lunette/lunette.d.lua\nunchanged .luarc.json\nunchanged .luacheckrc\n", "\(second.stdout)")
+        try "std = 'max'\n".write(toFile: dir + "/.luacheckrc", atomically: true, encoding: .utf8)
+        let refused = try CLI.run(["types", dir])
+        #expect(refused.status == 1 && refused.stderr.contains(".luacheckrc: not written by `lunette types`") && refused.stderr.contains("--force"),
+                "\(refused.stderr)")
+        let missing = try CLI.run(["types", dir + "/nope"])
+        #expect(missing.status == 2 && missing.stderr == "error: \(dir)/nope: no such directory\n", "\(missing.stderr)")
+        let printed = try CLI.run(["types", "--print"])
+        #expect(printed.stdout.hasPrefix("---@meta lunette"))
+    }
+
+    @Test func checkSaysWhetherTheLintRan() throws {
+        let fixture = try BundleFixture(main: """
+            widget { kind = "W", placeholder = function() return {} end,
+              timeline = function() local unused = 1; return { entries = { { date = clock.now() } }, policy = "never" } end }
+            """)
+        let off = try CLI.run(["check", fixture.path, "--json", "--no-lint"])
+        #expect(off.stdout.contains(#""lint":"off""#) && !off.stdout.contains("W211"), "\(off.stdout)")
+        guard LuaLint.installed() != nil else { return }   // the lint's own findings: theLintFindsAccidentalGlobals…
+        let ran = try CLI.run(["check", fixture.path, "--json"])
+        #expect(ran.stdout.contains(#""lint":"ran""#) && ran.stdout.contains("main.lua:2:31: (W211) unused variable 'unused'"), "\(ran.stdout)")
+        #expect(ran.status == 0, "a warning does not fail the check")
+    }
+}
