@@ -351,6 +351,13 @@ struct EditorFilesTests {
         for example in ["tasks", "weather", "wallpaper", "delivery"] {
             #expect(try lint.run(bundle: Self.repository + "/examples/" + example, version: "test") == [], "examples/\(example)")
         }
+        // A folder of bundles, typed at the top and in one bundle: the definitions are not linted, tests know `test`.
+        let parent = try folder()
+        try FileManager.default.copyItem(atPath: Self.repository + "/examples/tasks", toPath: parent + "/tasks")
+        try FileManager.default.removeItem(atPath: parent + "/tasks/.luacheckrc")
+        try "test(\"plain\", function(t) t.ok(true) end)\n".write(toFile: parent + "/tasks/tests/plain.lua", atomically: true, encoding: .utf8)
+        try EditorFiles(directory: parent, version: "test").write()
+        #expect(try lint.run(bundle: parent, version: "test") == [])
     }
 
     @Test func lunetteTypesWritesThenLeavesAloneAndRefusesAForeignLuacheckrc() throws {

@@ -5,7 +5,8 @@ std = "lunette"
 -- A provider's arguments are fixed by the host (ctx, config): not using one is fine.
 unused_args = false
 max_line_length = false
-exclude_files = { ".lunette/*" }
+-- The definitions of `lunette types`, here and in the bundles of a folder of bundles.
+exclude_files = { ".lunette/*", "**/.lunette/*" }
 stds.lunette = {
   read_globals = {
     "assert",
@@ -51,5 +52,5 @@ stds.lunette = {
   },
 }
 stds.lunette_tests = { read_globals = { "test" } }
-files["tests/"] = { std = "+lunette_tests" }
+files["**/tests/*.lua"] = { std = "+lunette_tests" }
 files["**/*_test.lua"] = { std = "+lunette_tests" }

@@ -29,13 +29,14 @@ public enum LuacheckConfig {
             -- A provider's arguments are fixed by the host (ctx, config): not using one is fine.
             unused_args = false
             max_line_length = false
-            exclude_files = { ".lunette/*" }
+            -- The definitions of `lunette types`, here and in the bundles of a folder of bundles.
+            exclude_files = { ".lunette/*", "**/.lunette/*" }
             stds.lunette = {
               read_globals = {
             \(globals.joined())  },
             }
             stds.lunette_tests = { read_globals = { \(tests) } }
-            files["tests/"] = { std = "+lunette_tests" }
+            files["**/tests/*.lua"] = { std = "+lunette_tests" }
             files["**/*_test.lua"] = { std = "+lunette_tests" }
 
             """
