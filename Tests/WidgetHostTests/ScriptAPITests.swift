@@ -248,6 +248,26 @@ struct ScriptAPIRuntimeTests {
         #expect(results.first?.failure == nil, "\(results.first?.failure?.text ?? "")")
     }
 
+    @Test func everyTypeTheDefinitionsNameIsDefined() throws {
+        let defined = Set(api.classes.map(\.name) + api.aliases.map(\.name))
+        var used: [String] = []
+        func scan(_ type: String) {
+            var rest = type[...]
+            while let range = rest.range(of: "lunette.") {
+                let name = "lunette." + rest[range.upperBound...].prefix { $0.isLetter || $0.isNumber }
+                used.append(name)
+                rest = rest[range.upperBound...]
+            }
+        }
+        let functions = api.functions.map(\.function) + api.modules.flatMap(\.functions) + api.classes.flatMap(\.functions)
+        for f in functions { f.parameters.forEach { scan($0.type) }; f.returns.forEach { scan($0.type) } }
+        for c in api.classes { c.fields.forEach { scan($0.type) } }
+        for a in api.aliases { scan(a.type) }
+        #expect(used.count > 40)
+        #expect(Set(used).subtracting(defined).isEmpty, "undefined: \(Set(used).subtracting(defined).sorted())")
+        #expect(defined.subtracting(used).isEmpty, "never used: \(defined.subtracting(used).sorted())")
+    }
+
     @Test func theDefinitionsAreLuaAndNameEveryGlobal() throws {
         let text = LuaTypesWriter.definitions(api, version: "test")
         #expect(text.hasPrefix("---@meta lunette\n"))
