@@ -159,7 +159,7 @@ public actor DevSession {
     /// widget of each kind and every control.
     nonisolated static func screen(of bundle: ScriptBundle, scenario path: String?, at now: Double) throws -> ([WidgetConfiguration], [String]) {
         let runtime = WidgetRuntime(bundle: bundle, services: HostServices(clock: SystemClock()))
-        let scenario = try path.map { path throws(LocatedError) in try Scenario.load(path, runtime: runtime, start: now) }
+        let scenario = try path.map { path throws(LocatedErrors) in try Scenario.load(path, runtime: runtime, start: now) }
         let widgets = try scenario?.widgets ?? Scenario.everyKind(of: runtime, start: now).widgets
         let controls = scenario.map(\.controls).flatMap { $0.isEmpty ? nil : $0 } ?? bundle.declarations.controls.map(\.kind)
         return (widgets, controls)
