@@ -205,4 +205,24 @@ struct SettingsFileTests {
             #expect(error.text.split(separator: "\n").count == 3, "one line per problem: \(error.text)")
         }
     }
+
+    /// The event types and fields the reader knows are those docs/scenarios.md
+    /// lists: the fields an event of an unknown type may have without being
+    /// called unknown, and the types a misspelled one is matched against.
+    @Test func theEventTypesAndFieldsAreTheDocumentedOnes() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let text = try String(contentsOf: root.appendingPathComponent("docs/scenarios.md"), encoding: .utf8)
+        let table = try #require(text.components(separatedBy: "| type | fields | what happens |").last?.components(separatedBy: "\n\n").first)
+        var types: [String] = []
+        var fields: Set<String> = ["at", "type"]
+        for row in table.split(separator: "\n").dropFirst() {   // the |---| line
+            let cells = row.split(separator: "|", omittingEmptySubsequences: false).map { String($0) }
+            guard cells.count > 3 else { continue }
+            types.append(cells[1].trimmingCharacters(in: .whitespaces).trimmingCharacters(in: CharacterSet(charactersIn: "`")))
+            let named = cells[2].replacingOccurrences(of: #"\([^)]*\)"#, with: "", options: .regularExpression)
+            for match in named.matches(of: /`([A-Za-z]+)`/) { fields.insert(String(match.1)) }
+        }
+        #expect(types == ScenarioEvent.types)
+        #expect(fields == ScenarioEvent.fieldNames, "documented but unknown to the reader: \(fields.subtracting(ScenarioEvent.fieldNames)); the other way: \(ScenarioEvent.fieldNames.subtracting(fields))")
+    }
 }

@@ -65,7 +65,7 @@ public struct ScenarioEvent: Sendable {
     }
 
     /// The event types of a scenario file ("type"), as docs/scenarios.md lists them.
-    static let types = ["appForeground", "storeSet", "reloadTimelines", "reloadAll", "widgetAdded", "widgetRemoved", "localeChange",
+    static let types = ["storeSet", "reloadTimelines", "reloadAll", "appForeground", "widgetAdded", "widgetRemoved", "localeChange",
                         "significantTimeChange", "timeZoneChange", "tap", "perform", "controlAdded", "controlTap", "reloadControls",
                         "startActivity", "push", "activityEvent", "endActivity", "activitiesEnabled"]
     static let typeNames = types.joined(separator: ", ")
