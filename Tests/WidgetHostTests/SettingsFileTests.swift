@@ -188,6 +188,32 @@ struct SettingsFileTests {
         #expect(!errors.contains { $0.message.contains("nothing to simulate") }, "the widgetAdded event was not read for its own problem: \(errors)")
     }
 
+    @Test func everyBadConfigurationValueIsReportedAtItsValue() throws {
+        let runtime = try BundleFixture(main: """
+            intent { id = "C", configuration = true, parameters = {
+              { name = "size", type = "enum", values = { "small", "big" }, default = "small" },
+              { name = "count", type = "int", default = 1 } } }
+            widget { kind = "W", configuration = "C", placeholder = function() return {} end,
+              timeline = function() return { entries = {} } end }
+            """).runtime().0
+        let path = try file("""
+            { "widgets": [ { "kind": "W", "config": {
+                "size": "huge",
+                "count": "three",
+                "sise": "big" } } ] }
+            """, named: "scenario")
+        do {
+            _ = try Scenario.load(path, runtime: runtime, start: BundleFixture.midnight)
+            Issue.record("accepted")
+        } catch {
+            #expect(error.errors.map { "\($0.line ?? 0):\($0.column ?? 0): \($0.message)" } == [
+                "2:13: widgets[1]: parameter 'size': \"huge\" is not one of small, big",
+                "3:14: widgets[1]: parameter 'count' expects a whole number, got string \"three\"",
+                "4:13: widgets[1]: intent 'C' has no parameter 'sise' (did you mean 'size'? parameters: size, count)",
+            ], "\(error)")
+        }
+    }
+
     @Test func everyProblemOfAPolicyFileIsReported() throws {
         let path = try file("""
             {

@@ -121,7 +121,6 @@ public struct ParameterError: Error, Sendable, Equatable, CustomStringConvertibl
     public var description: String { message }
 
     static func unknownParameter(_ name: String, of intent: IntentDeclaration) -> ParameterError {
-        let names = intent.parameters.map(\.name).joined(separator: ", ")
-        return ParameterError(message: "intent '\(intent.id)' has no parameter '\(name)' (parameters: \(names.isEmpty ? "none" : names))")
+        ParameterError(message: "intent '\(intent.id)' has no parameter '\(name)' \(NearestName.hint(for: name, among: intent.parameters.map(\.name), label: "parameters"))")
     }
 }

@@ -151,24 +151,44 @@ public struct Scenario: Sendable {
         return file.problems.count == problems ? widget : nil
     }
 
-    /// A widget's `kind`, `family` and `config`, checked against the bundle.
+    /// A widget's `kind`, `family` and `config`, checked against the bundle:
+    /// the kind and family first (at the kind), then each configuration
+    /// value on its own (at that value), so every bad value is reported.
     private static func readWidget(_ r: inout JSONObjectReader, path: String, runtime: WidgetRuntime) -> WidgetConfiguration? {
         let kind = r.required("kind", r.string("kind"), "name the widget kind")
         let family = readFamily(&r)
-        let values = config(&r) ?? [:]
+        let values = config(&r) ?? []
         guard let kind else { return nil }
-        do { return try runtime.configuration(kind: kind, family: family, values: values) } catch {
+        do { _ = try runtime.configuration(kind: kind, family: family) } catch {
+            r.report("\(path): \(error.message)", at: "kind")
+            return nil
+        }
+        var valid = true
+        for entry in values {
+            do { _ = try runtime.configuration(kind: kind, family: family, values: [entry.key: entry.value]) } catch {
+                r.file.report("\(path): \(error.message)", at: entry.location)
+                valid = false
+            }
+        }
+        guard valid else { return nil }
+        do { return try runtime.configuration(kind: kind, family: family, values: dictionary(values)) } catch {
             r.report("\(path): \(error.message)", at: "kind")
             return nil
         }
     }
 
-    /// The `config` of a widget: parameter values as given.
-    private static func config(_ r: inout JSONObjectReader) -> [String: LuaValue]? {
+    /// The `config` of a widget: parameter values as given, each with where it is.
+    private static func config(_ r: inout JSONObjectReader) -> [(key: String, value: LuaValue, location: JSONLocation)]? {
         guard var object = r.object("config") else { return nil }
-        var values: [String: LuaValue] = [:]
-        for entry in object.storeValues() { values[entry.key] = entry.value.lua }
+        var values: [(key: String, value: LuaValue, location: JSONLocation)] = []
+        for member in object.members {
+            if let value = object.storeValue(member.key) { values.append((member.key, value.lua, member.value.location)) }
+        }
         return values
+    }
+
+    private static func dictionary(_ values: [(key: String, value: LuaValue, location: JSONLocation)]) -> [String: LuaValue] {
+        Dictionary(values.map { ($0.key, $0.value) }, uniquingKeysWith: { first, _ in first })
     }
 
     /// The `intent` of a tap or perform: declared, with a perform.
@@ -290,7 +310,7 @@ public struct Scenario: Sendable {
         case "tap":
             let widget = widgetKind(true)
             let family = readFamily(&r)
-            let config = config(&r)
+            let config = config(&r).map(dictionary)
             let intent = intentID(&r, type: "tap", runtime: runtime)
             let params = params(&r)
             if let widget, let intent { kind = .tap(kind: widget, family: family, config: config, intent: intent, params: params) }
