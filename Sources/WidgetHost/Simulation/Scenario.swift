@@ -79,7 +79,7 @@ public struct Scenario: Sendable {
         var controls: [String] = []
         for item in reader.strings("controls") ?? [] {
             guard declaredControls.contains(item.text) else {
-                file.report("'controls' names \"\(item.text)\", which is not a control of the bundle (controls: \(declaredControls.isEmpty ? "none" : declaredControls.joined(separator: ", ")))", at: item.location)
+                file.report("'controls' names \"\(item.text)\", which is not a control of the bundle \(NearestName.hint(for: item.text, among: declaredControls, label: "controls"))", at: item.location)
                 continue
             }
             controls.append(item.text)
