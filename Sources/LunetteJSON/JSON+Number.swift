@@ -28,4 +28,12 @@ extension JSON {
     public static func writeInteger(_ value: Int64, to out: inout String) {
         out += String(value)
     }
+
+    /// Why the decimal integer `digits` is refused: it does not fit in 64
+    /// bits, the range of Lua's integers (and of the store's). Taking it as
+    /// a float instead, as Lua does with such a numeral in source code,
+    /// would silently lose digits of what is most likely an id or a count.
+    public static func integerOutOfRange(_ digits: String) -> String {
+        "the integer \(digits) does not fit in 64 bits (\(Int64.min) to \(Int64.max)); write it as a string, or with a '.0' for a float"
+    }
 }

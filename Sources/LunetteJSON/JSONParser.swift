@@ -12,7 +12,12 @@ struct JSONParser {
     /// Deeper nesting is refused, so hostile input cannot exhaust the stack.
     static let maxDepth = 200
 
-    init(_ bytes: [UInt8]) { self.bytes = bytes }
+    private let largeIntegers: JSONValue.LargeIntegers
+
+    init(_ bytes: [UInt8], largeIntegers: JSONValue.LargeIntegers) {
+        self.bytes = bytes
+        self.largeIntegers = largeIntegers
+    }
 
     mutating func document() throws(JSONError) -> JSONValue {
         skipSpace()
@@ -141,7 +146,10 @@ struct JSONParser {
             if i == exponent { throw unexpected("digits in the exponent") }
         }
         let text = String(decoding: bytes[start..<i], as: UTF8.self)
-        if !isDouble, let integer = Int64(text) { return .integer(integer) }
+        if !isDouble {
+            if let integer = Int64(text) { return .integer(integer) }
+            if largeIntegers == .refused { i = start; throw fail(JSON.integerOutOfRange(text)) }
+        }
         guard let double = Double(text) else { i = start; throw fail("number out of range") }
         return .double(double)
     }

@@ -36,16 +36,29 @@ public struct JSONValue: Sendable, Equatable {
         self.location = location
     }
 
+    /// What the parser makes of a decimal integer beyond 64 bits
+    /// (`18446744073709551616`).
+    public enum LargeIntegers: Sendable {
+        /// An error at the number (the default): Lua's integers, and the
+        /// store's, are 64-bit, and a float in their place would silently
+        /// lose digits of what is most likely an id or a count.
+        case refused
+        /// A float, as Lua makes such a numeral in source code: for JSON
+        /// that another encoder wrote from a Swift value (`JSONEncoder`
+        /// writes a `UInt64`, or a whole `Double`, as digits).
+        case floats
+    }
+
     /// Parses a whole JSON text (RFC 8259; nothing but white space after
     /// the value). Errors say what and where (`JSONError.location`).
-    public static func parse(_ text: String) throws(JSONError) -> JSONValue {
-        try parse(bytes: Array(text.utf8))
+    public static func parse(_ text: String, largeIntegers: LargeIntegers = .refused) throws(JSONError) -> JSONValue {
+        try parse(bytes: Array(text.utf8), largeIntegers: largeIntegers)
     }
 
     /// Parses a whole JSON text given as UTF-8 bytes; strings that are not
     /// valid UTF-8 are errors at the string.
-    public static func parse(bytes: [UInt8]) throws(JSONError) -> JSONValue {
-        var parser = JSONParser(bytes)
+    public static func parse(bytes: [UInt8], largeIntegers: LargeIntegers = .refused) throws(JSONError) -> JSONValue {
+        var parser = JSONParser(bytes, largeIntegers: largeIntegers)
         return try parser.document()
     }
 

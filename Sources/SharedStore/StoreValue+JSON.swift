@@ -13,10 +13,12 @@ import LunetteJSON
 extension StoreValue {
     /// Parses JSON text. `null` gives nil at the top level and is an error
     /// inside arrays and objects (tables cannot hold nil); when a key
-    /// repeats, the last value wins. Errors say where (line and column).
-    public init?(json: String) throws(StoreError) {
+    /// repeats, the last value wins; an integer beyond 64 bits is an error
+    /// unless `largeIntegers` is `.floats`. Errors say where (line and
+    /// column).
+    public init?(json: String, largeIntegers: JSONValue.LargeIntegers = .refused) throws(StoreError) {
         do {
-            try self.init(json: try JSONValue.parse(json))
+            try self.init(json: try JSONValue.parse(json, largeIntegers: largeIntegers))
         } catch {
             throw StoreError(.invalidValue, "invalid JSON at \(error)")
         }
@@ -89,7 +91,8 @@ extension StoreGroup {
     public func set<T: Encodable>(_ value: T?, forKey key: String) throws {
         guard let value else { return try remove(key) }
         let data = try StoreValue.jsonEncoder.encode(value)
-        try set(key, try StoreValue(json: String(decoding: data, as: UTF8.self)))
+        // JSONEncoder writes a UInt64, or a whole Double, as digits: beyond 64 bits, a float.
+        try set(key, try StoreValue(json: String(decoding: data, as: UTF8.self), largeIntegers: .floats))
     }
 
     /// Reads `key` as a `Decodable` type (nil when absent).

@@ -8,7 +8,11 @@ struct ParserTests {
         #expect(try JSONValue.parse("42.0").kind == .double(42))
         #expect(try JSONValue.parse("1e3").kind == .double(1000))
         #expect(try JSONValue.parse("-0").kind == .integer(0))
-        #expect(try JSONValue.parse("99999999999999999999").kind == .double(1e20))
+        #expect(try JSONValue.parse("9223372036854775807").kind == .integer(.max))
+        #expect(try JSONValue.parse("-9223372036854775808").kind == .integer(.min))
+        #expect(try JSONValue.parse("9007199254740993").kind == .integer(9_007_199_254_740_993), "above 2^53: exact")
+        #expect(try JSONValue.parse("99999999999999999999.0").kind == .double(1e20))
+        #expect(try JSONValue.parse("99999999999999999999", largeIntegers: .floats).kind == .double(1e20))
         #expect(try JSONValue.parse(" \"\\u00e9\\ud83d\\ude00\\/\" ").kind == .string("é😀/"))
         #expect(try JSONValue.parse("true").kind == .boolean(true))
     }
@@ -96,5 +100,17 @@ struct ParserTests {
         let deep = String(repeating: "[", count: 10_000)
         #expect(throws: JSONError.self) { try JSONValue.parse(deep) }
         #expect((try? JSONValue.parse(String(repeating: "[", count: 150) + String(repeating: "]", count: 150))) != nil)
+    }
+
+    @Test func anIntegerBeyond64BitsIsAnErrorAtTheNumber() {
+        for text in ["99999999999999999999", "9223372036854775808", "-9223372036854775809"] {
+            do {
+                _ = try JSONValue.parse("{\n  \"n\": [1, \(text)] }")
+                Issue.record("accepted \(text)")
+            } catch {
+                #expect(error.location.line == 2 && error.location.column == 12, "\(error)")
+                #expect(error.reason == "the integer \(text) does not fit in 64 bits (-9223372036854775808 to 9223372036854775807); write it as a string, or with a '.0' for a float", "\(error)")
+            }
+        }
     }
 }

@@ -185,6 +185,9 @@ struct StoreTests {
         // JSONEncoder writes 2.0 as "2": through Codable, integral doubles arrive as integers.
         try g.set(["score": 2.0], forKey: "plain")
         #expect(try g.get("plain")?["score"] == .integer(2))
+        // A UInt64 beyond Int64 arrives as digits too; through Codable it is a float, not an error.
+        try g.set(["big": UInt64.max], forKey: "big")
+        #expect(try g.get("big")?["big"] == .double(Double(UInt64.max)))
         try g.set(Optional<Task>.none, forKey: "task")
         #expect(try g.get("task") == nil)
     }
@@ -193,7 +196,10 @@ struct StoreTests {
         #expect(try StoreValue(json: "42") == .integer(42))
         #expect(try StoreValue(json: "42.0") == .double(42))
         #expect(try StoreValue(json: "1e3") == .double(1000))
-        #expect(try StoreValue(json: "99999999999999999999") == .double(1e20))
+        #expect(try StoreValue(json: "9007199254740993") == .integer(9_007_199_254_740_993), "above 2^53: exact")
+        #expect(storeError { _ = try StoreValue(json: "99999999999999999999") }?.message.contains("does not fit in 64 bits") == true,
+                "an integer beyond 64 bits is refused, not taken as a float")
+        #expect(try StoreValue(json: "99999999999999999999.0") == .double(1e20))
         #expect(try StoreValue(json: " {\"a\": [1, \"\\u00e9\\ud83d\\ude00\", false]} ") == ["a": [1, "é😀", false]])
         #expect(try StoreValue(json: "null") == nil)
         for bad in ["", "[1,]", "{\"a\" 1}", "[null]", "01", "\"\\ud800\"", "tru", "1 2", "\"a\nb\""] {

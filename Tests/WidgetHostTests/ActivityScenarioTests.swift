@@ -120,7 +120,9 @@ struct ActivityScenarioTests {
             do {
                 _ = try scenario(json)
                 Issue.record("accepted: \(json)")
-            } catch let error as LocatedError {
+            } catch let errors as LocatedErrors {
+                #expect(errors.errors.count == 1, "one mistake, one problem: \(errors)")
+                let error = try #require(errors.errors.first)
                 #expect(error.line == (message == "nothing to simulate" ? nil : 1), "\(error)")
                 #expect(error.message.contains(message), "\(error.text)")
             }

@@ -43,6 +43,21 @@ struct ActivitySchemaTests {
         }
     }
 
+    @Test func everyMistakeOfASchemaIsReported() throws {
+        let fixture = try BundleFixture(main: Self.widget + """
+
+            activity { type = "A", attributes = { n = 3 }, state = { eta = "time", who = "strng?" }, tick = -1, updater = function() end }
+            """)
+        let prefix = fixture.path + "/main.lua:2: activity 'A': "
+        let types = "types: string, int, number, bool, date, table, each with a trailing ? for optional"
+        #expect(fixture.loadErrors() == [
+            prefix + "attributes.n must be a type name as a string, got number",
+            prefix + "state.eta: unknown type 'time' (\(types))",
+            prefix + "state.who: unknown type 'strng?' (did you mean 'string?'? \(types))",
+            prefix + "'tick' must be a positive number of seconds, got -1.0",
+        ], "\(fixture.loadErrors())")
+    }
+
     @Test func valuesAreCheckedAgainstTheSchema() throws {
         let fixture = try BundleFixture(main: Self.widget + """
 

@@ -77,6 +77,57 @@ struct BundleTests {
         #expect(errors.contains { $0.hasSuffix("main.lua:3: intent 'X': missing function 'perform' (is 'perfom' a misspelling of it?)") }, "\(errors)")
     }
 
+    @Test func aDeclarationWithSeveralProblemsReportsEachOfThem() throws {
+        let fixture = try BundleFixture(main: """
+            widget { kind = "A", displayName = 42, families = { "systemHuge" }, placeholder = function() end, timeline = function() end }
+            intent { id = "I", parameters = { { name = "n", type = "strng", optional = "yes" } }, perform = 1 }
+            """)
+        let errors = fixture.loadErrors()
+        let main = fixture.path + "/main.lua"
+        #expect(errors == [
+            "\(main):1: widget 'A': unknown family 'systemHuge' (families: \(WidgetFamily.names))",
+            "\(main):1: widget 'A': 'displayName' must be a string, got number",
+            "\(main):2: intent 'I': parameter 'n': unknown type 'strng' (did you mean 'string'? types: string, int, number, bool, date, enum, entity)",
+            "\(main):2: intent 'I': parameter 'n': 'optional' must be true or false, got string",
+            "\(main):2: intent 'I': 'perform' must be a function, got number",
+        ], "\(errors)")
+    }
+
+    @Test func aRejectedDeclarationCausesNoFollowOnErrors() throws {
+        let fixture = try BundleFixture(main: """
+            intent { id = "Cfg", configuration = true, parameters = { { name = "n", type = "int" } } }
+            widget { kind = "W", configuration = "Cfg", placeholder = function() end, timeline = function() end }
+            query { id = "Q", suggested = 5 }
+            intent { id = "Pick", parameters = { { name = "p", type = "entity", query = "Q" } }, perform = function() end }
+            intent { id = "Act", perform = function() end, colour = "red" }
+            control { kind = "C", type = "button", value = function() end, action = "Act" }
+            widget { kind = "V", families = {}, configuration = "Nope", placeholder = function() end, timeline = function() end }
+            """)
+        let errors = fixture.loadErrors()
+        let main = fixture.path + "/main.lua"
+        #expect(errors == [
+            "\(main):1: intent 'Cfg': parameter 'n' is not optional and has no default: a configuration intent needs one for new widgets (add default = … or optional = true)",
+            "\(main):3: query 'Q': 'suggested' must be a function, got number",
+            "\(main):5: intent 'Act': unknown field 'colour'",
+            "\(main):7: widget 'V': 'families' is empty: list at least one of \(WidgetFamily.names)",
+            "\(main):7: widget 'V': configuration intent 'Nope' is not declared",
+        ], "a reference to a declaration left out for its own problems is not reported again; a left-out declaration's own references are still checked: \(errors)")
+    }
+
+    @Test func aMisspelledReferenceNamesTheDeclarationItMeant() throws {
+        let fixture = try BundleFixture(main: """
+            intent { id = "Config", configuration = true }
+            intent { id = "Toggle", perform = function() end }
+            widget { kind = "W", configuration = "Confg", placeholder = function() end, timeline = function() end }
+            control { kind = "C", type = "button", value = function() end, action = "Togle" }
+            """)
+        let main = fixture.path + "/main.lua"
+        #expect(fixture.loadErrors() == [
+            "\(main):3: widget 'W': configuration intent 'Confg' is not declared (did you mean 'Config'? configuration intents: Config)",
+            "\(main):4: control 'C': action intent 'Togle' is not declared (did you mean 'Toggle'?)",
+        ], "\(fixture.loadErrors())")
+    }
+
     @Test func bundleJSONErrorsNameTheFileAndLine() throws {
         let syntax = try BundleFixture(main: "", manifest: "{\n  \"id\": \"x\",\n  \"appGroups\": [\"group.x\",]\n}")
         #expect(syntax.loadErrors().first?.hasPrefix(syntax.path + "/bundle.json:3:27: invalid JSON: expected a value, got ']'") == true, "\(syntax.loadErrors())")

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import WidgetHost
 
 /// Frictions a new author met with the command line (issue 16, point 4),
 /// each gone.
@@ -53,6 +54,27 @@ struct CLIFrictionTests {
         #expect(warnings.count == 2, "\(run.stderr)")
         #expect(warnings.first?.hasPrefix("warning: \(path):2:") == true && warnings.first?.contains("is before the start") == true, "\(run.stderr)")
         #expect(warnings.last?.hasPrefix("warning: \(path):4:") == true && warnings.last?.contains("it does not happen") == true, "\(run.stderr)")
+    }
+
+    @Test func everyProblemOfAScenarioOrBundleJSONIsPrintedOnItsOwnLine() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lunette-friction-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let path = directory.appendingPathComponent("s.json").path
+        try """
+            { "duraton": "2h", "widgets": [ { "kind": "TaskCount" } ],
+              "events": [ { "at": "+1h", "type": "appForegrund" } ] }
+            """.write(toFile: path, atomically: true, encoding: .utf8)
+        let run = try CLI.run(["simulate", WidgetCLITests.examples + "/tasks", "--scenario", path])
+        #expect(run.status == 1, "\(run.stderr)")
+        #expect(run.stderr.split(separator: "\n") == [
+            "invalid: \(path):1:3: unknown key 'duraton' (did you mean 'duration'?)",
+            "invalid: \(path):2:38: 'events[1].type' is not an event type: \"appForegrund\" (did you mean 'appForeground'? types: \(ScenarioEvent.typeNames))",
+        ], "\(run.stderr)")
+        let bundle = try BundleFixture(main: "widget { kind = 'W', placeholder = function() end, timeline = function() end }",
+                                       manifest: "{ \"id\": \"a b\",\n  \"limit\": {} }")
+        let timeline = try CLI.run(["timeline", bundle.path, "--kind", "W"])
+        #expect(timeline.status == 1, "\(timeline.stderr)")
+        #expect(timeline.stderr.split(separator: "\n").count == 2 && timeline.stderr.contains(":2:3: unknown key 'limit' (did you mean 'limits'?)"), "\(timeline.stderr)")
     }
 
     @Test func checkRunsAtAChosenTimeFamilyAndConfigurationOnATemporaryStore() throws {

@@ -123,6 +123,24 @@ struct DevLoopTests {
         #expect(loaded == "com.example.test" && widgets.count == 1)
     }
 
+    @Test func everyProblemOfTheScenarioIsKeptAndShownOnItsOwnLine() async throws {
+        let fixture = try BundleFixture(main: """
+            widget { kind = "W", placeholder = function() return {} end,
+              timeline = function() return { entries = { { date = clock.now() } } } end }
+            """)
+        let scenario = fixture.path + "-scenario.json"
+        try #"{ "widgets": [ { "kind": "W", "famly": "systemSmall" } ], "duraton": "1h" }"#.write(toFile: scenario, atomically: true, encoding: .utf8)
+        let lines = Batches()
+        let session = DevSession(path: fixture.path, store: fixture.store, scenario: scenario) { lines.add([$0]) }
+        await session.start()
+        let failure = await session.failure
+        #expect(failure?.map(\.message) == ["unknown key 'widgets[1].famly' (did you mean 'family'?)", "unknown key 'duraton' (did you mean 'duration'?)"],
+                "\(String(describing: failure))")
+        let shown = lines.all.joined()
+        #expect(shown.contains("✗ the scenario does not load"), "\(shown)")
+        #expect(shown.filter { $0.contains("invalid: \(scenario):1:") }.count == 2, "\(shown)")
+    }
+
     @Test func lunetteDevReloadsOnSaveAndStopsCleanlyOnCtrlC() throws {
         let fixture = try BundleFixture(main: """
             widget { kind = "W", placeholder = function() return {} end,

@@ -96,7 +96,9 @@ struct InteractiveScenarioTests {
             do {
                 _ = try scenario(json, fixture)
                 Issue.record("accepted: \(json)")
-            } catch let error as LocatedError {
+            } catch let errors as LocatedErrors {
+                #expect(errors.errors.count == 1, "one mistake, one problem: \(errors)")
+                let error = try #require(errors.errors.first)
                 #expect(error.line == 1, "\(error)")
                 #expect(error.message.contains(message), "\(error.text)")
             }

@@ -33,45 +33,61 @@ public struct BundleManifest: Sendable, Equatable {
         self.capabilities = capabilities
     }
 
-    /// Reads bundle.json at `path`; every error names the file and line.
-    public static func load(_ path: String) throws(LocatedError) -> BundleManifest {
-        try parse(JSONFile.load(path))
+    /// Reads bundle.json at `path`. Every problem is reported, each with
+    /// the file, line and column of what it is about.
+    public static func load(_ path: String) throws(LocatedErrors) -> BundleManifest {
+        let file = try JSONFile.load(path)
+        let manifest = read(file)
+        try file.check()
+        return manifest
     }
 
-    static func parse(_ file: JSONFile) throws(LocatedError) -> BundleManifest {
-        var reader = try JSONObjectReader(file, file.root)
-        guard let id = try reader.string("id") else { throw reader.error("missing \"id\" (the bundle's id, e.g. \"com.example.tasks\")") }
-        if id.isEmpty || id.contains(where: { $0.isWhitespace || $0 == "/" }) {
-            throw reader.fail("id", "must be a non-empty reverse-DNS name without spaces or '/', got \"\(id)\"")
+    /// The manifest in `file`; its problems are reported to `file` (a value
+    /// with a problem reads as absent).
+    static func read(_ file: JSONFile) -> BundleManifest {
+        guard var reader = JSONObjectReader(file, file.root) else { return BundleManifest(id: "") }
+        let id = reader.string("id")
+        if let id {
+            if id.isEmpty || id.contains(where: { $0.isWhitespace || $0 == "/" }) {
+                reader.report("id", "must be a non-empty reverse-DNS name without spaces or '/', got \"\(id)\"")
+            }
+        } else if !reader.isSet("id") {
+            reader.report("missing \"id\" (the bundle's id, e.g. \"com.example.tasks\")")
         }
-        let groups = try reader.strings("appGroups") ?? []
-        for group in groups {
+        var groups: [String] = []
+        for group in reader.strings("appGroups") ?? [] {
             if let problem = StoreText.groupProblem(group.text) {
-                throw file.error("'appGroups' has an invalid group id \"\(group.text)\": \(problem)", at: group.location)
+                file.report("'appGroups' has an invalid group id \"\(group.text)\": \(problem)", at: group.location)
+            } else {
+                groups.append(group.text)
             }
         }
         var memory: Int? = nil
-        if var limits = try reader.object("limits") {
-            memory = try limits.integer("memoryMB")
-            if let m = memory, m < 1 { throw limits.fail("memoryMB", "must be at least 1, got \(m)") }
-            try limits.finish()
+        if var limits = reader.object("limits") {
+            memory = limits.integer("memoryMB")
+            if let m = memory, m < 1 {
+                limits.report("memoryMB", "must be at least 1, got \(m)")
+                memory = nil
+            }
+            limits.finish()
         }
         var frequent = false
-        if var activities = try reader.object("activities") {
-            frequent = try activities.boolean("frequentUpdates") ?? false
-            try activities.finish()
+        if var activities = reader.object("activities") {
+            frequent = activities.boolean("frequentUpdates") ?? false
+            activities.finish()
         }
         var capabilities: [String] = []
-        for item in try reader.strings("capabilities") ?? [] {
+        for item in reader.strings("capabilities") ?? [] {
             let valid = !item.text.isEmpty && item.text.utf8.count <= 64
                 && item.text.allSatisfy { $0.isASCII && ($0.isLowercase || $0.isNumber || $0 == "." || $0 == "-") }
             guard valid else {
-                throw file.error("'capabilities' has an invalid name \"\(item.text)\": use lowercase letters, digits, '.' and '-'", at: item.location)
+                file.report("'capabilities' has an invalid name \"\(item.text)\": use lowercase letters, digits, '.' and '-'", at: item.location)
+                continue
             }
             capabilities.append(item.text)
         }
-        try reader.finish()
-        return BundleManifest(id: id, appGroups: groups.map(\.text), memoryMB: memory, frequentActivityUpdates: frequent,
+        reader.finish()
+        return BundleManifest(id: id ?? "", appGroups: groups, memoryMB: memory, frequentActivityUpdates: frequent,
                               capabilities: capabilities)
     }
 }

@@ -38,24 +38,30 @@ public struct ActivitySchema: Sendable, Equatable {
         self.fields = fields.sorted { $0.name < $1.name }
     }
 
-    /// Reads a declared schema; `what` names it in errors ("attributes").
-    static func parse(_ value: LuaValue, what: String) throws(DeclarationProblem) -> ActivitySchema {
+    /// Reads a declared schema; `what` names it in problems ("attributes").
+    /// Every problem is returned; a field with a problem is left out.
+    static func parse(_ value: LuaValue, what: String) -> (schema: ActivitySchema, problems: [String]) {
         guard case .table(let table) = value, table.array.isEmpty else {
-            throw DeclarationProblem(message: "'\(what)' must be a table of name = \"type\" (types: \(SchemaType.names), each with a trailing ? for optional), got \(value.typeName)")
+            return (ActivitySchema(), ["'\(what)' must be a table of name = \"type\" (types: \(SchemaType.names), each with a trailing ? for optional), got \(value.typeName)"])
         }
         var fields: [SchemaField] = []
+        var problems: [String] = []
         for entry in table.fields {
             let name = entry.key.displayText
             guard let text = entry.value.stringValue else {
-                throw DeclarationProblem(message: "\(what).\(name) must be a type name as a string, got \(entry.value.typeName)")
+                problems.append("\(what).\(name) must be a type name as a string, got \(entry.value.typeName)")
+                continue
             }
             let optional = text.hasSuffix("?")
-            guard let type = SchemaType(rawValue: optional ? String(text.dropLast()) : text) else {
-                throw DeclarationProblem(message: "\(what).\(name): unknown type '\(text)' (types: \(SchemaType.names), each with a trailing ? for optional)")
+            let typeName = optional ? String(text.dropLast()) : text
+            guard let type = SchemaType(rawValue: typeName) else {
+                let near = NearestName.of(typeName, in: SchemaType.allCases.map(\.rawValue)).map { "did you mean '\($0)\(optional ? "?" : "")'? " } ?? ""
+                problems.append("\(what).\(name): unknown type '\(text)' (\(near)types: \(SchemaType.names), each with a trailing ? for optional)")
+                continue
             }
             fields.append(SchemaField(name: name, type: type, isOptional: optional))
         }
-        return ActivitySchema(fields: fields)
+        return (ActivitySchema(fields: fields), problems)
     }
 
     /// Why `value` does not fit the schema, or nil when it does: it must be

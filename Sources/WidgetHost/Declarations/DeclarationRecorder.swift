@@ -4,9 +4,12 @@ import LuaSandbox
 /// `control { … }` and `activity { … }` in one state: checks each
 /// declaration, records it with the location of its call, and keeps its
 /// functions for the host to call. Problems are collected, not raised, so
-/// that one load reports all of them; `finish()` adds the cross-references
-/// (a configuration intent that does not exist, an entity query that does
-/// not exist).
+/// that one load reports all of them — every problem of every declaration
+/// (a field with a problem is treated as absent, and the declaration is
+/// left out); `finish()` adds the cross-references (a configuration intent
+/// that does not exist, an entity query that does not exist), and says
+/// nothing about a reference to a declaration that was left out for its own
+/// problems: those are reported already.
 final class DeclarationRecorder {
     /// Check each declaration (when the bundle loads). Calls after that
     /// only collect functions: the declarations were checked once.
@@ -15,6 +18,20 @@ final class DeclarationRecorder {
     private(set) var problems: [LocatedError] = []
     /// Functions by declaration ("widget:TaskCount") and field ("timeline").
     private var functions: [String: [String: LuaFunctionRef]] = [:]
+    /// What each declaration refers to, accepted or not, checked by `finish()`.
+    private var references: [Reference] = []
+    /// The intents and queries left out for their own problems ("intent:X").
+    private var rejected: Set<String> = []
+
+    /// A name one declaration gives to another.
+    private struct Reference {
+        enum Target { case configurationIntent, query, actionIntent }
+        var target: Target
+        var name: String
+        /// Who refers, as problems name it ("widget 'K'", "intent 'I': parameter 'p'").
+        var from: String
+        var location: ScriptLocation
+    }
 
     init(validating: Bool) { self.validating = validating }
 
@@ -36,6 +53,8 @@ final class DeclarationRecorder {
         declarations = BundleDeclarations()
         problems = []
         functions = [:]
+        references = []
+        rejected = []
     }
 
     /// `declare(what, id, plain fields, names of function fields, functions…)`.
@@ -62,179 +81,229 @@ final class DeclarationRecorder {
             return
         }
         var reader = DeclarationFields(what: what, fields: fields, functions: Set(refs.keys))
-        do {
-            let id: String
-            switch what {
-            case "widget": id = try recordWidget(&reader, here)
-            case "intent": id = try recordIntent(&reader, here)
-            case "query": id = try recordQuery(&reader, here)
-            case "control": id = try recordControl(&reader, here)
-            case "activity": id = try recordActivity(&reader, here)
-            default: return
-            }
+        let id: String?
+        switch what {
+        case "widget": id = recordWidget(&reader, here)
+        case "intent": id = recordIntent(&reader, here)
+        case "query": id = recordQuery(&reader, here)
+        case "control": id = recordControl(&reader, here)
+        case "activity": id = recordActivity(&reader, here)
+        default: return
+        }
+        if reader.problems.isEmpty, let id {
             functions["\(what):\(id)"] = refs
-        } catch {
-            problems.append(LocatedError(file: here.file, line: here.line, message: error.message))
+        } else {
+            if let id { rejected.insert("\(what):\(id)") }
+            problems += reader.problems.map { LocatedError(file: here.file, line: here.line, message: $0) }
         }
     }
 
-    private func recordWidget(_ r: inout DeclarationFields, _ here: ScriptLocation) throws(DeclarationProblem) -> String {
-        let kind = try r.requiredString("kind")
-        r.name = "widget '\(kind)'"
-        if let other = declarations.widget(kind) {
-            throw r.problem("duplicate kind '\(kind)': already declared at \(other.location)")
+    /// Records a reference for `finish()`.
+    private func refer(_ target: Reference.Target, to name: String?, from: String, _ here: ScriptLocation) {
+        guard let name else { return }
+        references.append(Reference(target: target, name: name, from: from, location: here))
+    }
+
+    /// Each record function reads every field, reporting each problem to
+    /// `r`, and adds the declaration only when there was none; it returns
+    /// the declaration's id when it has one.
+    private func recordWidget(_ r: inout DeclarationFields, _ here: ScriptLocation) -> String? {
+        let kind = r.requiredString("kind")
+        if let kind {
+            r.name = "widget '\(kind)'"
+            if let other = declarations.widget(kind) { r.report("duplicate kind '\(kind)': already declared at \(other.location)") }
         }
-        var families: [WidgetFamily] = []
-        if let names = try r.strings("families") {
-            if names.isEmpty { throw r.problem("'families' is empty: list at least one of \(WidgetFamily.names)") }
+        var families: [WidgetFamily] = [.systemSmall, .systemMedium, .systemLarge]
+        if let names = r.strings("families") {
+            if names.isEmpty { r.report("'families' is empty: list at least one of \(WidgetFamily.names)") }
+            families = []
             for name in names {
                 guard let family = WidgetFamily(rawValue: name) else {
-                    throw r.problem("unknown family '\(name)' (families: \(WidgetFamily.names))")
+                    let near = NearestName.of(name, in: WidgetFamily.allCases.map(\.rawValue)).map { "did you mean '\($0)'? " } ?? ""
+                    r.report("unknown family '\(name)' (\(near)families: \(WidgetFamily.names))")
+                    continue
                 }
                 families.append(family)
             }
-        } else {
-            families = [.systemSmall, .systemMedium, .systemLarge]
         }
-        let widget = WidgetDeclaration(
-            kind: kind, displayName: try r.string("displayName"), description: try r.string("description"),
-            families: families, configuration: try r.string("configuration"),
-            hasSnapshot: try r.function("snapshot", required: false), location: here)
-        _ = try r.function("placeholder", required: true)
-        _ = try r.function("timeline", required: true)
-        try r.finish()
-        declarations.widgets.append(widget)
+        let displayName = r.string("displayName")
+        let description = r.string("description")
+        let configuration = r.string("configuration")
+        let hasSnapshot = r.function("snapshot", required: false)
+        r.function("placeholder", required: true)
+        r.function("timeline", required: true)
+        r.finish()
+        refer(.configurationIntent, to: configuration, from: r.name, here)
+        guard let kind, r.problems.isEmpty else { return kind }
+        declarations.widgets.append(WidgetDeclaration(
+            kind: kind, displayName: displayName, description: description, families: families,
+            configuration: configuration, hasSnapshot: hasSnapshot, location: here))
         return kind
     }
 
-    private func recordIntent(_ r: inout DeclarationFields, _ here: ScriptLocation) throws(DeclarationProblem) -> String {
-        let id = try r.requiredString("id")
-        r.name = "intent '\(id)'"
-        if let other = declarations.intent(id) { throw r.problem("duplicate id '\(id)': already declared at \(other.location)") }
-        let isConfiguration = try r.boolean("configuration") ?? false
+    private func recordIntent(_ r: inout DeclarationFields, _ here: ScriptLocation) -> String? {
+        let id = r.requiredString("id")
+        if let id {
+            r.name = "intent '\(id)'"
+            if let other = declarations.intent(id) { r.report("duplicate id '\(id)': already declared at \(other.location)") }
+        }
+        let isConfiguration = r.boolean("configuration") ?? false
         var parameters: [IntentParameter] = []
-        for (i, item) in (try r.array("parameters") ?? []).enumerated() {
-            let parameter = try Self.parameter(item, index: i + 1, in: r.name)
+        for (i, item) in (r.array("parameters") ?? []).enumerated() {
+            guard let parameter = parameter(item, index: i + 1, in: &r, here) else { continue }
             if parameters.contains(where: { $0.name == parameter.name }) {
-                throw r.problem("parameter '\(parameter.name)' is declared twice")
+                r.report("parameter '\(parameter.name)' is declared twice")
+                continue
             }
             if isConfiguration && !parameter.isOptional && parameter.defaultValue == nil && parameter.type != .entity {
-                throw r.problem("parameter '\(parameter.name)' is not optional and has no default: a configuration intent needs one for new widgets (add default = … or optional = true)")
+                r.report("parameter '\(parameter.name)' is not optional and has no default: a configuration intent needs one for new widgets (add default = … or optional = true)")
             }
             parameters.append(parameter)
         }
-        let hasPerform = try r.function("perform", required: !isConfiguration)
-        let intent = IntentDeclaration(id: id, title: try r.string("title"), isConfiguration: isConfiguration,
-                                       parameters: parameters, hasPerform: hasPerform, location: here)
-        _ = try r.string("description")
-        try r.finish()
-        declarations.intents.append(intent)
+        let hasPerform = r.function("perform", required: !isConfiguration)
+        let title = r.string("title")
+        _ = r.string("description")
+        r.finish()
+        guard let id, r.problems.isEmpty else { return id }
+        declarations.intents.append(IntentDeclaration(id: id, title: title, isConfiguration: isConfiguration,
+                                                      parameters: parameters, hasPerform: hasPerform, location: here))
         return id
     }
 
-    private static func parameter(_ value: LuaValue, index: Int, in owner: String) throws(DeclarationProblem) -> IntentParameter {
+    /// The parameter `value` (item `index` of the intent `owner`'s
+    /// parameters); its problems go to `owner`, and it is nil when it has any.
+    private func parameter(_ value: LuaValue, index: Int, in owner: inout DeclarationFields, _ here: ScriptLocation) -> IntentParameter? {
         guard case .table(let t) = value else {
-            throw DeclarationProblem(message: "\(owner): parameters[\(index)] must be a table { name =, type = }, got \(value.typeName)")
+            owner.report("parameters[\(index)] must be a table { name =, type = }, got \(value.typeName)")
+            return nil
         }
-        var r = DeclarationFields(what: "\(owner): parameters[\(index)]", fields: t, functions: [])
-        let name = try r.requiredString("name")
-        r.name = "\(owner): parameter '\(name)'"
-        let typeName = try r.requiredString("type")
-        guard let type = ParameterType(rawValue: typeName) else {
-            throw r.problem("unknown type '\(typeName)' (types: \(ParameterType.allCases.map(\.rawValue).joined(separator: ", ")))")
-        }
-        let values = try r.strings("values") ?? []
-        if type == .enum && values.isEmpty { throw r.problem("an enum needs values = { … }") }
-        let query = try r.string("query")
-        if type == .entity && query == nil { throw r.problem("an entity parameter needs query = \"<query id>\"") }
-        var parameter = IntentParameter(name: name, type: type, title: try r.string("title"), defaultValue: nil,
-                                        isOptional: try r.boolean("optional") ?? false, values: values, query: query)
-        if let value = r.value("default") {
-            do { parameter.defaultValue = try ParameterValues.check(value, for: parameter) } catch {
-                throw r.problem("default: \(error.message)")
+        var r = DeclarationFields(what: "\(owner.name): parameters[\(index)]", fields: t, functions: [])
+        let name = r.requiredString("name")
+        if let name { r.name = "\(owner.name): parameter '\(name)'" }
+        var type: ParameterType?
+        if let typeName = r.requiredString("type") {
+            type = ParameterType(rawValue: typeName)
+            if type == nil {
+                let names = ParameterType.allCases.map(\.rawValue)
+                let near = NearestName.of(typeName, in: names).map { "did you mean '\($0)'? " } ?? ""
+                r.report("unknown type '\(typeName)' (\(near)types: \(names.joined(separator: ", ")))")
             }
         }
-        _ = try r.string("description")
-        try r.finish()
-        return parameter
+        let values = r.strings("values") ?? []
+        if type == .enum && values.isEmpty { r.report("an enum needs values = { … }") }
+        let query = r.string("query")
+        if type == .entity && query == nil && !r.isSet("query") { r.report("an entity parameter needs query = \"<query id>\"") }
+        let title = r.string("title")
+        let isOptional = r.boolean("optional") ?? false
+        let defaultValue = r.value("default")
+        _ = r.string("description")
+        r.finish()
+        refer(.query, to: query, from: r.name, here)
+        guard let name, let type else {
+            owner.adopt(r)
+            return nil
+        }
+        var parameter = IntentParameter(name: name, type: type, title: title, defaultValue: nil,
+                                        isOptional: isOptional, values: values, query: query)
+        if let defaultValue {
+            do { parameter.defaultValue = try ParameterValues.check(defaultValue, for: parameter) } catch {
+                r.report("default: \(error.message)")
+            }
+        }
+        owner.adopt(r)
+        return r.problems.isEmpty ? parameter : nil
     }
 
-    private func recordQuery(_ r: inout DeclarationFields, _ here: ScriptLocation) throws(DeclarationProblem) -> String {
-        let id = try r.requiredString("id")
-        r.name = "query '\(id)'"
-        if let other = declarations.query(id) { throw r.problem("duplicate id '\(id)': already declared at \(other.location)") }
-        _ = try r.function("suggested", required: true)
-        let hasEntities = try r.function("entities", required: false)
-        try r.finish()
+    private func recordQuery(_ r: inout DeclarationFields, _ here: ScriptLocation) -> String? {
+        let id = r.requiredString("id")
+        if let id {
+            r.name = "query '\(id)'"
+            if let other = declarations.query(id) { r.report("duplicate id '\(id)': already declared at \(other.location)") }
+        }
+        r.function("suggested", required: true)
+        let hasEntities = r.function("entities", required: false)
+        r.finish()
+        guard let id, r.problems.isEmpty else { return id }
         declarations.queries.append(QueryDeclaration(id: id, hasEntities: hasEntities, location: here))
         return id
     }
 
-    private func recordControl(_ r: inout DeclarationFields, _ here: ScriptLocation) throws(DeclarationProblem) -> String {
-        let kind = try r.requiredString("kind")
-        r.name = "control '\(kind)'"
-        if let other = declarations.controls.first(where: { $0.kind == kind }) {
-            throw r.problem("duplicate kind '\(kind)': already declared at \(other.location)")
+    private func recordControl(_ r: inout DeclarationFields, _ here: ScriptLocation) -> String? {
+        let kind = r.requiredString("kind")
+        if let kind {
+            r.name = "control '\(kind)'"
+            if let other = declarations.controls.first(where: { $0.kind == kind }) {
+                r.report("duplicate kind '\(kind)': already declared at \(other.location)")
+            }
         }
-        let type = try r.requiredString("type")
-        guard type == "toggle" || type == "button" else { throw r.problem("type must be \"toggle\" or \"button\", got \"\(type)\"") }
-        let action = try r.string("action")
-        _ = try r.string("displayName")
-        let control = ControlDeclaration(kind: kind, type: type, action: action, hasPreview: try r.function("preview", required: false),
-                                         location: here)
-        _ = try r.function("value", required: true)
-        try r.finish()
-        declarations.controls.append(control)
+        let type = r.requiredString("type")
+        if let type, type != "toggle" && type != "button" { r.report("type must be \"toggle\" or \"button\", got \"\(type)\"") }
+        let action = r.string("action")
+        _ = r.string("displayName")
+        let hasPreview = r.function("preview", required: false)
+        r.function("value", required: true)
+        r.finish()
+        refer(.actionIntent, to: action, from: r.name, here)
+        guard let kind, let type, r.problems.isEmpty else { return kind }
+        declarations.controls.append(ControlDeclaration(kind: kind, type: type, action: action, hasPreview: hasPreview, location: here))
         return kind
     }
 
-    private func recordActivity(_ r: inout DeclarationFields, _ here: ScriptLocation) throws(DeclarationProblem) -> String {
-        let type = try r.requiredString("type")
-        r.name = "activity '\(type)'"
-        if let other = declarations.activities.first(where: { $0.type == type }) {
-            throw r.problem("duplicate type '\(type)': already declared at \(other.location)")
+    private func recordActivity(_ r: inout DeclarationFields, _ here: ScriptLocation) -> String? {
+        let type = r.requiredString("type")
+        if let type {
+            r.name = "activity '\(type)'"
+            if let other = declarations.activities.first(where: { $0.type == type }) {
+                r.report("duplicate type '\(type)': already declared at \(other.location)")
+            }
         }
         var schemas: [ActivitySchema] = []
         for what in ["attributes", "state"] {
             guard let value = r.value(what) else { schemas.append(ActivitySchema()); continue }
-            do { schemas.append(try ActivitySchema.parse(value, what: what)) } catch { throw r.problem(error.message) }
+            let (schema, problems) = ActivitySchema.parse(value, what: what)
+            for problem in problems { r.report(problem) }
+            schemas.append(schema)
         }
-        let tick = try r.number("tick")
-        if let tick, !(tick > 0 && tick.isFinite) { throw r.problem("'tick' must be a positive number of seconds, got \(tick)") }
-        _ = try r.function("updater", required: true)
-        try r.finish()
+        let tick = r.number("tick")
+        if let tick, !(tick > 0 && tick.isFinite) { r.report("'tick' must be a positive number of seconds, got \(tick)") }
+        r.function("updater", required: true)
+        r.finish()
+        guard let type, r.problems.isEmpty else { return type }
         declarations.activities.append(ActivityDeclaration(type: type, attributes: schemas[0], state: schemas[1], tick: tick, location: here))
         return type
     }
 
-    /// Cross-references, checked once main.lua has run.
+    /// Cross-references, checked once main.lua has run, for every
+    /// declaration (a declaration left out for its own problems is checked
+    /// too, so one run finds all). A reference to an intent or query that
+    /// was left out for its own problems is not reported again.
     func finish() {
-        for widget in declarations.widgets {
-            guard let id = widget.configuration else { continue }
-            guard let intent = declarations.intent(id) else {
-                let known = declarations.intents.filter(\.isConfiguration).map(\.id)
-                problems.append(LocatedError(file: widget.location.file, line: widget.location.line,
-                    message: "widget '\(widget.kind)': configuration intent '\(id)' is not declared" + (known.isEmpty ? "" : " (configuration intents: \(known.joined(separator: ", ")))")))
-                continue
-            }
-            if !intent.isConfiguration {
-                problems.append(LocatedError(file: widget.location.file, line: widget.location.line,
-                    message: "widget '\(widget.kind)': intent '\(id)' is not a configuration intent (declare it with configuration = true)"))
-            }
-        }
-        for intent in declarations.intents {
-            for parameter in intent.parameters {
-                if let query = parameter.query, declarations.query(query) == nil {
-                    problems.append(LocatedError(file: intent.location.file, line: intent.location.line,
-                        message: "intent '\(intent.id)': parameter '\(parameter.name)' uses query '\(query)', which is not declared"))
+        for reference in references {
+            let message: String
+            switch reference.target {
+            case .configurationIntent:
+                if let intent = declarations.intent(reference.name) {
+                    if intent.isConfiguration { continue }
+                    message = "intent '\(reference.name)' is not a configuration intent (declare it with configuration = true)"
+                } else if rejected.contains("intent:\(reference.name)") {
+                    continue
+                } else {
+                    let known = declarations.intents.filter(\.isConfiguration).map(\.id)
+                    message = "configuration intent '\(reference.name)' is not declared" + (known.isEmpty ? "" : " " + NearestName.hint(for: reference.name, among: known, label: "configuration intents"))
                 }
+            case .query:
+                if declarations.query(reference.name) != nil || rejected.contains("query:\(reference.name)") { continue }
+                let known = declarations.queries.map(\.id)
+                let near = NearestName.of(reference.name, in: known).map { " (did you mean '\($0)'?)" } ?? ""
+                message = "uses query '\(reference.name)', which is not declared\(near)"
+            case .actionIntent:
+                if declarations.intent(reference.name) != nil || rejected.contains("intent:\(reference.name)") { continue }
+                let known = declarations.intents.map(\.id)
+                let near = NearestName.of(reference.name, in: known).map { " (did you mean '\($0)'?)" } ?? ""
+                message = "action intent '\(reference.name)' is not declared\(near)"
             }
-        }
-        for control in declarations.controls {
-            if let action = control.action, declarations.intent(action) == nil {
-                problems.append(LocatedError(file: control.location.file, line: control.location.line,
-                    message: "control '\(control.kind)': action intent '\(action)' is not declared"))
-            }
+            problems.append(LocatedError(file: reference.location.file, line: reference.location.line,
+                                         message: "\(reference.from)\(reference.target == .query ? " " : ": ")\(message)"))
         }
     }
 
@@ -244,18 +313,18 @@ final class DeclarationRecorder {
 
 }
 
-/// What is wrong with one declaration.
-struct DeclarationProblem: Error {
-    var message: String
-}
-
-/// Reads a declaration's fields, naming the declaration in every problem
-/// and refusing fields it does not know.
+/// Reads a declaration's fields, naming the declaration in every problem,
+/// and collects the problems: a field with a problem reads as absent, so
+/// the other fields are still read and one run reports all of them.
 struct DeclarationFields {
+    /// How problems name the declaration: "widget", then "widget 'K'" once
+    /// the kind is known.
     var name: String
     let fields: LuaTable
     let functions: Set<String>
     private var used: Set<String> = []
+    /// Each problem found, as a whole message ("widget 'K': …").
+    private(set) var problems: [String] = []
 
     init(what: String, fields: LuaTable, functions: Set<String>) {
         self.name = what
@@ -263,7 +332,14 @@ struct DeclarationFields {
         self.functions = functions
     }
 
-    func problem(_ message: String) -> DeclarationProblem { DeclarationProblem(message: "\(name): \(message)") }
+    /// Records "name: message".
+    mutating func report(_ message: String) { problems.append("\(name): \(message)") }
+
+    /// Takes the problems of a nested reader (a parameter's).
+    mutating func adopt(_ other: DeclarationFields) { problems += other.problems }
+
+    /// Whether `key` is given (not nil), as plain data or as a function.
+    func isSet(_ key: String) -> Bool { functions.contains(key) || !fields[LuaString(key)].isNil }
 
     mutating func value(_ key: String) -> LuaValue? {
         used.insert(key)
@@ -272,100 +348,90 @@ struct DeclarationFields {
         return v
     }
 
-    mutating func string(_ key: String) throws(DeclarationProblem) -> String? {
+    mutating func string(_ key: String) -> String? {
         guard let v = value(key) else {
-            if functions.contains(key) { throw problem("'\(key)' must be a string, got function") }
+            if functions.contains(key) { report("'\(key)' must be a string, got function") }
             return nil
         }
-        guard let s = v.stringValue else { throw problem("'\(key)' must be a string, got \(v.typeName)") }
+        guard let s = v.stringValue else { report("'\(key)' must be a string, got \(v.typeName)"); return nil }
         return s
     }
 
-    mutating func requiredString(_ key: String) throws(DeclarationProblem) -> String {
-        guard let s = try string(key) else { throw problem("missing '\(key)'") }
-        if s.isEmpty { throw problem("'\(key)' must not be empty") }
+    /// A string that must be given and not empty; nil (reported) otherwise.
+    mutating func requiredString(_ key: String) -> String? {
+        guard let s = string(key) else {
+            if !isSet(key) { report("missing '\(key)'") }
+            return nil
+        }
+        if s.isEmpty { report("'\(key)' must not be empty"); return nil }
         return s
     }
 
-    mutating func boolean(_ key: String) throws(DeclarationProblem) -> Bool? {
+    mutating func boolean(_ key: String) -> Bool? {
         guard let v = value(key) else { return nil }
-        guard let b = v.boolValue else { throw problem("'\(key)' must be true or false, got \(v.typeName)") }
+        guard let b = v.boolValue else { report("'\(key)' must be true or false, got \(v.typeName)"); return nil }
         return b
     }
 
-    mutating func number(_ key: String) throws(DeclarationProblem) -> Double? {
+    mutating func number(_ key: String) -> Double? {
         guard let v = value(key) else { return nil }
-        guard let d = v.doubleValue else { throw problem("'\(key)' must be a number, got \(v.typeName)") }
+        guard let d = v.doubleValue else { report("'\(key)' must be a number, got \(v.typeName)"); return nil }
         return d
     }
 
-    mutating func array(_ key: String) throws(DeclarationProblem) -> [LuaValue]? {
+    mutating func array(_ key: String) -> [LuaValue]? {
         guard let v = value(key) else { return nil }
-        guard case .table(let t) = v, t.fields.isEmpty else { throw problem("'\(key)' must be an array, got \(v.typeName)") }
+        guard case .table(let t) = v, t.fields.isEmpty else { report("'\(key)' must be an array, got \(v.typeName)"); return nil }
         return t.array
     }
 
-    mutating func strings(_ key: String) throws(DeclarationProblem) -> [String]? {
-        guard let items = try array(key) else { return nil }
+    /// An array of strings; an item that is not a string is reported and left out.
+    mutating func strings(_ key: String) -> [String]? {
+        guard let items = array(key) else { return nil }
         var out: [String] = []
         for (i, item) in items.enumerated() {
-            guard let s = item.stringValue else { throw problem("'\(key)'[\(i + 1)] must be a string, got \(item.typeName)") }
+            guard let s = item.stringValue else { report("'\(key)'[\(i + 1)] must be a string, got \(item.typeName)"); continue }
             out.append(s)
         }
         return out
     }
 
     /// Whether the function field `key` is there; a missing required one,
-    /// or a value that is not a function, is a problem.
-    mutating func function(_ key: String, required: Bool) throws(DeclarationProblem) -> Bool {
+    /// or a value that is not a function, is a problem. A missing required
+    /// function whose misspelling was given names it, and that field is
+    /// then not also called unknown.
+    @discardableResult
+    mutating func function(_ key: String, required: Bool) -> Bool {
         used.insert(key)
         if functions.contains(key) { return true }
         let v = fields[LuaString(key)]
-        if !v.isNil { throw problem("'\(key)' must be a function, got \(v.typeName)") }
+        if !v.isNil {
+            report("'\(key)' must be a function, got \(v.typeName)")
+            return false
+        }
         if required {
             let given = fields.fields.keys.compactMap(\.string) + Array(functions)
-            if let typo = Self.nearest(key, in: given.filter { $0 != key }) {
-                throw problem("missing function '\(key)' (is '\(typo)' a misspelling of it?)")
+            if let typo = NearestName.of(key, in: given.filter { !used.contains($0) }) {
+                used.insert(typo)
+                report("missing function '\(key)' (is '\(typo)' a misspelling of it?)")
+            } else {
+                report("missing function '\(key)'")
             }
-            throw problem("missing function '\(key)'")
         }
         return false
     }
 
-    /// The candidate closest to `word` when it is close enough to be a
-    /// misspelling (at most 1 edit for short words, 2 for longer ones).
-    static func nearest(_ word: String, in candidates: [String]) -> String? {
-        let limit = word.count <= 4 ? 1 : 2
-        var best: (String, Int)?
-        for candidate in candidates {
-            let d = distance(Array(word.lowercased()), Array(candidate.lowercased()))
-            if d <= limit, d < (best?.1 ?? .max) { best = (candidate, d) }
-        }
-        return best?.0
-    }
-
-    /// Levenshtein distance.
-    private static func distance(_ a: [Character], _ b: [Character]) -> Int {
-        if a.isEmpty { return b.count }
-        var row = Array(0...b.count)
-        for i in 1...a.count {
-            var previous = row[0]
-            row[0] = i
-            for j in stride(from: 1, through: b.count, by: 1) {
-                let current = row[j]
-                row[j] = min(row[j] + 1, row[j - 1] + 1, previous + (a[i - 1] == b[j - 1] ? 0 : 1))
-                previous = current
+    /// Reports each field nobody read: "unknown field 'refresh'", or
+    /// "unknown field 'familes' (did you mean 'families'?)"; and positional
+    /// items.
+    mutating func finish() {
+        for key in (fields.fields.keys.map({ $0.string ?? "?" }) + Array(functions)).sorted() where !used.contains(key) {
+            if let known = NearestName.of(key, in: used) {
+                report("unknown field '\(key)' (did you mean '\(known)'?)")
+            } else {
+                report("unknown field '\(key)'")
             }
         }
-        return row[b.count]
-    }
-
-    /// Refuses fields nobody read: "unknown field 'timline'".
-    func finish() throws(DeclarationProblem) {
-        for key in fields.fields.keys.map({ $0.string ?? "?" }) + Array(functions) where !used.contains(key) {
-            if let known = Self.nearest(key, in: Array(used)) { throw problem("unknown field '\(key)' (did you mean '\(known)'?)") }
-            throw problem("unknown field '\(key)'")
-        }
-        if !fields.array.isEmpty { throw problem("unexpected array items (fields are written name = value)") }
+        if !fields.array.isEmpty { report("unexpected array items (fields are written name = value)") }
     }
 }

@@ -1,4 +1,5 @@
 import LuaSandbox
+import LunetteJSON
 
 /// Intent parameter values: checked against their declared types (rule I1),
 /// read from text (`--config name=value`, scenario files), and completed
@@ -19,8 +20,9 @@ public enum ParameterValues {
             if let i = value.integerValue { return .integer(i) }
             throw wrong()
         case .number, .date:
-            guard let d = value.doubleValue else { throw wrong() }
-            return value.integerValue.map { .integer($0) } ?? .number(d)
+            // An integer stays an integer (exact to 64 bits) and a float a float, as in Lua.
+            guard value.doubleValue != nil else { throw wrong() }
+            return value
         case .bool:
             guard value.boolValue != nil else { throw wrong() }
             return value
@@ -43,11 +45,15 @@ public enum ParameterValues {
         switch parameter.type {
         case .string, .enum, .entity: value = .string(text)
         case .int:
-            guard let i = Int64(text) else { throw ParameterError(message: "parameter '\(parameter.name)' expects a whole number, got \"\(text)\"") }
-            value = .integer(i)
+            guard let number = try number(text, for: parameter), case .integer = number else {
+                throw ParameterError(message: "parameter '\(parameter.name)' expects a whole number, got \"\(text)\"")
+            }
+            value = number
         case .number:
-            guard let d = Double(text), d.isFinite else { throw ParameterError(message: "parameter '\(parameter.name)' expects a number, got \"\(text)\"") }
-            value = .number(d)
+            guard let number = try number(text, for: parameter) else {
+                throw ParameterError(message: "parameter '\(parameter.name)' expects a number, got \"\(text)\"")
+            }
+            value = number
         case .bool:
             switch text {
             case "true", "yes", "1": value = true
@@ -55,7 +61,7 @@ public enum ParameterValues {
             default: throw ParameterError(message: "parameter '\(parameter.name)' expects true or false, got \"\(text)\"")
             }
         case .date:
-            if let d = Double(text) { value = .number(d) } else {
+            if let number = try number(text, for: parameter) { value = number } else {
                 switch ISODate.parse(text, calendar: calendar) {
                 case .success(let t): value = ClockBinding.date(t)
                 case .failure(let error): throw ParameterError(message: "parameter '\(parameter.name)': \(error.message)")
@@ -63,6 +69,20 @@ public enum ParameterValues {
             }
         }
         return try check(value, for: parameter)
+    }
+
+    /// `text` as a number, read as JSON files are: digits (with a sign) are
+    /// an integer, exact to 64 bits, and an error beyond them; a numeral
+    /// with `.` or an exponent is a float. Nil when `text` is not a finite
+    /// number.
+    private static func number(_ text: String, for parameter: IntentParameter) throws(ParameterError) -> LuaValue? {
+        let digits = text.hasPrefix("-") || text.hasPrefix("+") ? text.dropFirst() : Substring(text)
+        if !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }) {
+            guard let i = Int64(text) else { throw ParameterError(message: "parameter '\(parameter.name)': \(JSON.integerOutOfRange(text))") }
+            return .integer(i)
+        }
+        guard let d = Double(text), d.isFinite, text.allSatisfy({ $0.isASCII && ($0.isNumber || "+-.eE".contains($0)) }) else { return nil }
+        return .number(d)
     }
 
     /// The values of a configuration: `given` checked, defaults filled in,
@@ -101,7 +121,6 @@ public struct ParameterError: Error, Sendable, Equatable, CustomStringConvertibl
     public var description: String { message }
 
     static func unknownParameter(_ name: String, of intent: IntentDeclaration) -> ParameterError {
-        let names = intent.parameters.map(\.name).joined(separator: ", ")
-        return ParameterError(message: "intent '\(intent.id)' has no parameter '\(name)' (parameters: \(names.isEmpty ? "none" : names))")
+        ParameterError(message: "intent '\(intent.id)' has no parameter '\(name)' \(NearestName.hint(for: name, among: intent.parameters.map(\.name), label: "parameters"))")
     }
 }

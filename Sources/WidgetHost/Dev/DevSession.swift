@@ -81,9 +81,22 @@ public actor DevSession {
             say("✗ not swapped in; version \((try? await service.version(of: bundle)) ?? "?") goes on running")
             for diagnostic in refused.diagnostics { say(Self.indent(diagnostic.text)) }
         } catch {
-            failure = [Diagnostic(.invalid, "\(error)")]
-            say("✗ \(error)")
+            report(error)
         }
+    }
+
+    /// Keeps and shows a failure other than a refused version: every
+    /// problem of the scenario file (the only file read here that reports
+    /// `LocatedErrors`) on its own line, or the error.
+    private func report(_ error: any Error) {
+        if let errors = error as? LocatedErrors {
+            failure = errors.errors
+            say("✗ the scenario does not load")
+            for diagnostic in errors.errors { say(Self.indent(diagnostic.text)) }
+            return
+        }
+        failure = [(error as? LocatedError) ?? Diagnostic(.invalid, "\(error)")]
+        say("✗ \(error)")
     }
 
     private func firstLoad(began: ContinuousClock.Instant) async {
@@ -110,8 +123,7 @@ public actor DevSession {
                 if let failed = instance.failures.last { say(Self.indent(failed.diagnostic.text)) }
             }
         } catch {
-            failure = [(error as? LocatedError) ?? Diagnostic(.invalid, "\(error)")]
-            say("✗ \(error)")
+            report(error)
         }
     }
 
@@ -159,7 +171,7 @@ public actor DevSession {
     /// widget of each kind and every control.
     nonisolated static func screen(of bundle: ScriptBundle, scenario path: String?, at now: Double) throws -> ([WidgetConfiguration], [String]) {
         let runtime = WidgetRuntime(bundle: bundle, services: HostServices(clock: SystemClock()))
-        let scenario = try path.map { path throws(LocatedError) in try Scenario.load(path, runtime: runtime, start: now) }
+        let scenario = try path.map { path throws(LocatedErrors) in try Scenario.load(path, runtime: runtime, start: now) }
         let widgets = try scenario?.widgets ?? Scenario.everyKind(of: runtime, start: now).widgets
         let controls = scenario.map(\.controls).flatMap { $0.isEmpty ? nil : $0 } ?? bundle.declarations.controls.map(\.kind)
         return (widgets, controls)

@@ -16,7 +16,7 @@ extension ScriptBundle {
             throw LocatedErrors([LocatedError(file: root, message: "a bundle is a directory with bundle.json and main.lua")])
         }
         let manifest: BundleManifest
-        do { manifest = try BundleManifest.load(root + "/bundle.json") } catch { throw LocatedErrors([error]) }
+        manifest = try BundleManifest.load(root + "/bundle.json")
         let sources: (main: Source, modules: [String: Source])
         do { sources = try readSources(root) } catch { throw LocatedErrors([error]) }
         let unchecked = ScriptBundle(path: root, manifest: manifest, main: sources.main, modules: sources.modules,

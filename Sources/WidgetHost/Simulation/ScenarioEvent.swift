@@ -64,5 +64,14 @@ public struct ScenarioEvent: Sendable {
         self.kind = kind
     }
 
-    static let typeNames = "appForeground, storeSet, reloadTimelines, reloadAll, widgetAdded, widgetRemoved, localeChange, significantTimeChange, timeZoneChange, tap, perform, controlAdded, controlTap, reloadControls, startActivity, push, activityEvent, endActivity, activitiesEnabled"
+    /// The event types of a scenario file ("type"), as docs/scenarios.md lists them.
+    static let types = ["storeSet", "reloadTimelines", "reloadAll", "appForeground", "widgetAdded", "widgetRemoved", "localeChange",
+                        "significantTimeChange", "timeZoneChange", "tap", "perform", "controlAdded", "controlTap", "reloadControls",
+                        "startActivity", "push", "activityEvent", "endActivity", "activitiesEnabled"]
+    static let typeNames = types.joined(separator: ", ")
+    /// Every field some event type reads: the keys an event whose type is
+    /// unknown may have without being called unknown itself.
+    static let fieldNames: Set<String> = ["at", "type", "kind", "family", "config", "group", "key", "value", "timezone", "intent",
+                                          "params", "activityType", "attributes", "state", "options", "activity", "payload",
+                                          "priority", "name", "dismissal"]
 }
