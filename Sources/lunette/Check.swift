@@ -84,7 +84,7 @@ struct Check: ParsableCommand {
             let runtime = WidgetRuntime(bundle: loaded, services: try host.services(of: loaded, store: SharedStore(root: root), calendar: calendar, at: start, cap: cap))
             var values: [String: LuaValue] = [:]
             for widget in loaded.declarations.widgets {
-                let mine = try texts.filter { name, _ in
+                let mine = texts.filter { name, _ in
                     (try? runtime.parseValues(kind: widget.kind, [name: texts[name]!])) != nil
                 }
                 if let parsed = try? runtime.parseValues(kind: widget.kind, mine) { values.merge(parsed) { a, _ in a } }

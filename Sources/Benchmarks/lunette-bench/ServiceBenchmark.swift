@@ -155,7 +155,7 @@ enum ServiceBenchmark {
     /// `times` exempt reloads of `kind`, each a provider call; throws when one failed.
     static func reload(_ service: WidgetService, _ bundle: String, _ kind: String, times: Int) async throws {
         for _ in 0..<times { try await service.reloadNow(bundle: bundle, kind: kind, reason: .appForeground) }
-        let widgets = try await (1...3).asyncCompactMap { try? await service.widget(WidgetID(bundle: bundle, number: $0)) }
+        let widgets = await (1...3).asyncCompactMap { try? await service.widget(WidgetID(bundle: bundle, number: $0)) }
         if let failure = widgets.flatMap(\.failures).first {
             throw NSError(domain: "lunette-bench", code: 1, userInfo: [NSLocalizedDescriptionKey: failure.diagnostic.text])
         }

@@ -228,7 +228,7 @@ public actor DevSession {
             let heartbeat = Task {
                 while !Task.isCancelled {
                     try? await Task.sleep(for: .seconds(15))
-                    await self.ping()
+                    self.ping()
                 }
             }
             for await _ in service.events { self.changed() }
