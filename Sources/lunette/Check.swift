@@ -16,7 +16,7 @@ struct Check: ParsableCommand {
             of order, closer than 5 minutes, or too many; and a reload policy \
             that would use up the refresh budget, with the projected reloads \
             per day. --json prints {"bundle","ok","lint","findings":[{"level",\
-            "kind","check","message"}]}. The clock is virtual, at the start \
+            "kind","check","message","location"?}]}. The clock is virtual, at the start \
             of today unless --at says otherwise, so the figures are the same \
             from run to run; --family and --config choose the configuration \
             checked (for the kinds that support them). The store is a fresh \
@@ -93,7 +93,9 @@ struct Check: ParsableCommand {
             if !unknown.isEmpty { throw ValidationError("--config \(unknown.joined(separator: ", ")): no widget kind of \(id) declares \(unknown.count == 1 ? "this parameter" : "these parameters") (or the value does not fit)") }
             findings = BundleChecker(runtime: runtime).check(family: requestedFamily, values: values)
         } catch let errors as LocatedErrors {
-            findings = errors.errors.map { Finding(level: .error, kind: nil, check: "load", message: $0.locatedMessage) }
+            findings = errors.errors.map {
+                Finding(level: .error, kind: nil, check: "load", message: $0.locatedMessage, file: $0.file, line: $0.line, column: $0.column)
+            }
         }
         let lint: CheckOutput.Lint
         if noLint { lint = .off } else if let linter = LuaLint.installed() {
@@ -102,7 +104,8 @@ struct Check: ParsableCommand {
                 findings += try linter.run(bundle: bundle, version: LunetteVersion.current).map { found in
                     var located = found
                     located.file = prefix + found.file
-                    return Finding(level: found.isError ? .error : .warning, kind: nil, check: "lint", message: located.description)
+                    return Finding(level: found.isError ? .error : .warning, kind: nil, check: "lint", message: located.description,
+                                   file: located.file, line: located.line, column: located.column)
                 }
                 lint = .ran
             } catch {

@@ -13,7 +13,7 @@ struct TestCommand: ParsableCommand {
             a fresh host. See docs/testing.md for the t API. Prints one line per test, each \
             failure with its file:line and traceback, then "N passed, N failed". Exit status: \
             0 when every test passed, 1 when one failed (or a file did not load), 2 for usage \
-            errors (no such bundle, no test files).
+            errors (no such bundle, no test files, a --filter that matches no test).
             """)
 
     @Argument(help: ArgumentHelp("The bundle directory.", valueName: "bundle"))
@@ -31,7 +31,12 @@ struct TestCommand: ParsableCommand {
         guard !ScriptTestRunner.testFiles(in: loaded.path).isEmpty else {
             throw ValidationError("\(bundle) has no test files (tests/*.lua or *_test.lua)")
         }
+        let filter = self.filter.flatMap { $0.isEmpty ? nil : $0 }   // an empty filter runs everything
         let results = ScriptTestRunner(bundle: loaded, filter: filter).run()
+        if let filter, results.isEmpty {
+            // A mistyped filter must not look like a green run.
+            throw CLIUsageFailure("error: --filter \(filter): no test's name contains it (without --filter, every test runs and is listed)")
+        }
         let failed = results.filter { !$0.passed }.count
         if json {
             let encoder = JSONEncoder()

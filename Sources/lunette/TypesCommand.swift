@@ -39,7 +39,8 @@ struct TypesCommand: ParsableCommand {
         try requireDirectory(directory, what: "directory")
         do {
             for file in try files.write(force: force) {
-                FileOutput.standardOutput.write((file.changes ? "wrote " : "unchanged ") + file.path + "\n")
+                let shown = directory == "." ? file.path : (directory.hasSuffix("/") ? directory : directory + "/") + file.path
+                FileOutput.standardOutput.write((file.changes ? "wrote " : "unchanged ") + shown + "\n")
             }
         } catch {
             throw CLIFailure("error: \(error)")

@@ -126,4 +126,41 @@ struct ScriptTestRunnerTests {
         #expect(results[1].failure?.text.contains("a_test.lua:7: the updater of activity-1 failed: ") == true, "\(String(describing: results[1].failure?.text))")
         #expect(results[1].failure?.text.contains("cannot") == true)
     }
+
+    /// What a new author tripped over (issue 16): a mistyped group, option
+    /// or filter looked green; dates were floats; argument numbers were off
+    /// by one; t.eq showed one difference, oddly worded.
+    @Test func mistakesInTestsAreCaughtWhereTheyAre() throws {
+        let results = try run("""
+            test("a group the bundle does not list", function(t) t.store("group.tset", { n = 1 }) end)
+            test("an unknown option", function(t) t.timeline("W", { famliy = "systemSmall" }) end)
+            test("an unknown perform option", function(t) t.perform("Bump", {}, { form = "W" }) end)
+            test("a bad duration", function(t) t.advance("10 min") end)
+            test("dates are integers when whole", function(t)
+              t.at("2026-11-21T09:00:00Z")
+              t.ok(math.type(t.now()) == "integer", "t.now() is an integer")
+              local id = t.widget("W")
+              t.ok(math.type(t.reloads(id)[1].at) == "integer", "a reload's time is an integer")
+              t.ok(math.type(t.timeline("W").policy.after) == "integer", "policy.after is an integer")
+            end)
+            test("every difference", function(t)
+              t.eq({ a = 1, b = { 2, 3 }, extra = false }, { a = 2, b = { 2, 4 }, gone = "x" })
+            end)
+            """)
+        let failures = results.map { $0.failure?.message ?? "passed" }
+        #expect(failures[0].contains(#"bad argument #1 to 'store' (t.store: group "group.tset" is not one of the bundle's app groups (did you mean 'group.test'? appGroups: group.test))"#), "\(failures[0])")
+        #expect(failures[1].contains("bad argument #2 to 'timeline' (unknown option 'famliy' (did you mean 'family'? options: family, config))"), "\(failures[1])")
+        #expect(failures[2].contains("bad argument #3 to 'perform' (unknown option 'form' (did you mean 'from'? options: from))"), "\(failures[2])")
+        #expect(failures[3].contains("bad argument #1 to 'advance'"), "\(failures[3])")
+        #expect(failures[4] == "passed", "\(failures[4])")
+        #expect(failures[5].hasSuffix(#"w_test.lua:13: a: expected 2, got 1; b[2]: expected 4, got 3; extra: not expected (got false); gone: missing (expected "x")"#), "\(failures[5])")
+    }
+
+    @Test func aFilterThatMatchesNoTestIsAUsageErrorAndAnEmptyOneRunsAll() throws {
+        let fixture = try BundleFixture(main: Self.main, files: ["tests/w_test.lua": #"test("one", function(t) end)"#])
+        let none = try CLI.run(["test", fixture.path, "--filter", "nomatch"])
+        #expect(none.status == 2 && none.stderr == "error: --filter nomatch: no test's name contains it (without --filter, every test runs and is listed)\n", "\(none.stderr)")
+        let empty = try CLI.run(["test", fixture.path, "--filter", ""])
+        #expect(empty.status == 0 && empty.stdout.contains("1 passed, 0 failed"), "\(empty.stdout)")
+    }
 }

@@ -34,7 +34,7 @@ stds.lunette = {
     "_VERSION",
     string = { fields = { "byte", "char", "find", "format", "gmatch", "gsub", "len", "lower", "match", "pack", "packsize", "rep", "reverse", "sub", "unpack", "upper" } },
     table = { fields = { "concat", "insert", "move", "pack", "remove", "sort", "unpack" } },
-    math = { fields = { "abs", "acos", "asin", "atan", "atan2", "ceil", "cos", "cosh", "deg", "exp", "floor", "fmod", "frexp", "huge", "ldexp", "log", "log10", "max", "maxinteger", "min", "mininteger", "modf", "pi", "pow", "rad", "random", "randomseed", "sin", "sinh", "sqrt", "tan", "tanh", "tointeger", "type", "ult" } },
+    math = { fields = { "abs", "acos", "asin", "atan", "ceil", "cos", "deg", "exp", "floor", "fmod", "huge", "log", "max", "maxinteger", "min", "mininteger", "modf", "pi", "rad", "random", "randomseed", "sin", "sqrt", "tan", "tointeger", "type", "ult" } },
     utf8 = { fields = { "char", "charpattern", "codepoint", "codes", "len", "offset" } },
     coroutine = { fields = { "close", "create", "isyieldable", "resume", "running", "status", "wrap", "yield" } },
     store = { fields = { "group" } },

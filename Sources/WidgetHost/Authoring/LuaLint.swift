@@ -58,7 +58,7 @@ public struct LuaLint: Sendable {
             let said = (problem + text).trimmingCharacters(in: .whitespacesAndNewlines)
             throw .couldNotRun("exit status \(process.terminationStatus)" + (said.isEmpty ? "" : ": \(said)"))
         }
-        return Self.parse(text)
+        return Self.explain(Self.parse(text), api: api)
     }
 
     /// Reads luacheck's plain format: `./main.lua:3:7: (W211) unused variable 'x'`.
@@ -81,7 +81,7 @@ public struct LuaLint: Sendable {
     }
 }
 
-/// One thing luacheck found.
+/// One thing luacheck found, with what it means for a Lunette script.
 public struct LintFinding: Sendable, Equatable, CustomStringConvertible {
     /// The file as luacheck names it, inside the bundle (`main.lua`, `tests/a_test.lua`).
     public var file: String
@@ -91,27 +91,70 @@ public struct LintFinding: Sendable, Equatable, CustomStringConvertible {
     /// global), `W113` (reading an undefined global), `E011` (syntax).
     public var code: String
     public var message: String
+    /// An error: a syntax error, or a read of a global or a library field
+    /// that does not exist in the sandbox (`io`, `string.fromat`: it fails
+    /// when the line runs). Everything else is a warning, and so is the
+    /// read of a global the same file sets (the set is the mistake).
+    public var isError: Bool
+    /// What it means here, when luacheck's words do not say it.
+    public var hint: String?
 
-    /// An error: a syntax error, or a read of a global or a library
-    /// field that does not exist in the sandbox (`io`, `string.fromat`:
-    /// it fails when the line runs). Everything else is a warning.
-    public var isError: Bool { code.hasPrefix("E") || code == "W113" || code == "W143" }
+    public init(file: String, line: Int, column: Int, code: String, message: String, isError: Bool? = nil, hint: String? = nil) {
+        self.file = file
+        self.line = line
+        self.column = column
+        self.code = code
+        self.message = message
+        self.isError = isError ?? (code.hasPrefix("E") || code == "W113" || code == "W143")
+        self.hint = hint
+    }
 
-    /// What it means for a Lunette script, when luacheck's words do not say it.
-    public var hint: String? {
-        switch code {
-        case "W111", "W112":
-            return "globals do not outlive a call (rule L6): make it local, or keep it in the store"
-        case "W113":
-            return "no such global in Lunette's sandbox (docs/script-api.md lists them)"
-        case "W143":
-            return "no such field in the sandbox's library"
-        default:
-            return nil
-        }
+    /// The name luacheck quotes: `'x'` in "unused variable 'x'".
+    var quotedName: String? {
+        message.split(separator: "'", omittingEmptySubsequences: false).dropFirst().first.map(String.init)
     }
 
     public var description: String {
         "\(file):\(line):\(column): (\(code)) \(message)" + (hint.map { " — \($0)" } ?? "")
+    }
+}
+
+extension LuaLint {
+    /// Adds what each finding means for a Lunette script: globals do not
+    /// outlive a call; the read of a global the file sets is that mistake
+    /// again (a warning, pointing at the set), not a missing global; a
+    /// misspelt global or library field names the one it meant.
+    static func explain(_ findings: [LintFinding], api: ScriptAPI) -> [LintFinding] {
+        var setAt: [String: [String: Int]] = [:]   // file → global → first line that sets it
+        for f in findings where f.code == "W111" || f.code == "W112" {
+            if let name = f.quotedName, setAt[f.file]?[name] == nil { setAt[f.file, default: [:]][name] = f.line }
+        }
+        let globals = api.globals(.tests)
+        return findings.map { found in
+            var f = found
+            switch f.code {
+            case "W111", "W112":
+                f.hint = "globals do not outlive a call (rule L6): make it local, or keep it in the store"
+            case "W113":
+                if let name = f.quotedName, let line = setAt[f.file]?[name] {
+                    f.isError = false
+                    f.hint = "'\(name)' is a global this file sets at line \(line): make it local there"
+                } else {
+                    let near = f.quotedName.flatMap { NearestName.of($0, in: globals) }
+                    f.hint = "no such global in Lunette's sandbox" + (near.map { " (did you mean '\($0)'?)" } ?? " (docs/script-api.md lists them)")
+                }
+            case "W143":
+                // "accessing undefined field 'nwo' of global 'clock'"
+                let parts = f.message.split(separator: "'", omittingEmptySubsequences: false)
+                let field = parts.count > 1 ? String(parts[1]) : ""
+                let table = parts.count > 3 ? String(parts[3]) : ""
+                let names = api.module(table)?.functions.map(\.name) ?? api.libraries.first { $0.name == table }?.fields ?? []
+                let near = NearestName.of(field, in: names)
+                f.hint = "no such field of '\(table)' in the sandbox" + (near.map { " (did you mean '\($0)'?)" } ?? "")
+            default:
+                break
+            }
+            return f
+        }
     }
 }

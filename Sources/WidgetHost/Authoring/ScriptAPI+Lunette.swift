@@ -14,15 +14,14 @@ extension ScriptAPI {
             ("string", ["byte", "char", "find", "format", "gmatch", "gsub", "len", "lower", "match", "pack", "packsize", "rep",
                         "reverse", "sub", "unpack", "upper"]),
             ("table", ["concat", "insert", "move", "pack", "remove", "sort", "unpack"]),
-            // With the Lua 5.3 compatibility functions the system's Lua
-            // (Debian's liblua5.4, LUA_COMPAT_MATHLIB) keeps.
-            ("math", ["abs", "acos", "asin", "atan", "atan2", "ceil", "cos", "cosh", "deg", "exp", "floor", "fmod", "frexp",
-                      "huge", "ldexp", "log", "log10", "max", "maxinteger", "min", "mininteger", "modf", "pi", "pow", "rad",
-                      "random", "randomseed", "sin", "sinh", "sqrt", "tan", "tanh", "tointeger", "type", "ult"]),
+            ("math", ["abs", "acos", "asin", "atan", "ceil", "cos", "deg", "exp", "floor", "fmod", "huge", "log", "max",
+                      "maxinteger", "min", "mininteger", "modf", "pi", "rad", "random", "randomseed", "sin", "sqrt", "tan",
+                      "tointeger", "type", "ult"]),
             ("utf8", ["char", "charpattern", "codepoint", "codes", "len", "offset"]),
             ("coroutine", ["close", "create", "isyieldable", "resume", "running", "status", "wrap", "yield"]),
         ],
-        removedLibraries: ["io", "debug", "package"])
+        removedLibraries: ["io", "debug", "package"],
+        compatibilityFields: [("math", ["atan2", "cosh", "frexp", "ldexp", "log10", "pow", "sinh", "tanh"])])
 
     // MARK: Aliases
 
@@ -59,8 +58,8 @@ extension ScriptAPI {
             Field("families", "lunette.Family[]", optional: true, "the sizes it supports; the first is the default (default: systemSmall, systemMedium, systemLarge)"),
             Field("configuration", "string", optional: true, "the id of a configuration intent: the widget is then configurable"),
             Field("placeholder", "fun(ctx: lunette.Context): lunette.Entry", "an entry to show at once, from sample data, without the store (rule T1)"),
-            Field("snapshot", "fun(ctx: lunette.Context, config: table?): lunette.Entry", optional: true, "an entry for the gallery (default: the placeholder)"),
-            Field("timeline", "fun(ctx: lunette.Context, config: table?): lunette.Timeline", "entries and a reload policy"),
+            Field("snapshot", "fun(ctx: lunette.Context, config: table): lunette.Entry", optional: true, "an entry for the gallery (default: the placeholder)"),
+            Field("timeline", "fun(ctx: lunette.Context, config: table): lunette.Timeline", "entries and a reload policy (config: the configuration's values; nil for a widget without configuration)"),
         ]),
         Class("lunette.IntentDeclaration", "The fields of intent { … }.", fields: [
             Field("id", "string", "unique among the bundle's intents"),
@@ -194,7 +193,7 @@ extension ScriptAPI {
         Module("os", "Three functions of Lua's os, on the host's clock.", [
             Function("time", "math.floor(clock.now()); with a table, Lua's own.", [Field("t", "table", optional: true)], returns: [Return("integer")]),
             Function("date", "Lua's own, t defaulting to the host's clock.", [Field("format", "string", optional: true), Field("t", "number", optional: true)],
-                     returns: [Return("string|osdate")]),
+                     returns: [Return("string|table")]),
             Function("clock", "The CPU time the call has used, in seconds.", returns: [Return("number")]),
         ]),
     ]

@@ -129,6 +129,11 @@ public struct ScriptAPI: Sendable {
     public var libraries: [(name: String, fields: [String])]
     /// Libraries the sandbox removes (`io`, `debug`, `package`).
     public var removedLibraries: [String]
+    /// Fields a library has with some builds of Lua only: Lua 5.3's
+    /// `math.pow` and the like, which Debian's Lua keeps
+    /// (LUA_COMPAT_MATHLIB) and others do not. Neither the editor types nor
+    /// the lint offer them, so a script stays portable.
+    public var compatibilityFields: [(name: String, fields: [String])]
 
     /// The class named `name`.
     public func `class`(_ name: String) -> Class? { classes.first { $0.name == name } }

@@ -7,12 +7,20 @@ public struct Finding: Sendable, Equatable, CustomStringConvertible {
     /// Short name of the check ("placeholder", "budget", …).
     public var check: String
     public var message: String
+    /// Where it is, when it is at a place in a file (a lint finding, a
+    /// declaration problem): the file as given, its line and column.
+    public var file: String?
+    public var line: Int?
+    public var column: Int?
 
-    public init(level: Level, kind: String?, check: String, message: String) {
+    public init(level: Level, kind: String?, check: String, message: String, file: String? = nil, line: Int? = nil, column: Int? = nil) {
         self.level = level
         self.kind = kind
         self.check = check
         self.message = message
+        self.file = file
+        self.line = line
+        self.column = column
     }
 
     public var description: String {

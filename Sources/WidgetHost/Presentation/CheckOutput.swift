@@ -19,6 +19,14 @@ public enum CheckOutput {
                     o.field("kind", string: finding.kind)
                     o.field("check", string: finding.check)
                     o.field("message", string: finding.message)
+                    if let file = finding.file {
+                        o.key("location")
+                        o.object {
+                            o.field("file", string: file)
+                            if let line = finding.line { o.field("line", integer: line) }
+                            if let column = finding.column { o.field("column", integer: column) }
+                        }
+                    }
                 }
             }
         }

@@ -119,7 +119,8 @@ public final class ScriptTestRunner {
         for _, name in ipairs({ "at", "now", "store", "get", "timeline", "snapshot", "placeholder", "widget", "shown",
                                 "advance", "reloads", "perform", "tap", "control", "activity", "push", "signal", "activities" }) do
           local f = host[name]
-          t[name] = function(...) return f(...) end
+          -- t itself goes first, as for a method, so that argument errors count the script's arguments.
+          t[name] = function(...) return f(t, ...) end
         end
         -- expected vs got, at the caller's line
         t.eq = function(got, expected, message)
@@ -214,6 +215,7 @@ final class TestContext {
     private func configuration(_ args: LuaArguments, kind n: Int) throws -> WidgetConfiguration {
         let kind = try args.text(n)
         let options = try args.optional(n + 1) { i throws(LuaFunctionError) in try args.table(i) } ?? LuaTable()
+        try Self.checkOptions(options, known: ["family", "config"], args, n + 1)
         let family = try options["family"].stringValue.map { name throws(LuaFunctionError) -> WidgetFamily in
             guard let family = WidgetFamily(rawValue: name) else { throw args.badArgument(n + 1, "unknown family '\(name)'") }
             return family
@@ -227,6 +229,29 @@ final class TestContext {
         }
     }
 
+    /// Argument `n`, a group the bundle lists in appGroups: a test that
+    /// seeds another group would see its widget read nothing.
+    private func bundleGroup(_ args: LuaArguments, _ n: Int, _ what: String) throws(LuaFunctionError) -> String {
+        let group = try args.text(n)
+        let groups = bundle.manifest.appGroups
+        guard groups.contains(group) else {
+            throw args.badArgument(n, "\(what): group \"\(group)\" is not one of the bundle's app groups "
+                                   + NearestName.hint(for: group, among: groups, label: "appGroups"))
+        }
+        return group
+    }
+
+    /// Refuses an option the call does not know (a typo would be ignored silently).
+    private static func checkOptions(_ options: LuaTable, known: [String], _ args: LuaArguments, _ n: Int) throws(LuaFunctionError) {
+        for field in options.fields {
+            let name = field.key.string ?? field.key.displayText
+            if !known.contains(name) {
+                throw args.badArgument(n, "unknown option '\(name)' " + NearestName.hint(for: name, among: known, label: "options"))
+            }
+        }
+        if !options.array.isEmpty { throw args.badArgument(n, "options are written name = value (\(known.joined(separator: ", ")))") }
+    }
+
     /// A provider's failure, raised in the test with its own location.
     private func raise(_ outcome: CallOutcome, _ what: String) -> LuaFunctionError {
         LuaFunctionError("\(what) failed: \(outcome.diagnostic?.text ?? "no result")")
@@ -234,22 +259,22 @@ final class TestContext {
 
     func install(into host: inout LuaModule) {
         host.add("at") { [unowned self] args in
-            let text = try args.text(1)
+            let text = try args.text(2)
             let time: Double
             switch ISODate.parse(text, calendar: calendar) {
             case .success(let t): time = t
-            case .failure(let error): throw args.badArgument(1, "\(error)")
+            case .failure(let error): throw args.badArgument(2, "\(error)")
             }
             do { try clock.advance(to: time) } catch {
                 throw LuaFunctionError("t.at: \(error) (a test's clock only moves forward)")
             }
             return []
         }
-        host.add("now") { [unowned self] _ in [.number(clock.now())] }
+        host.add("now") { [unowned self] _ in [ClockBinding.date(clock.now())] }
         host.add("store") { [unowned self] args in
-            let group = try theStore().group(try args.text(1))
-            for field in try args.table(2).fields {
-                guard let key = field.key.string else { throw args.badArgument(2, "keys are strings") }
+            let group = try theStore().group(try bundleGroup(args, 2, "t.store"))
+            for field in try args.table(3).fields {
+                guard let key = field.key.string else { throw args.badArgument(3, "keys are strings") }
                 let value: StoreValue?
                 do { value = try StoreValue(lua: field.value, path: key) } catch { throw LuaFunctionError("t.store: \(error)") }
                 try group.set(key, value)
@@ -257,18 +282,18 @@ final class TestContext {
             return []
         }
         host.add("get") { [unowned self] args in
-            let value = try theStore().group(try args.text(1)).get(try args.text(2))
+            let value = try theStore().group(try bundleGroup(args, 2, "t.get")).get(try args.text(3))
             return [value?.lua ?? .nil]
         }
         host.add("timeline") { [unowned self] args in
-            let configuration = try configuration(args, kind: 1)
+            let configuration = try configuration(args, kind: 2)
             let result = try theEngine().runtime.timeline(configuration)
             guard let timeline = result.value else { throw raise(result.outcome, "timeline of \(configuration.kind)") }
             return [.table(Self.table(timeline))]
         }
         for (name, role) in [("snapshot", true), ("placeholder", false)] {
             host.add(name) { [unowned self] args in
-                let configuration = try configuration(args, kind: 1)
+                let configuration = try configuration(args, kind: 2)
                 let runtime = try theEngine().runtime
                 let result = role ? runtime.snapshot(configuration) : runtime.placeholder(configuration)
                 guard let entry = result.value else { throw raise(result.outcome, "\(name) of \(configuration.kind)") }
@@ -276,17 +301,17 @@ final class TestContext {
             }
         }
         host.add("widget") { [unowned self] args in
-            let configuration = try configuration(args, kind: 1)
+            let configuration = try configuration(args, kind: 2)
             return [.integer(Int64(try theEngine().addWidget(configuration)))]
         }
         host.add("shown") { [unowned self] args in
-            let id = Int(try args.integer(1))
-            guard let instance = try theEngine().instance(id) else { throw args.badArgument(1, "no widget #\(id)") }
+            let id = Int(try args.integer(2))
+            guard let instance = try theEngine().instance(id) else { throw args.badArgument(2, "no widget #\(id)") }
             return [instance.shown(at: clock.now()).map { .table($0.content) } ?? .nil]
         }
         host.add("advance") { [unowned self] args in
-            let text = try args.text(1)
-            guard let seconds = Durations.seconds(text), seconds >= 0 else { throw args.badArgument(1, "not a duration such as \"90m\" or \"2h\"") }
+            let text = try args.text(2)
+            guard let seconds = Durations.seconds(text), seconds >= 0 else { throw args.badArgument(2, "not a duration such as \"90m\" or \"2h\"") }
             let engine = try theEngine()
             let end = clock.now() + seconds
             func next() throws -> Double? {
@@ -301,17 +326,18 @@ final class TestContext {
             return []
         }
         host.add("reloads") { [unowned self] args in
-            let id = Int(try args.integer(1))
-            guard let instance = try theEngine().instance(id) else { throw args.badArgument(1, "no widget #\(id)") }
+            let id = Int(try args.integer(2))
+            guard let instance = try theEngine().instance(id) else { throw args.badArgument(2, "no widget #\(id)") }
             return [.table(LuaTable(array: instance.reloads.map { r in
-                .table(LuaTable(fields: ["at": .number(r.at), "reason": .string(LuaString(r.reason.rawValue)), "counted": .boolean(r.counted),
+                .table(LuaTable(fields: ["at": ClockBinding.date(r.at), "reason": .string(LuaString(r.reason.rawValue)), "counted": .boolean(r.counted),
                                          "status": .string(LuaString(r.status.rawValue))]))
             }))]
         }
         host.add("perform") { [unowned self] args in
-            let id = try args.text(1)
-            let parameters = try args.optional(2, { i throws(LuaFunctionError) in try args.table(i) })?.namedFields ?? [:]
-            let options = try args.optional(3) { i throws(LuaFunctionError) in try args.table(i) }
+            let id = try args.text(2)
+            let parameters = try args.optional(3, { i throws(LuaFunctionError) in try args.table(i) })?.namedFields ?? [:]
+            let options = try args.optional(4) { i throws(LuaFunctionError) in try args.table(i) }
+            if let options { try Self.checkOptions(options, known: ["from"], args, 4) }
             let engine = try theEngine()
             let performance: IntentPerformance
             do {
@@ -331,12 +357,12 @@ final class TestContext {
             return [performance.result ?? .nil]
         }
         host.add("tap") { [unowned self] args in
-            let kind = try args.text(1)
+            let kind = try args.text(2)
             _ = try theEngine()
             do { return [try controls!.tap(kind).after ?? .nil] } catch { throw LuaFunctionError("t.tap: \(error)") }
         }
         host.add("control") { [unowned self] args in
-            let kind = try args.text(1)
+            let kind = try args.text(2)
             _ = try theEngine()
             do {
                 if controls!.control(kind) == nil { try controls!.add(kind) }
@@ -345,24 +371,24 @@ final class TestContext {
         }
         host.add("activity") { [unowned self] args in
             let live = try theUpdaters()
-            let record = try live.manager.request(type: try args.text(1), attributes: try args.table(2), state: try args.table(3),
+            let record = try live.manager.request(type: try args.text(2), attributes: try args.table(3), state: try args.table(4),
                                                   from: .app).get()
             return [Self.table(record, at: clock.now())]
         }
         host.add("push") { [unowned self] args in
             let live = try theUpdaters()
-            let id = try args.text(1)
+            let id = try args.text(2)
             let runs = live.runs.count
-            _ = try live.push(id, payload: try args.value(2))
+            _ = try live.push(id, payload: try args.value(3))
             try Self.checkUpdater(live, since: runs, id)
             guard let record = try live.manager.all().first(where: { $0.id == id }) else { return [.nil] }
             return [Self.table(record, at: clock.now())]
         }
         host.add("signal") { [unowned self] args in
             let live = try theUpdaters()
-            let id = try args.text(1)
+            let id = try args.text(2)
             let runs = live.runs.count
-            try live.signal(id, name: try args.text(2), payload: try args.optional(3) { i throws(LuaFunctionError) in try args.value(i) } ?? .nil)
+            try live.signal(id, name: try args.text(3), payload: try args.optional(4) { i throws(LuaFunctionError) in try args.value(i) } ?? .nil)
             try Self.checkUpdater(live, since: runs, id)
             guard let record = try live.manager.all().first(where: { $0.id == id }) else { return [.nil] }
             return [Self.table(record, at: clock.now())]
@@ -372,7 +398,7 @@ final class TestContext {
             return [.table(LuaTable(array: try live.manager.all().map { Self.table($0, at: clock.now()) }))]
         }
         host.add("compare") { args in
-            let difference = Self.difference(try args.value(1), try args.value(2), at: "")
+            let difference = Self.differences(try args.value(1), try args.value(2))
             return [difference.map { .string(LuaString($0)) } ?? .nil]
         }
         host.add("describe") { args in [.string(LuaString(Self.describe(try args.value(1))))] }
@@ -384,30 +410,43 @@ final class TestContext {
         switch timeline.policy {
         case .atEnd: policy = "atEnd"
         case .never: policy = "never"
-        case .after(let t): policy = .table(LuaTable(fields: ["after": .number(t)]))
+        case .after(let t): policy = .table(LuaTable(fields: ["after": ClockBinding.date(t)]))
         }
         return LuaTable(fields: ["entries": .table(LuaTable(array: timeline.entries.map { .table($0.content) })), "policy": policy])
     }
 
-    /// Where `got` and `expected` first differ ("entries[1].title: expected "a", got "b""), or nil.
-    static func difference(_ got: LuaValue, _ expected: LuaValue, at path: String) -> String? {
+    /// Every place where `got` and `expected` differ, the first 5 in
+    /// order ("title: expected "a", got "b"; alerts: not expected (got
+    /// false)"), or nil when they are equal.
+    static func differences(_ got: LuaValue, _ expected: LuaValue) -> String? {
+        var found: [String] = []
+        collect(got, expected, at: "", into: &found)
+        guard !found.isEmpty else { return nil }
+        let shown = found.prefix(5).joined(separator: "; ")
+        return found.count > 5 ? shown + "; and \(found.count - 5) more" : shown
+    }
+
+    static func collect(_ got: LuaValue, _ expected: LuaValue, at path: String, into found: inout [String]) {
+        let prefix = path.isEmpty ? "" : path + ": "
         switch (got, expected) {
         case (.table(let a), .table(let b)):
             for i in 0..<max(a.array.count, b.array.count) {
                 let x = i < a.array.count ? a.array[i] : .nil, y = i < b.array.count ? b.array[i] : .nil
-                if let d = difference(x, y, at: "\(path)[\(i + 1)]") { return d }
+                collect(x, y, at: "\(path)[\(i + 1)]", into: &found)
             }
             let keys = Set(a.fields.map(\.key)).union(b.fields.map(\.key)).sorted { $0.bytes.lexicographicallyPrecedes($1.bytes) }
             for key in keys {
                 let name = key.string ?? key.displayText
-                if let d = difference(a[key], b[key], at: path.isEmpty ? name : "\(path).\(name)") { return d }
+                collect(a[key], b[key], at: path.isEmpty ? name : "\(path).\(name)", into: &found)
             }
-            return nil
-        case (.integer(let a), .number(let b)) where Double(a) == b: return nil
-        case (.number(let a), .integer(let b)) where a == Double(b): return nil
+        case (.integer(let a), .number(let b)) where Double(a) == b: return
+        case (.number(let a), .integer(let b)) where a == Double(b): return
+        case (_, .nil) where got != .nil && !path.isEmpty:
+            found.append("\(prefix)not expected (got \(describe(got)))")
+        case (.nil, _) where expected != .nil && !path.isEmpty:
+            found.append("\(prefix)missing (expected \(describe(expected)))")
         default:
-            if got == expected { return nil }
-            return "\(path.isEmpty ? "" : path + ": ")expected \(describe(expected)), got \(describe(got))"
+            if got != expected { found.append("\(prefix)expected \(describe(expected)), got \(describe(got))") }
         }
     }
 

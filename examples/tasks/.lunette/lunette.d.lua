@@ -36,8 +36,8 @@
 ---@field families? lunette.Family[] the sizes it supports; the first is the default (default: systemSmall, systemMedium, systemLarge)
 ---@field configuration? string the id of a configuration intent: the widget is then configurable
 ---@field placeholder fun(ctx: lunette.Context): lunette.Entry an entry to show at once, from sample data, without the store (rule T1)
----@field snapshot? fun(ctx: lunette.Context, config: table?): lunette.Entry an entry for the gallery (default: the placeholder)
----@field timeline fun(ctx: lunette.Context, config: table?): lunette.Timeline entries and a reload policy
+---@field snapshot? fun(ctx: lunette.Context, config: table): lunette.Entry an entry for the gallery (default: the placeholder)
+---@field timeline fun(ctx: lunette.Context, config: table): lunette.Timeline entries and a reload policy (config: the configuration's values; nil for a widget without configuration)
 
 ---The fields of intent { … }.
 ---@class lunette.IntentDeclaration
@@ -511,7 +511,7 @@ function os.time(t) end
 ---Lua's own, t defaulting to the host's clock.
 ---@param format? string
 ---@param t? number
----@return string|osdate
+---@return string|table
 function os.date(format, t) end
 
 ---The CPU time the call has used, in seconds.
