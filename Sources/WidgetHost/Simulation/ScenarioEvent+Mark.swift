@@ -9,8 +9,8 @@ extension ScenarioEvent {
         }
         switch kind {
         case .appForeground(let kind): return make("appForeground", "app in foreground" + (kind.map { " (\($0))" } ?? ""), kind: kind)
-        case .storeSet(let group, let key, let value):
-            return make("storeSet", value == nil ? "store: remove \(key) (\(group))" : "store: set \(key) (\(group))")
+        case .storeSet(_, let key, let value):   // one app's groups: the key says enough on an axis
+            return make("storeSet", value == nil ? "store: remove \(key)" : "store: set \(key)")
         case .reloadTimelines(let kind): return make("reloadTimelines", "app asks reload of \(kind)", kind: kind)
         case .reloadAll: return make("reloadAll", "app asks reload of all")
         case .widgetAdded(let widget): return make("widgetAdded", "added \(widget.kind) · \(widget.family.rawValue)", kind: widget.kind)
