@@ -29,7 +29,7 @@ struct TextTable {
             }
             let head = indent + parts.map { $0 + "  " }.joined()
             let last = cells.last ?? ""
-            guard let width else { return head + last + "\n" }
+            guard let width, !last.isEmpty else { return (head + last).trimmingTrailingSpaces + "\n" }
             return head + TextWrap.lines(last, width: max(20, width - lastColumn))
                 .joined(separator: "\n" + String(repeating: " ", count: lastColumn)) + "\n"
         }
