@@ -109,6 +109,16 @@ struct ReportTextTests {
         #expect(lines[first + 1].prefix(column).allSatisfy { $0 == " " } && lines[first + 1].dropFirst(column).first != " ")
     }
 
+    @Test func wrappingBreaksAfterACommaThenASpaceAndLosesNothing() {
+        let json = #"{"button":"CompleteTask","focus":false,"label":"All done","remaining":0,"title":"Today"}"#
+        let lines = TextWrap.lines(json, width: 50)
+        #expect(lines == [#"{"button":"CompleteTask","focus":false,"#, #""label":"All done","remaining":0,"title":"Today"}"#])
+        let words = TextWrap.lines("one two three four five six seven eight nine ten", width: 20)
+        #expect(words == ["one two three four", "five six seven eight", "nine ten"])
+        let hard = TextWrap.lines(String(repeating: "x", count: 45), width: 20)
+        #expect(hard.map(\.count) == [20, 20, 5])
+    }
+
     @Test func everyTimeInTheTextReportSaysItsZone() throws {
         let fixture = try BundleFixture(main: policyWidget("{ after = clock.add(now, { minutes = 30 }) }"))
         let text = try report(fixture, duration: 2 * 86_400, zone: "Europe/Paris").text(width: nil)

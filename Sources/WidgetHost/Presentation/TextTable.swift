@@ -45,7 +45,7 @@ struct TextTable {
 /// Wrapping long text (an entry's JSON, a message) without cutting any of it.
 enum TextWrap {
     /// `text` in pieces of at most `width` characters, broken after a
-    /// comma or a space when one is near the end of a piece, else hard.
+    /// comma, else a space, in the second half of a piece, else hard.
     static func lines(_ text: String, width: Int) -> [String] {
         var out: [String] = []
         for paragraph in text.split(separator: "\n", omittingEmptySubsequences: false) {
@@ -53,12 +53,15 @@ enum TextWrap {
             while rest.count > width {
                 let piece = rest.prefix(width)
                 var cut = piece.endIndex
-                if let i = piece.lastIndex(where: { $0 == "," || $0 == " " }),
-                   piece.distance(from: piece.startIndex, to: i) >= width / 2 {
-                    cut = piece.index(after: i)
+                // At the end when a space follows; after a comma (between JSON fields) if there is one in the second half, else after a space.
+                for breaks in [",", " "] as [Character] where rest[piece.endIndex] != " " {
+                    if let i = piece.lastIndex(of: breaks), piece.distance(from: piece.startIndex, to: i) >= width / 2 {
+                        cut = piece.index(after: i)
+                        break
+                    }
                 }
                 out.append(String(rest[..<cut]).trimmingTrailingSpaces)
-                rest = rest[cut...]
+                rest = rest[cut...].drop { $0 == " " }   // a space at a break is the break
             }
             out.append(String(rest))
         }
@@ -69,7 +72,7 @@ enum TextWrap {
     /// starting with `indent`.
     static func block(_ text: String, width: Int?, firstColumn: Int, indent: String) -> String {
         guard let width else { return text.split(separator: "\n", omittingEmptySubsequences: false).joined(separator: "\n" + indent) }
-        return lines(text, width: max(20, width - firstColumn)).joined(separator: "\n" + indent)
+        return lines(text, width: max(20, width - max(firstColumn, indent.count))).joined(separator: "\n" + indent)
     }
 }
 
