@@ -113,10 +113,11 @@ public struct SimulationPage {
         }
     }
 
-    /// The events at the time of a reload: what caused it, when an event did.
+    /// The events at the time of a reload: what caused it, when an event
+    /// did (a store write never reloads by itself; an intent performed by
+    /// the app does when its script asks).
     private func causes(of reload: ReloadRecord, among events: [EventMark]) -> [EventMark] {
-        let trigger: Set<String> = ["storeSet", "perform"]   // they do not reload by themselves
-        return events.filter { abs($0.at - reload.at) < 1 && !trigger.contains($0.type) }
+        events.filter { abs($0.at - reload.at) < 1 && $0.type != "storeSet" }
     }
 
     private static let eventColors: [String: String] = [
@@ -224,10 +225,19 @@ public struct SimulationPage {
         if !events.isEmpty { s += "<text x=\"0\" y=\"\(eventsTop + eventsHeight - 2)\">events</text>\n" }
         s += grid(top: stripTop, axis: axisTop)
         // What was shown.
-        for item in report.shown(instance) {
+        let stretches = report.shown(instance)
+        // The fields that change from entry to entry lead the strip's labels.
+        var seen: [String: LuaValue] = [:], varying: Set<String> = []
+        for item in stretches {
+            for (name, value) in item.entry?.content.namedFields ?? [:] where name != "date" {
+                if let earlier = seen[name], earlier != value { varying.insert(name) }
+                seen[name] = value
+            }
+        }
+        for item in stretches {
             let x0 = x(item.from), x1 = x(item.to)
             let label = item.entry.map { SimulationReport.summary($0.content) } ?? "(nothing)"
-            let short = item.entry.map { Self.stripLabel($0.content) } ?? "(nothing)"
+            let short = item.entry.map { Self.stripLabel($0.content, leading: varying) } ?? "(nothing)"
             // The same content keeps its shade: a change on screen is a change of colour.
             let color = item.isPlaceholder ? "#c7c7cc" : ["#4c8bf5", "#2f6fde", "#6aa0f7", "#1f5fc9", "#85b3f9", "#3d7ef0"][Self.shade(of: label)]
             let title = "\(report.localTime(item.from, withDay: false))–\(report.localTime(item.to, withDay: false)) "
@@ -524,20 +534,26 @@ public struct SimulationPage {
         return label.count > chars ? String(label.prefix(max(1, chars - 1))) + "…" : label
     }
 
-    /// An entry as a strip's label: its fields as `name=value`, the short
-    /// ones (numbers, booleans, strings up to 24 characters) first, so what
+    /// An entry as a strip's label: its fields as `name=value`, those in
+    /// `leading` (the ones that change) first, short ones (numbers,
+    /// booleans, strings up to 24 characters) before long ones, so what
     /// changes from entry to entry shows in the little room there is.
-    static func stripLabel(_ content: LuaTable) -> String {
-        var short: [String] = [], long: [String] = []
+    static func stripLabel(_ content: LuaTable, leading: Set<String> = []) -> String {
+        var lead: [String] = [], leadLong: [String] = [], short: [String] = [], long: [String] = []
         for (name, value) in content.namedFields.sorted(by: { $0.key < $1.key }) where name != "date" {
-            switch value {
-            case .string(let text) where (text.string ?? "").count <= 24: short.append("\(name)=\(text.string ?? value.jsonText)")
-            case .string(let text): long.append("\(name)=\(text.string ?? value.jsonText)")
-            case .table: long.append("\(name)=\(value.jsonText)")
-            default: short.append("\(name)=\(value.jsonText)")
+            let text: String
+            if case .string(let s) = value, let plain = s.string { text = plain } else { text = value.jsonText }
+            let pair = "\(name)=\(text)"
+            var isShort = text.count <= 24
+            if case .table = value { isShort = false }
+            switch (leading.contains(name), isShort) {
+            case (true, true): lead.append(pair)
+            case (true, false): leadLong.append(pair)
+            case (false, true): short.append(pair)
+            case (false, false): long.append(pair)
             }
         }
-        return (short + long).joined(separator: " ")
+        return (lead + leadLong + short + long).joined(separator: " ")
     }
 
     /// A stable shade (0..<6) for a text: FNV-1a over its bytes.
