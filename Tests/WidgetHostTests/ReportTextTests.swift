@@ -131,6 +131,16 @@ struct ReportTextTests {
         #expect(hits.isEmpty, "times without a zone: \(hits)")
     }
 
+    @Test func aWidgetAddedAndRemovedSaysWhenItWasOnScreen() throws {
+        let bundle = try ScriptBundle.load(SimulationPageTests.fixture, calendar: .utc)
+        let runtime = WidgetRuntime(bundle: bundle, services: HostServices(calendar: .utc))
+        let scenario = try Scenario.load(SimulationPageTests.fixture + "/scenario.json", runtime: runtime, start: 0)
+        let text = Simulator(bundle: bundle, scenario: scenario, store: BundleFixture.temporaryStore(), calendar: .utc).run().text(width: nil)
+        #expect(text.contains("#2 Ticker · systemMedium\n  on screen from 12:00+01:00 to 15:30+01:00 (removed)\n"), "\(text)")
+        #expect(!text.contains("#1 Ticker · systemSmall\n  on screen"), "widget 1 was there the whole run")
+        #expect(text.contains("Events\n  at           event\n  10:00+01:00  store: set symbol\n"), "\(text)")
+    }
+
     @Test func theTimelineCommandsLocalTimesSayTheirOffset() throws {
         let fixture = try BundleFixture(main: policyWidget("\"never\""))
         let (runtime, _) = try fixture.runtime()

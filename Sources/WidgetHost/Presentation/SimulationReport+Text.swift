@@ -110,6 +110,10 @@ extension SimulationReport {
         let reloads = instance.reloads
         let n = reloadCounts(instance)
         var out = "#\(instance.id) \(instance.configuration)\n"
+        if instance.addedAt > start || instance.removedAt != nil {
+            out += "  on screen from \(localTime(instance.addedAt, withDay: false))"
+                + (instance.removedAt.map { " to \(localTime($0, withDay: false)) (removed)" } ?? " to the end") + "\n"
+        }
         out += "  \(n.total) reloads (\(n.counted) counted, \(n.total - n.counted) exempt), \(n.deferred) deferred by the budget, \(n.failed) failed; "
         out += "budget \(budgetUsed(instance))/\(policy.budget) used at the end; placeholder shown \(Self.duration(placeholderSeconds(instance)))\n"
         if let next = pending[instance.id] {
