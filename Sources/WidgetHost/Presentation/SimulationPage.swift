@@ -168,9 +168,18 @@ public struct SimulationPage {
             out += "<h3 class=\"bad\">Failures (\(instance.failures.count))</h3>" + failuresHTML(instance.failures)
         }
         if !instance.notes.isEmpty {
-            out += "<h3>Warnings (\(instance.notes.count))</h3><table class=\"warnings\"><tr><th>time</th><th>warning</th></tr>"
+            // The same warning is one row: its first time and how many times.
+            var order: [String] = [], times: [String: (first: Double, count: Int)] = [:]
             for note in instance.notes {
-                out += "<tr><td class=\"t\">\(escape(report.localTime(note.at, withDay: false)))</td><td class=\"warn\">\(escape(note.message))</td></tr>"
+                if let seen = times[note.message] { times[note.message] = (seen.first, seen.count + 1) } else {
+                    order.append(note.message)
+                    times[note.message] = (note.at, 1)
+                }
+            }
+            out += "<h3 class=\"warn\">Warnings (\(instance.notes.count))</h3><table class=\"warnings\"><tr><th>first at</th><th>times</th><th>warning</th></tr>"
+            for message in order {
+                let seen = times[message]!
+                out += "<tr><td class=\"t\">\(escape(report.localTime(seen.first, withDay: false)))</td><td>×\(seen.count)</td><td class=\"warn\">\(escape(message))</td></tr>"
             }
             out += "</table>\n"
         }

@@ -17,6 +17,10 @@ widget {
       entries[#entries + 1] = { date = t, symbol = symbol, price = quote.price(symbol, t),
         note = "quote " .. (i + 1) .. " of 12 for " .. symbol .. ", one every five minutes from the app's feed" }
     end
+    -- After the tap, the entries come newest first: the host sorts them and warns (rule T5).
+    if group:get("refreshed") then
+      for i = 1, #entries // 2 do entries[i], entries[#entries + 1 - i] = entries[#entries + 1 - i], entries[i] end
+    end
     log.info("read " .. symbol .. ", " .. #entries .. " entries")
     return { entries = entries, policy = "atEnd" }
   end,
