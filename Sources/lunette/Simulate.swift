@@ -16,7 +16,10 @@ struct Simulate: ParsableCommand {
             --policy.
             The report gives, per widget: every reload (time, reason, counted \
             or exempt, deferred from), what was shown from when to when, budget \
-            use, failures and warnings. --json prints it as JSON \
+            use, failures (identical ones grouped, with their traceback), \
+            warnings and logs. As text every entry is whole, wrapped at the \
+            terminal's width (--wide: not wrapped), and every time says its \
+            UTC offset (09:30+01:00). --json prints it as JSON \
             (docs/scenarios.md); --html FILE also writes a page with charts.
             The store is a fresh temporary one unless --store-dir is given, so \
             a simulation never touches the app's real data.
