@@ -322,7 +322,7 @@ public final class LuaState {
         stack.pushTraceback()
         var traceback: String?
         if stack.type(at: -1) == .string {
-            traceback = stack.string(at: -1).displayText
+            traceback = LuaTraceback.scriptFrames(stack.string(at: -1).displayText)
         }
         stack.pop()
         let elapsed = Duration.nanoseconds(Int64(clamping: elapsedNanoseconds))

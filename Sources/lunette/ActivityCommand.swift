@@ -186,7 +186,7 @@ struct ActivityCommand: ParsableCommand {
             show(started)
         case .list:
             let records = all ? try manager.all().filter { type == nil || $0.type == type } : try manager.list(type: type)
-            out.write(json ? ActivityOutput.json(records, at: now) + "\n" : ActivityOutput.text(records, at: now))
+            out.write(json ? ActivityOutput.json(records, at: now) + "\n" : ActivityOutput.text(records, at: now, width: TerminalWidth.columns()))
         case .update:
             let id = operands[0]
             let state = try live.table(json: self.state!, what: "state", type: try record(id).type)

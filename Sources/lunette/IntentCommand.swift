@@ -98,7 +98,7 @@ struct IntentCommand: ParsableCommand {
         if json {
             FileOutput.standardOutput.write(IntentOutput.json(performance, reloads: reloads) + "\n")
         } else {
-            let text = IntentOutput.text(performance, reloads: reloads)
+            let text = IntentOutput.text(performance, reloads: reloads, width: TerminalWidth.columns())
             (performance.succeeded ? FileOutput.standardOutput : FileOutput.standardError).write(text)
         }
         if !performance.succeeded { throw ExitCode(1) }

@@ -16,7 +16,10 @@ struct Simulate: ParsableCommand {
             --policy.
             The report gives, per widget: every reload (time, reason, counted \
             or exempt, deferred from), what was shown from when to when, budget \
-            use, failures and warnings. --json prints it as JSON \
+            use, failures (identical ones grouped, with their traceback), \
+            warnings and logs. As text every entry is whole, wrapped at the \
+            terminal's width (--wide: not wrapped), and every time says its \
+            UTC offset (09:30+01:00). --json prints it as JSON \
             (docs/scenarios.md); --html FILE also writes a page with charts.
             The store is a fresh temporary one unless --store-dir is given, so \
             a simulation never touches the app's real data.
@@ -42,6 +45,9 @@ struct Simulate: ParsableCommand {
 
     @Flag(help: "Print the report as JSON.")
     var json = false
+
+    @Flag(help: "Do not wrap long content in the text report (default: wrap at the terminal's width, else 100 columns).")
+    var wide = false
 
     @Option(help: ArgumentHelp("Also write the report as an HTML page with charts.", valueName: "file"))
     var html: String?
@@ -107,7 +113,7 @@ struct Simulate: ParsableCommand {
         let report = simulator.run()
         progress.finish()
         let out = FileOutput.standardOutput
-        out.write(json ? report.json + "\n" : report.text)
+        out.write(json ? report.json + "\n" : report.text(width: wide ? nil : TerminalWidth.columns()))
         if let html {
             do { try SimulationPage(report: report).html.write(toFile: html, atomically: true, encoding: .utf8) } catch {
                 throw CLIFailure("error: cannot write \(html): \(error.localizedDescription)")
@@ -119,6 +125,17 @@ struct Simulate: ParsableCommand {
             FileOutput.standardError.write("simulate: \(failed) provider call\(failed == 1 ? "" : "s") failed (see the report; --allow-failures exits 0)\n")
             throw ExitCode.failure
         }
+    }
+}
+
+/// How wide text output may be: the terminal's columns when standard
+/// output is one, else `$COLUMNS`, else 100.
+enum TerminalWidth {
+    static func columns() -> Int {
+        var size = winsize()
+        if isatty(1) != 0, ioctl(1, UInt(TIOCGWINSZ), &size) == 0, size.ws_col >= 40 { return Int(size.ws_col) }
+        if let text = ProcessInfo.processInfo.environment["COLUMNS"], let n = Int(text), n >= 40 { return n }
+        return 100
     }
 }
 

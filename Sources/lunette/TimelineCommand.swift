@@ -74,7 +74,7 @@ struct TimelineCommand: ParsableCommand {
         if json {
             out.write(TimelineOutput.json(result, widget: widget, at: start) + "\n")
         } else {
-            out.write(TimelineOutput.text(result, widget: widget, at: start, calendar: calendar))
+            out.write(TimelineOutput.text(result, widget: widget, at: start, calendar: calendar, width: TerminalWidth.columns()))
         }
         if !result.outcome.succeeded { throw ExitCode(1) }
     }

@@ -113,7 +113,7 @@ struct CLIFrictionTests {
               end }
             """)
         let started = Date()
-        let run = try CLI.run(["simulate", fixture.path, "--duration", "10m", "--call-cap", "0.2", "--allow-failures"])
+        let run = try CLI.run(["simulate", fixture.path, "--duration", "10m", "--call-cap", "0.2", "--allow-failures", "--wide"])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(Date().timeIntervalSince(started) < 20, "each reload took the device's 30 s")
         #expect(run.stdout.contains("timeline timeout: \(fixture.path)/main.lua:4: deadline exceeded: limit 200 ms"), "\(run.stdout)")

@@ -74,17 +74,16 @@ public enum ActivityOutput {
     }
 
     /// A table of activities for people, most relevant first.
-    public static func text(_ records: [ActivityRecord], at t: Double) -> String {
+    public static func text(_ records: [ActivityRecord], at t: Double, width: Int? = nil) -> String {
         guard !records.isEmpty else { return "no activities on screen\n" }
         var table = TextTable(["id", "type", "state", "relevance", "started", "content"])
         for r in records {
-            var content = LuaValue.table(r.content.state).jsonText
-            if content.count > 60 { content = String(content.prefix(57)) + "..." }
+            let content = LuaValue.table(r.content.state).jsonText
             var relevance = ""
             JSON.writeNumber(r.relevance, to: &relevance)
             table.add([r.id, r.type, r.phase(at: t).rawValue, relevance, ISODate.format(r.startedAt), content])
         }
-        return table.render(indent: "")
+        return table.render(indent: "", width: width)
     }
 
     /// What happened to a push: delivered (and when), or waiting for the budget.

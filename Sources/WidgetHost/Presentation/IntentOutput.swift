@@ -45,9 +45,10 @@ public enum IntentOutput {
         return o.text
     }
 
-    /// "performed ID → result", the logs, and each reload with its entry;
-    /// a failure is the diagnostic's text.
-    public static func text(_ performance: IntentPerformance, reloads: [Reload]) -> String {
+    /// "performed ID → result", the logs, and each reload with its whole
+    /// entry (wrapped at `width`, indented, when one is given); a failure
+    /// is the diagnostic's text.
+    public static func text(_ performance: IntentPerformance, reloads: [Reload], width: Int? = nil) -> String {
         var out = ""
         for line in performance.outcome.logs { out += "  \(line.level.linePrefix)\(line.text)\n" }
         if let diagnostic = performance.outcome.diagnostic {
@@ -57,8 +58,9 @@ public enum IntentOutput {
             out += "performed \(performance.intent)" + (performance.result.map { " → \($0)" } ?? "") + "\n"
         }
         for reload in reloads {
-            out += "reloaded \(reload.kind) · \(reload.family.rawValue) (\(reload.reason.rawValue)): "
-                + (reload.entry.map { SimulationReport.summary($0) } ?? "no entry") + "\n"
+            let line = "reloaded \(reload.kind) · \(reload.family.rawValue) (\(reload.reason.rawValue)): "
+                + (reload.entry.map { SimulationReport.summary($0) } ?? "no entry")
+            out += TextWrap.block(line, width: width, firstColumn: 0, indent: "  ") + "\n"
         }
         return out
     }

@@ -2,14 +2,19 @@ import Foundation
 import LuaSandbox
 
 extension SimulationReport {
+    /// The report as text tables, for people, wrapped at 100 columns.
+    public var text: String { text(width: 100) }
+
     /// The report as text tables, for people. Times are local to the
-    /// report's calendar.
-    public var text: String {
-        var out = "Simulation of \(bundle): \(localTime(start, withDay: true)) → \(localTime(end, withDay: true)) (\(Self.duration(end - start)))\n"
+    /// report's calendar, each with its UTC offset ("09:30+01:00"). Long
+    /// content (entries, messages, logs) wraps at `width` columns, indented
+    /// under its column; nil never wraps. Nothing is cut.
+    public func text(width: Int?) -> String {
+        var out = "Simulation of \(bundle): \(localTime(start, withDay: true)) → \(localTime(end, withDay: true)) (\(Self.duration(end - start)), \(calendar.timeZone.identifier))\n"
         out += "policy: budget \(policy.budget) per \(Self.duration(policy.budgetWindow)) per \(policy.budgetScope.rawValue), "
             + "reloads ≥ \(Self.duration(policy.minimumReloadInterval)) apart" + (policy.developerMode ? ", developer mode (no budget, no floor)" : "") + "\n"
         out += "\(instances.count) widget(s), \(providerCalls) provider calls in \(String(format: "%.2f", wallSeconds)) s\n"
-        for instance in instances { out += "\n" + instanceText(instance) }
+        for instance in instances { out += "\n" + instanceText(instance, width: width) }
         if !performances.isEmpty {
             out += "\nIntents performed\n"
             var table = TextTable(["at", "intent", "from", "status", "result or error"])
@@ -17,34 +22,61 @@ extension SimulationReport {
                 table.add([localTime(p.at, withDay: false), p.intent, p.source, p.status.rawValue,
                            p.diagnostic?.locatedMessage ?? p.result.map { Self.summary($0) } ?? ""])
             }
-            out += table.render(indent: "  ")
+            out += table.render(indent: "  ", width: width)
         }
-        for control in controls { out += "\n" + controlText(control) }
-        for lane in activities { out += "\n" + activityText(lane) }
+        for control in controls { out += "\n" + controlText(control, width: width) }
+        for lane in activities { out += "\n" + activityText(lane, width: width) }
+        if !events.isEmpty {
+            out += "\nEvents\n"
+            var table = TextTable(["at", "event"])
+            for event in events { table.add([localTime(event.at, withDay: false), event.label]) }
+            out += table.render(indent: "  ", width: width)
+        }
         if !notes.isEmpty {
             out += "\nNotes\n"
-            for note in notes { out += "  \(localTime(note.at, withDay: false))  \(note.message)\n" }
+            var table = TextTable(["at", "note"])
+            for note in notes { table.add([localTime(note.at, withDay: false), note.message]) }
+            out += table.render(indent: "  ", width: width)
         }
         return out
     }
 
-    private func controlText(_ control: ControlRecord) -> String {
+    /// Failures grouped (identical ones are one line, ×N with the first
+    /// and last time), each group with its traceback.
+    func failuresText(_ failures: [CallFailure], indent: String, width: Int?) -> String {
+        var out = ""
+        for group in FailureGroup.grouping(failures) {
+            let when = group.count == 1 ? "at \(localTime(group.first.at, withDay: false))"
+                : "×\(group.count), first at \(localTime(group.first.at, withDay: false)), last at \(localTime(group.lastAt, withDay: false))"
+            let head = "\(group.first.role.rawValue) \(group.first.diagnostic.summary)"
+            out += indent + TextWrap.block(head, width: width, firstColumn: indent.count, indent: indent + "    ") + "\n"
+            out += indent + "    " + when + "\n"
+            if let traceback = group.first.diagnostic.traceback {
+                for line in traceback.split(separator: "\n") {
+                    out += indent + "    " + line.replacingOccurrences(of: "\t", with: "  ") + "\n"
+                }
+            }
+        }
+        return out
+    }
+
+    private func controlText(_ control: ControlRecord, width: Int?) -> String {
         var out = "control \(control.kind) (\(control.type)): \(control.value.map(\.description) ?? "nil") at the end; \(control.reloads.count) value reads\n"
         var table = TextTable(["from", "shows", "because"])
         for shown in control.values {
             table.add([localTime(shown.at, withDay: false), shown.value.map(\.description) ?? "nil",
                        shown.read.map { "read: \($0.rawValue)" } ?? "tapped (optimistic)"])
         }
-        out += table.render(indent: "  ", maxRows: 60)
-        for failure in control.failures {
-            out += "  \(localTime(failure.at, withDay: false))  \(failure.role.rawValue) \(failure.diagnostic.summary)\n"
+        out += table.render(indent: "  ", width: width)
+        if !control.failures.isEmpty {
+            out += "  failures:\n" + failuresText(control.failures, indent: "    ", width: width)
         }
         return out
     }
 
     /// An activity's lane: its phases, its changes with their sizes, its
     /// pushes with their delays, its updater failures.
-    private func activityText(_ lane: ActivityLane) -> String {
+    private func activityText(_ lane: ActivityLane, width: Int?) -> String {
         var out = "activity \(lane.id) (\(lane.type)): "
         out += lane.states.map { "\($0.state.rawValue) \(localTime($0.from, withDay: false))" }.joined(separator: ", ")
         out += "; last state " + Self.summary(lane.lastState) + "\n"
@@ -53,7 +85,7 @@ extension SimulationReport {
             changes.add([localTime(u.at, withDay: false), u.kind.rawValue, u.source, "\(u.bytes)/\(policy.activityPayloadBytes)",
                          u.alert.map { Self.summary($0) } ?? ""])
         }
-        out += changes.render(indent: "  ", maxRows: 60)
+        out += changes.render(indent: "  ", maxRows: 60, width: width)
         if !lane.pushes.isEmpty {
             let counted = lane.pushes.filter(\.counted).count
             let late = lane.pushes.filter { ($0.delay ?? 0) > 0 }.count
@@ -70,19 +102,18 @@ extension SimulationReport {
         }
         let runs = lane.runs.count, failed = lane.failures.count
         if runs > 0 { out += "  updater: \(runs) run(s), \(failed) failed\n" }
-        for failure in lane.failures {
-            out += "    \(localTime(failure.at, withDay: false))  \(failure.diagnostic.summary)\n"
-            if let traceback = failure.diagnostic.traceback {
-                for line in traceback.split(separator: "\n").prefix(6) { out += "      \(line)\n" }
-            }
-        }
+        out += failuresText(lane.failures, indent: "    ", width: width)
         return out
     }
 
-    private func instanceText(_ instance: WidgetInstance) -> String {
+    private func instanceText(_ instance: WidgetInstance, width: Int?) -> String {
         let reloads = instance.reloads
         let n = reloadCounts(instance)
         var out = "#\(instance.id) \(instance.configuration)\n"
+        if instance.addedAt > start || instance.removedAt != nil {
+            out += "  on screen from \(localTime(instance.addedAt, withDay: false))"
+                + (instance.removedAt.map { " to \(localTime($0, withDay: false)) (removed)" } ?? " to the end") + "\n"
+        }
         out += "  \(n.total) reloads (\(n.counted) counted, \(n.total - n.counted) exempt), \(n.deferred) deferred by the budget, \(n.failed) failed; "
         out += "budget \(budgetUsed(instance))/\(policy.budget) used at the end; placeholder shown \(Self.duration(placeholderSeconds(instance)))\n"
         if let next = pending[instance.id] {
@@ -102,7 +133,7 @@ extension SimulationReport {
             table.add([localTime(r.at, withDay: false), r.reason.rawValue + (r.coalescedRequests > 1 ? " ×\(r.coalescedRequests)" : ""), budget,
                        r.deferredFrom.map { localTime($0, withDay: false) } ?? "", r.status.rawValue, String(format: "%.2f", r.elapsed * 1000)])
         }
-        out += table.render(indent: "  ")
+        out += table.render(indent: "  ", width: width)
         // Consecutive stretches that showed the same thing read as one row.
         var shownTable = TextTable(["from", "to", "shows"])
         var rows: [(from: Double, to: Double, content: String, firstTimeline: Int?, lastTimeline: Int?, entry: Int?)] = []
@@ -123,12 +154,11 @@ extension SimulationReport {
             }
             shownTable.add([localTime(row.from, withDay: false), localTime(row.to, withDay: false), what])
         }
-        out += shownTable.render(indent: "  ", maxRows: 60)
+        out += shownTable.render(indent: "  ", width: width)
         if !instance.failures.isEmpty {
-            out += "  failures:\n"
-            for f in instance.failures {
-                out += "    \(localTime(f.at, withDay: false))  \(f.role.rawValue) \(f.diagnostic.summary)\n"
-            }
+            let groups = FailureGroup.grouping(instance.failures).count
+            out += "  failures (\(instance.failures.count)" + (groups < instance.failures.count ? ", \(groups) different" : "") + "):\n"
+            out += failuresText(instance.failures, indent: "    ", width: width)
         }
         if !instance.notes.isEmpty {
             out += "  warnings:\n"
@@ -136,24 +166,29 @@ extension SimulationReport {
             for n in instance.notes { seen[n.message, default: 0] += 1 }
             for n in instance.notes where seen[n.message] != nil {
                 let times = seen.removeValue(forKey: n.message)!
-                out += "    \(localTime(n.at, withDay: false))  \(n.message)\(times > 1 ? " (×\(times))" : "")\n"
+                let prefix = "    \(localTime(n.at, withDay: false))  "
+                out += prefix + TextWrap.block(n.message + (times > 1 ? " (×\(times))" : ""), width: width, firstColumn: prefix.count,
+                                               indent: String(repeating: " ", count: prefix.count)) + "\n"
             }
+        }
+        if !instance.logs.isEmpty {
+            out += "  logs (the last \(instance.logs.count)):\n"
+            var table = TextTable(["at", "level", "text"])
+            for line in instance.logs { table.add([localTime(line.at, withDay: false), line.level.name, line.text]) }
+            out += table.render(indent: "    ", width: width)
         }
         return out
     }
 
-    /// "09:30", or "11-21 09:30" with the day.
+    /// "09:30+01:00" ("09:30+01:00 +1d" on a later day than the start), or
+    /// "2026-11-21 09:30+01:00" with the day: every time says its zone.
     func localTime(_ t: Double, withDay: Bool) -> String {
         guard t.isFinite else { return "never" }
-        let c = calendar.components(t)
-        let time = pad(c.hour) + ":" + pad(c.minute) + (c.second != 0 ? ":" + pad(c.second) : "")
-        if withDay { return "\(c.year)-\(pad(c.month))-\(pad(c.day)) \(time)" }
-        let startDay = calendar.startOfDay(start)
-        let dayOffset = Int(((calendar.startOfDay(t) - startDay) / 86_400).rounded())
+        if withDay { return calendar.timeText(t, day: true) }
+        let time = calendar.timeText(t, day: false)
+        let dayOffset = Int(((calendar.startOfDay(t) - calendar.startOfDay(start)) / 86_400).rounded())
         return dayOffset == 0 ? time : time + " +\(dayOffset)d"
     }
-
-    private func pad(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
 
     /// "1h30m", "5m", "45s", "0s".
     static func duration(_ seconds: Double) -> String {
@@ -167,18 +202,17 @@ extension SimulationReport {
         return parts.joined()
     }
 
-    /// An entry's fields without its date, short: {remaining=2, title="Buy milk"}.
+    /// An entry's fields without its date, whole, as JSON:
+    /// {"remaining":2,"title":"Buy milk"}.
     static func summary(_ content: LuaTable) -> String {
         var t = content
         t.fields[LuaString("date")] = nil
-        let text = LuaValue.table(t).jsonText
-        return text.count > 70 ? String(text.prefix(67)) + "..." : text
+        return LuaValue.table(t).jsonText
     }
 
-    /// Any value, short, as JSON: what a perform returned.
+    /// Any value, whole, as JSON: what a perform returned.
     static func summary(_ value: LuaValue) -> String {
         if case .table(let t) = value { return summary(t) }
-        let text = value.jsonText
-        return text.count > 70 ? String(text.prefix(67)) + "..." : text
+        return value.jsonText
     }
 }

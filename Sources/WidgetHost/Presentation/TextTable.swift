@@ -1,4 +1,6 @@
-/// Columns of text, padded to their widest cell.
+/// Columns of text, padded to their widest cell. The last column is never
+/// cut: with a `width`, a line longer than it wraps onto indented lines
+/// under the last column's start.
 struct TextTable {
     let headers: [String]
     private(set) var rows: [[String]] = []
@@ -7,7 +9,9 @@ struct TextTable {
 
     mutating func add(_ row: [String]) { rows.append(row) }
 
-    func render(indent: String, maxRows: Int = .max) -> String {
+    /// The table; `width` (nil: no wrapping) is the line length the last
+    /// column wraps at.
+    func render(indent: String, maxRows: Int = .max, width: Int? = nil) -> String {
         guard !rows.isEmpty else { return "" }
         var shownRows = rows
         var omitted = 0
@@ -16,13 +20,18 @@ struct TextTable {
             shownRows = Array(rows.prefix(maxRows / 2)) + Array(rows.suffix(maxRows / 2))
         }
         var widths = headers.map(\.count)
-        for row in shownRows { for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.count) } }
+        for row in shownRows { for (i, cell) in row.enumerated() where i < widths.count - 1 { widths[i] = max(widths[i], cell.count) } }
+        let lastColumn = indent.count + widths.dropLast().reduce(0) { $0 + $1 + 2 }
         func line(_ cells: [String]) -> String {
             var parts: [String] = []
-            for (i, cell) in cells.enumerated() {
-                parts.append(i == cells.count - 1 ? cell : cell.padding(toLength: widths[i], withPad: " ", startingAt: 0))
+            for (i, cell) in cells.enumerated() where i < cells.count - 1 {
+                parts.append(cell.padding(toLength: widths[i], withPad: " ", startingAt: 0))
             }
-            return indent + parts.joined(separator: "  ") + "\n"
+            let head = indent + parts.map { $0 + "  " }.joined()
+            let last = cells.last ?? ""
+            guard let width, !last.isEmpty else { return (head + last).trimmingTrailingSpaces + "\n" }
+            return head + TextWrap.lines(last, width: max(20, width - lastColumn))
+                .joined(separator: "\n" + String(repeating: " ", count: lastColumn)) + "\n"
         }
         var out = line(headers)
         for (i, row) in shownRows.enumerated() {
@@ -30,5 +39,47 @@ struct TextTable {
             out += line(row)
         }
         return out
+    }
+}
+
+/// Wrapping long text (an entry's JSON, a message) without cutting any of it.
+enum TextWrap {
+    /// `text` in pieces of at most `width` characters, broken after a
+    /// comma, else a space, in the second half of a piece, else hard.
+    static func lines(_ text: String, width: Int) -> [String] {
+        var out: [String] = []
+        for paragraph in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            var rest = Substring(paragraph)
+            while rest.count > width {
+                let piece = rest.prefix(width)
+                var cut = piece.endIndex
+                // At the end when a space follows; after a comma (between JSON fields) if there is one in the second half, else after a space.
+                for breaks in [",", " "] as [Character] where rest[piece.endIndex] != " " {
+                    if let i = piece.lastIndex(of: breaks), piece.distance(from: piece.startIndex, to: i) >= width / 2 {
+                        cut = piece.index(after: i)
+                        break
+                    }
+                }
+                out.append(String(rest[..<cut]).trimmingTrailingSpaces)
+                rest = rest[cut...].drop { $0 == " " }   // a space at a break is the break
+            }
+            out.append(String(rest))
+        }
+        return out
+    }
+
+    /// `text` wrapped at `width` (nil: as it is), every line after the first
+    /// starting with `indent`.
+    static func block(_ text: String, width: Int?, firstColumn: Int, indent: String) -> String {
+        guard let width else { return text.split(separator: "\n", omittingEmptySubsequences: false).joined(separator: "\n" + indent) }
+        return lines(text, width: max(20, width - max(firstColumn, indent.count))).joined(separator: "\n" + indent)
+    }
+}
+
+private extension String {
+    var trimmingTrailingSpaces: String {
+        var s = self
+        while s.last == " " { s.removeLast() }
+        return s
     }
 }

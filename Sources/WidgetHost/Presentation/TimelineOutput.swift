@@ -44,8 +44,11 @@ public enum TimelineOutput {
         return o.text
     }
 
-    /// A table of entries with local and UTC times, the policy, warnings and logs.
-    public static func text(_ result: ProviderResult<Timeline>, widget: WidgetConfiguration, at: Double, calendar: HostCalendar) -> String {
+    /// A table of entries with local (with their offset) and UTC times, the
+    /// policy, warnings and logs. Entries are whole; with a `width` they
+    /// wrap at it, indented under their column.
+    public static func text(_ result: ProviderResult<Timeline>, widget: WidgetConfiguration, at: Double, calendar: HostCalendar,
+                            width: Int? = nil) -> String {
         let outcome = result.outcome
         var out = "\(widget) at \(ISODate.format(at)) (\(calendar.timeZone.identifier))\n"
         for line in outcome.logs { out += "  \(line.level.linePrefix)\(line.text)\n" }
@@ -55,11 +58,9 @@ public enum TimelineOutput {
         }
         var table = TextTable(["#", "local", "date (UTC)", "entry"])
         for (i, entry) in timeline.entries.enumerated() {
-            let c = calendar.components(entry.date)
-            let local = String(format: "%04d-%02d-%02d %02d:%02d:%02d", c.year, c.month, c.day, c.hour, c.minute, c.second)
-            table.add(["\(i + 1)", local, ISODate.format(entry.date), SimulationReport.summary(entry.content)])
+            table.add(["\(i + 1)", calendar.timeText(entry.date, day: true), ISODate.format(entry.date), SimulationReport.summary(entry.content)])
         }
-        out += timeline.entries.isEmpty ? "  (no entries: the placeholder stays on screen)\n" : table.render(indent: "  ")
+        out += timeline.entries.isEmpty ? "  (no entries: the placeholder stays on screen)\n" : table.render(indent: "  ", width: width)
         out += "policy: \(timeline.policy)\n"
         for warning in outcome.warnings { out += "warning: \(warning)\n" }
         out += String(format: "took %.2f ms, peak memory %d KB\n", outcome.elapsed * 1000, outcome.memoryPeak / 1024)

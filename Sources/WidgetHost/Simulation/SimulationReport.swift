@@ -19,6 +19,8 @@ public struct SimulationReport: Sendable {
     public var controls: [ControlRecord] = []
     /// The Live Activities, one lane each, in the order they started.
     public var activities: [ActivityLane] = []
+    /// The scenario's events that happened (within the run), in order.
+    public var events: [EventMark] = []
     /// Real time the simulation took, in seconds.
     public var wallSeconds: Double
     /// Time zone the text report shows local times in.
@@ -108,3 +110,40 @@ public struct SimulationReport: Sendable {
 }
 
 // MARK: - JSON
+
+/// Identical failures (same role, status, message and location) as one:
+/// how many, the first and last time, and one traceback (the first's).
+public struct FailureGroup: Sendable {
+    public var first: CallFailure
+    public var count: Int
+    public var lastAt: Double
+
+    /// `failures` grouped, in the order of each group's first failure.
+    public static func grouping(_ failures: [CallFailure]) -> [FailureGroup] {
+        var groups: [FailureGroup] = []
+        var index: [String: Int] = [:]
+        for failure in failures {
+            let d = failure.diagnostic
+            let key = [failure.role.rawValue, d.kind.rawValue, d.message, d.location ?? ""].joined(separator: "\u{1}")
+            if let i = index[key] {
+                groups[i].count += 1
+                groups[i].lastAt = failure.at
+            } else {
+                index[key] = groups.count
+                groups.append(FailureGroup(first: failure, count: 1, lastAt: failure.at))
+            }
+        }
+        return groups
+    }
+}
+
+/// A scenario event, as the report marks it on the time axis.
+public struct EventMark: Sendable {
+    public var at: Double
+    /// Its type, as in the scenario file (`storeSet`, `tap`, …).
+    public var type: String
+    /// What happened, in a few words: `storeSet group.x tasks`, `tap TaskCount: CompleteTask`.
+    public var label: String
+    /// The widget kind it is about, nil when it is about every widget or none.
+    public var kind: String?
+}

@@ -76,6 +76,11 @@ public final class Simulator {
                                 instances: engine.instances, pending: pending, notes: notes,
                                 performances: engine.performances, controls: center.controls,
                                 activities: activities?.lanes(end: end, notes: &notes) ?? [],
+                                events: scenario.events.filter { $0.at < end }.map { event in
+                                    var mark = event.mark
+                                    mark.at = max(mark.at, scenario.start)   // one before the start happens at the start
+                                    return mark
+                                },
                                 wallSeconds: Double(wall.components.seconds) + Double(wall.components.attoseconds) / 1e18,
                                 calendar: calendar)
     }
