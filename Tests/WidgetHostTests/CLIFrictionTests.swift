@@ -121,4 +121,17 @@ struct CLIFrictionTests {
         let check = try CLI.run(["check", fixture.path, "--call-cap", "0.2"])
         #expect(check.status == 1 && check.stdout.contains("main.lua:4: deadline exceeded"), "\(check.stdout)")
     }
+
+    @Test func osDateFollowsTheScenariosZone() throws {
+        let fixture = try BundleFixture(main: """
+            widget { kind = "W", placeholder = function() return {} end,
+              timeline = function() return { entries = { { date = clock.now(), hour = os.date("%H"), clock = clock.components(clock.now()).hour } } } end }
+            """)
+        let path = fixture.path + "/s.json"
+        try #"{ "start": "2026-11-21T09:00:00", "duration": "10m", "timezone": "Asia/Tokyo", "widgets": [ { "kind": "W" } ] }"#
+            .write(toFile: path, atomically: true, encoding: .utf8)
+        let run = try CLI.run(["simulate", fixture.path, "--scenario", path, "--json"], environment: ["TZ": "UTC"])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains(#""clock":9,"#) && run.stdout.contains(#""hour":"09""#), "\(run.stdout.prefix(600))")
+    }
 }

@@ -11,10 +11,12 @@ struct CLI {
         URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(program)
     }
 
-    static func run(_ arguments: [String], program: String = "lunette") throws -> (status: Int32, stdout: String, stderr: String) {
+    /// `environment` adds to (or replaces in) the test process's own.
+    static func run(_ arguments: [String], program: String = "lunette", environment: [String: String] = [:]) throws -> (status: Int32, stdout: String, stderr: String) {
         let process = Process()
         process.executableURL = built(program)
         process.arguments = arguments
+        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new } }
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
