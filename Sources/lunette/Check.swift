@@ -101,7 +101,9 @@ struct Check: ParsableCommand {
         if noLint { lint = .off } else if let linter = LuaLint.installed() {
             do {
                 let prefix = bundle == "." ? "" : bundle.hasSuffix("/") ? bundle : bundle + "/"
-                findings += try linter.run(bundle: bundle, version: LunetteVersion.current).map { found in
+                // A file that does not compile is already a load error: luacheck's syntax error would count it twice.
+                let loadFailed = findings.contains { $0.check == "load" }
+                findings += try linter.run(bundle: bundle, version: LunetteVersion.current).filter { !(loadFailed && $0.code.hasPrefix("E")) }.map { found in
                     var located = found
                     located.file = prefix + found.file
                     return Finding(level: found.isError ? .error : .warning, kind: nil, check: "lint", message: located.description,

@@ -91,9 +91,9 @@ struct Simulate: ParsableCommand {
                 for i in scenario.events.indices { scenario.events[i].at += shift }
             }
             host.applyFlags(to: &scenario.policy)
-            // The scenario's zone is the host's for this run: os.date (Lua's own,
-            // on the process's TZ) must agree with clock and the report.
-            if host.tz == nil, let zone = scenario.timeZone {
+            // The scenario's zone is the host's for this run (it wins over --tz, as
+            // in the report): os.date, Lua's own on the process's TZ, must agree.
+            if let zone = scenario.timeZone {
                 setenv("TZ", zone, 1)
                 tzset()
             }

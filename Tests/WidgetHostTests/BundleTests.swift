@@ -114,6 +114,24 @@ struct BundleTests {
         ], "a reference to a declaration left out for its own problems is not reported again; a left-out declaration's own references are still checked: \(errors)")
     }
 
+    @Test func aDuplicateOfADeclarationLeftOutIsStillADuplicate() throws {
+        let fixture = try BundleFixture(main: """
+            intent { id = "C", configuration = true, parameters = { { name = "n", type = "nmber", default = 1 } } }
+            widget { kind = "W", configuration = "C", placeholder = function() end, timeline = function() end }
+            intent { id = "C", perform = function() end }
+            widget { kind = "V", families = { "x" }, placeholder = function() end, timeline = function() end }
+            widget { kind = "V", placeholder = function() end, timeline = function() end }
+            """)
+        let errors = fixture.loadErrors()
+        let main = fixture.path + "/main.lua"
+        #expect(errors == [
+            "\(main):1: intent 'C': parameter 'n': unknown type 'nmber' (did you mean 'number'? types: string, int, number, bool, date, enum, entity)",
+            "\(main):3: intent 'C': duplicate id 'C': already declared at \(main):1",
+            "\(main):4: widget 'V': unknown family 'x' (families: \(WidgetFamily.names))",
+            "\(main):5: widget 'V': duplicate kind 'V': already declared at \(main):4",
+        ], "\(errors)")
+    }
+
     @Test func aMisspelledReferenceNamesTheDeclarationItMeant() throws {
         let fixture = try BundleFixture(main: """
             intent { id = "Config", configuration = true }

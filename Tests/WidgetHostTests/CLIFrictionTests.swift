@@ -133,5 +133,17 @@ struct CLIFrictionTests {
         let run = try CLI.run(["simulate", fixture.path, "--scenario", path, "--json"], environment: ["TZ": "UTC"])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout.contains(#""clock":9,"#) && run.stdout.contains(#""hour":"09""#), "\(run.stdout.prefix(600))")
+        let flagged = try CLI.run(["simulate", fixture.path, "--scenario", path, "--json", "--tz", "America/New_York"])
+        #expect(flagged.stdout.contains(#""clock":9,"#) && flagged.stdout.contains(#""hour":"09""#), "the scenario's zone wins over --tz, for os.date too: \(flagged.stdout.prefix(600))")
+    }
+
+    @Test func theJSONReportCarriesTheScenariosEvents() throws {
+        let examples = WidgetCLITests.examples + "/tasks"
+        let run = try CLI.run(["simulate", examples, "--scenario", examples + "/scenario.json", "--json"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let object = try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any]
+        let events = object?["events"] as? [[String: Any]] ?? []
+        #expect(events.contains { $0["type"] as? String == "storeSet" && ($0["label"] as? String)?.isEmpty == false }, "\(events)")
+        #expect(events.allSatisfy { $0["at"] is Double || $0["at"] is Int })
     }
 }

@@ -319,6 +319,15 @@ struct EditorFilesTests {
         let rc = try String(contentsOfFile: dir + "/.luarc.json", encoding: .utf8)
         #expect(rc.contains(#""mine""#) && rc.contains(#""lib""#) && rc.contains(#""library": [\#n      "lib",\#n      ".lunette"\#n    ]"#))
         #expect(try String(contentsOfFile: dir + "/.luacheckrc", encoding: .utf8).hasPrefix(LuacheckConfig.marker))
+        // Dotted keys, as LuaLS also reads them, become the nested settings they mean.
+        try #"{ "runtime.version": "Lua 5.1", "Lua.workspace.library": ["/x"], "diagnostics.globals": ["g"] }"#
+            .write(toFile: dir + "/.luarc.json", atomically: true, encoding: .utf8)
+        try files.write(force: true)
+        let unfolded = try JSONValue.parse(String(contentsOfFile: dir + "/.luarc.json", encoding: .utf8))
+        #expect(unfolded.members?.map(\.key) == ["runtime", "workspace", "diagnostics", "$schema"])
+        #expect(unfolded.members(named: "runtime").first?.value.members(named: "version").first?.value.kind == .string("Lua 5.4"))
+        let library = unfolded.members(named: "workspace").first?.value.members(named: "library").first?.value
+        #expect(library?.jsonText == #"["/x",".lunette"]"#)
         try "{ not json".write(toFile: dir + "/.luarc.json", atomically: true, encoding: .utf8)
         #expect(throws: EditorFiles.Failure.self) { try files.write() }
         #expect(try String(contentsOfFile: dir + "/.luarc.json", encoding: .utf8) == "{ not json", "a file that is not JSON is left as it is")
@@ -363,10 +372,14 @@ struct EditorFilesTests {
             main.lua:6:9: (W143) accessing undefined field 'nwo' of global 'clock'
             main.lua:7:9: (W143) accessing undefined field 'fromat' of global 'string'
             main.lua:8:9: (W113) accessing undefined variable 'zzzzzz'
+            util/fmt.lua:2:9: (W113) accessing undefined variable 'entries'
+            main.lua:9:9: (W143) accessing undefined field 'pow' of global 'math'
             """), api: .lunette)
-        #expect(found.map(\.isError) == [false, false, true, true, true, true])
+        #expect(found.map(\.isError) == [false, false, true, true, true, true, false, false])
         #expect(found[0].hint?.contains("rule L6") == true)
-        #expect(found[1].hint == "'entries' is a global this file sets at line 3: make it local there")
+        #expect(found[1].hint == "'entries' is a global set at main.lua:3 (it lasts one call, rule L6): prefer a local, or a module")
+        #expect(found[6].hint == found[1].hint, "main.lua's globals are there in every file's call")
+        #expect(found[7].hint?.hasPrefix("a Lua 5.3 leftover") == true)
         #expect(found[2].hint == "no such global in Lunette's sandbox (did you mean 'clock'?)")
         #expect(found[3].hint == "no such field of 'clock' in the sandbox (did you mean 'now'?)")
         #expect(found[4].hint == "no such field of 'string' in the sandbox (did you mean 'format'?)")
@@ -421,7 +434,14 @@ struct EditorFilesTests {
             """)
         let off = try CLI.run(["check", fixture.path, "--json", "--no-lint"])
         #expect(off.stdout.contains(#""lint":"off""#) && !off.stdout.contains("W211"), "\(off.stdout)")
-        guard LuaLint.installed() != nil else { return }   // the lint's own findings: theLintFindsAccidentalGlobals…
+    }
+
+    @Test(.enabled(if: LuaLint.installed() != nil, "luacheck is not installed (scripts/bootstrap lint installs Debian's lua-check)"))
+    func checkReportsTheLintsFindingsWithTheirPlace() throws {
+        let fixture = try BundleFixture(main: """
+            widget { kind = "W", placeholder = function() return {} end,
+              timeline = function() local unused = 1; return { entries = { { date = clock.now() } }, policy = "never" } end }
+            """)
         let ran = try CLI.run(["check", fixture.path, "--json"])
         #expect(ran.stdout.contains(#""lint":"ran""#) && ran.stdout.contains("main.lua:2:31: (W211) unused variable 'unused'"), "\(ran.stdout)")
         #expect(ran.status == 0, "a warning does not fail the check")

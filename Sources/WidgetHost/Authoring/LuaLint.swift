@@ -15,6 +15,8 @@ public struct LuaLint: Sendable {
 
     /// The luacheck to run.
     public let executable: String
+    /// How long luacheck may take before it is stopped.
+    static let timeout: Double = 60
 
     public init(executable: String) { self.executable = executable }
 
@@ -42,19 +44,30 @@ public struct LuaLint: Sendable {
             arguments += ["--config", temporary]
         }
         arguments += ["--exclude-files", "\(EditorFiles.definitionsFolder)/*", "--", "."]
+        let errorsPath = temporary + ".stderr"
+        FileManager.default.createFile(atPath: errorsPath, contents: nil)
+        defer { try? FileManager.default.removeItem(atPath: errorsPath) }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         process.currentDirectoryURL = URL(fileURLWithPath: bundle)
-        let output = Pipe(), errors = Pipe()
+        let output = Pipe()
         process.standardOutput = output
-        process.standardError = errors
+        // Standard error to a file: a pipe left unread could fill and stall luacheck.
+        process.standardError = FileHandle(forWritingAtPath: errorsPath)
         do { try process.run() } catch { throw .couldNotRun(error.localizedDescription) }
+        // luacheck takes tens of milliseconds on a bundle; one that hangs is ended.
+        let watchdog = DispatchWorkItem { if process.isRunning { process.terminate() } }
+        DispatchQueue.global().asyncAfter(deadline: .now() + Self.timeout, execute: watchdog)
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let problem = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
+        watchdog.cancel()
+        let problem = (try? String(contentsOfFile: errorsPath, encoding: .utf8)) ?? ""
+        guard process.terminationReason == .exit else {
+            throw .couldNotRun("it did not finish within \(Int(Self.timeout)) s and was stopped")
+        }
         // 0: nothing found, 1: warnings, 2: errors; 3 and up: luacheck itself failed.
-        guard process.terminationReason == .exit, process.terminationStatus <= 2 else {
+        guard process.terminationStatus <= 2 else {
             let said = (problem + text).trimmingCharacters(in: .whitespacesAndNewlines)
             throw .couldNotRun("exit status \(process.terminationStatus)" + (said.isEmpty ? "" : ": \(said)"))
         }
@@ -125,20 +138,22 @@ extension LuaLint {
     /// again (a warning, pointing at the set), not a missing global; a
     /// misspelt global or library field names the one it meant.
     static func explain(_ findings: [LintFinding], api: ScriptAPI) -> [LintFinding] {
-        var setAt: [String: [String: Int]] = [:]   // file → global → first line that sets it
+        // Globals set anywhere in the bundle: main.lua runs again at the start
+        // of every call, so its top-level globals are there in every call.
+        var setAt: [String: (file: String, line: Int)] = [:]
         for f in findings where f.code == "W111" || f.code == "W112" {
-            if let name = f.quotedName, setAt[f.file]?[name] == nil { setAt[f.file, default: [:]][name] = f.line }
+            if let name = f.quotedName, setAt[name] == nil { setAt[name] = (f.file, f.line) }
         }
         let globals = api.globals(.tests)
         return findings.map { found in
             var f = found
             switch f.code {
             case "W111", "W112":
-                f.hint = "globals do not outlive a call (rule L6): make it local, or keep it in the store"
+                f.hint = "a global lasts one call (rule L6): what a function stores in it is gone at the next call; prefer a local, or the store"
             case "W113":
-                if let name = f.quotedName, let line = setAt[f.file]?[name] {
+                if let name = f.quotedName, let set = setAt[name] {
                     f.isError = false
-                    f.hint = "'\(name)' is a global this file sets at line \(line): make it local there"
+                    f.hint = "'\(name)' is a global set at \(set.file):\(set.line) (it lasts one call, rule L6): prefer a local, or a module"
                 } else {
                     let near = f.quotedName.flatMap { NearestName.of($0, in: globals) }
                     f.hint = "no such global in Lunette's sandbox" + (near.map { " (did you mean '\($0)'?)" } ?? " (docs/script-api.md lists them)")
@@ -148,6 +163,11 @@ extension LuaLint {
                 let parts = f.message.split(separator: "'", omittingEmptySubsequences: false)
                 let field = parts.count > 1 ? String(parts[1]) : ""
                 let table = parts.count > 3 ? String(parts[3]) : ""
+                if api.compatibilityFields.first(where: { $0.name == table })?.fields.contains(field) == true {
+                    f.isError = false
+                    f.hint = "a Lua 5.3 leftover that only some builds of Lua keep: use x ^ y, math.atan(y, x), math.log(x, 10) or math.exp/log instead"
+                    break
+                }
                 let names = api.module(table)?.functions.map(\.name) ?? api.libraries.first { $0.name == table }?.fields ?? []
                 let near = NearestName.of(field, in: names)
                 f.hint = "no such field of '\(table)' in the sandbox" + (near.map { " (did you mean '\($0)'?)" } ?? "")

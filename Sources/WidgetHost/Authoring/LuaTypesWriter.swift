@@ -84,7 +84,7 @@ public enum LuaTypesWriter {
             ("runtime", .object([("version", .string("Lua 5.4")), ("builtin", .object(builtin))])),
             ("workspace", .object([("library", .array([.string(library)])), ("checkThirdParty", .bool(false))])),
         ]
-        let merged = Setting.merge(existing.map(Setting.init) ?? .object([]), .object(ours))
+        let merged = Setting.merge(Setting.unfolded(existing.map(Setting.init) ?? .object([])), .object(ours))
         return merged.text(indent: "") + "\n"
     }
 
@@ -111,6 +111,23 @@ public enum LuaTypesWriter {
         }
 
         static func == (a: Setting, b: Setting) -> Bool { a.text(indent: "") == b.text(indent: "") }
+
+        /// The settings with dotted keys (`"runtime.version"`, `"Lua.runtime.version"`,
+        /// which LuaLS reads too) written as nested objects, so that ours
+        /// replace them instead of standing beside them.
+        static func unfolded(_ settings: Setting) -> Setting {
+            guard case .object(let members) = settings else { return settings }
+            var out = Setting.object([])
+            for (key, value) in members {
+                var path = key.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+                if path.count > 1, path[0] == "Lua" { path.removeFirst() }
+                if key == "$schema" || path.count == 1 || path.contains(where: \.isEmpty) { path = [key] }
+                var nested = value
+                for part in path.dropFirst().reversed() { nested = .object([(part, nested)]) }
+                out = merge(out, .object([(path[0], nested)]))
+            }
+            return out
+        }
 
         /// `ours` over `base`: objects merge key by key (ours win), arrays
         /// of library folders gain ours, other values are replaced.

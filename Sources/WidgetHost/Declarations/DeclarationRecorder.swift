@@ -22,6 +22,9 @@ final class DeclarationRecorder {
     private var references: [Reference] = []
     /// The intents and queries left out for their own problems ("intent:X").
     private var rejected: Set<String> = []
+    /// Where each declaration ("intent:C"), accepted or not, was first declared:
+    /// a second one is a duplicate even when the first was left out.
+    private var seen: [String: ScriptLocation] = [:]
 
     /// A name one declaration gives to another.
     private struct Reference {
@@ -55,6 +58,7 @@ final class DeclarationRecorder {
         functions = [:]
         references = []
         rejected = []
+        seen = [:]
     }
 
     /// `declare(what, id, plain fields, names of function fields, functions…)`.
@@ -98,6 +102,16 @@ final class DeclarationRecorder {
         }
     }
 
+    /// Reports a second declaration of `what` `id` (the first may have been
+    /// left out for its own problems: it still counts).
+    private func checkDuplicate(_ what: String, _ id: String, _ field: String, _ r: inout DeclarationFields, _ here: ScriptLocation) {
+        if let first = seen["\(what):\(id)"] {
+            r.report("duplicate \(field) '\(id)': already declared at \(first)")
+        } else {
+            seen["\(what):\(id)"] = here
+        }
+    }
+
     /// Records a reference for `finish()`.
     private func refer(_ target: Reference.Target, to name: String?, from: String, _ here: ScriptLocation) {
         guard let name else { return }
@@ -111,7 +125,7 @@ final class DeclarationRecorder {
         let kind = r.requiredString("kind")
         if let kind {
             r.name = "widget '\(kind)'"
-            if let other = declarations.widget(kind) { r.report("duplicate kind '\(kind)': already declared at \(other.location)") }
+            checkDuplicate("widget", kind, "kind", &r, here)
         }
         var families: [WidgetFamily] = [.systemSmall, .systemMedium, .systemLarge]
         if let names = r.strings("families") {
@@ -145,7 +159,7 @@ final class DeclarationRecorder {
         let id = r.requiredString("id")
         if let id {
             r.name = "intent '\(id)'"
-            if let other = declarations.intent(id) { r.report("duplicate id '\(id)': already declared at \(other.location)") }
+            checkDuplicate("intent", id, "id", &r, here)
         }
         let isConfiguration = r.boolean("configuration") ?? false
         var parameters: [IntentParameter] = []
@@ -218,7 +232,7 @@ final class DeclarationRecorder {
         let id = r.requiredString("id")
         if let id {
             r.name = "query '\(id)'"
-            if let other = declarations.query(id) { r.report("duplicate id '\(id)': already declared at \(other.location)") }
+            checkDuplicate("query", id, "id", &r, here)
         }
         r.function("suggested", required: true)
         let hasEntities = r.function("entities", required: false)
@@ -232,9 +246,7 @@ final class DeclarationRecorder {
         let kind = r.requiredString("kind")
         if let kind {
             r.name = "control '\(kind)'"
-            if let other = declarations.controls.first(where: { $0.kind == kind }) {
-                r.report("duplicate kind '\(kind)': already declared at \(other.location)")
-            }
+            checkDuplicate("control", kind, "kind", &r, here)
         }
         let type = r.requiredString("type")
         if let type, type != "toggle" && type != "button" { r.report("type must be \"toggle\" or \"button\", got \"\(type)\"") }
@@ -253,9 +265,7 @@ final class DeclarationRecorder {
         let type = r.requiredString("type")
         if let type {
             r.name = "activity '\(type)'"
-            if let other = declarations.activities.first(where: { $0.type == type }) {
-                r.report("duplicate type '\(type)': already declared at \(other.location)")
-            }
+            checkDuplicate("activity", type, "type", &r, here)
         }
         var schemas: [ActivitySchema] = []
         for what in ["attributes", "state"] {

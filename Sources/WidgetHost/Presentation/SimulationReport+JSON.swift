@@ -62,6 +62,15 @@ extension SimulationReport {
             }
             o.key("activities")
             o.array(activities) { lane in activityJSON(lane, o) }
+            o.key("events")
+            o.array(events) { event in
+                o.object {
+                    o.field("at", number: event.at)
+                    o.field("type", string: event.type)
+                    o.field("label", string: event.label)
+                    o.field("kind", string: event.kind)
+                }
+            }
             o.key("notes")
             notesJSON(notes, o)
         }
