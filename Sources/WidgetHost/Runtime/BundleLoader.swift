@@ -6,7 +6,11 @@ import LuaSandbox
 extension ScriptBundle {
     /// Loads and checks the bundle at `path`. Errors: `LocatedErrors`, one
     /// per problem found (all declaration problems are reported together).
-    public static func load(_ path: String, calendar: HostCalendar = .fromEnvironment()) throws(LocatedErrors) -> ScriptBundle {
+    /// With `grants` (a plugin host's), main.lua runs with only the
+    /// services the bundle asks for and is granted, and a bundle that asks
+    /// for more than `grants`, or declares Live Activities without asking
+    /// for them, is refused (`CapabilityCheck`).
+    public static func load(_ path: String, calendar: HostCalendar = .fromEnvironment(), grants: Set<String>? = nil) throws(LocatedErrors) -> ScriptBundle {
         let root = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: root, isDirectory: &isDirectory) else {
@@ -23,8 +27,9 @@ extension ScriptBundle {
                                      declarations: BundleDeclarations())
         let recorder: DeclarationRecorder
         do {
-            let sandbox = try BundleSandbox(bundle: unchecked, services: HostServices(clock: SystemClock(), calendar: calendar),
-                                            role: .load)
+            var services = HostServices(clock: SystemClock(), calendar: calendar)
+            services.grants = grants
+            let sandbox = try BundleSandbox(bundle: unchecked, services: services, role: .load)
             try sandbox.runMain()
             recorder = sandbox.recorder
         } catch {
@@ -37,14 +42,16 @@ extension ScriptBundle {
             problems.append(LocatedError(file: activity.location.file, line: activity.location.line,
                                          message: "activity '\(activity.type)': activities live in an app group's store; list one in appGroups of bundle.json"))
         }
+        let manifestBytes = FileManager.default.contents(atPath: root + "/bundle.json").map { [UInt8]($0) } ?? []
+        let bundle = ScriptBundle(path: root, manifest: manifest, main: sources.main, modules: sources.modules,
+                                  declarations: recorder.declarations, manifestBytes: manifestBytes)
+        problems += CapabilityCheck(bundle: bundle, grants: grants).problems(of: bundle)
         if !problems.isEmpty { throw LocatedErrors(problems) }
         if recorder.declarations.widgets.isEmpty && recorder.declarations.intents.isEmpty
             && recorder.declarations.controls.isEmpty && recorder.declarations.activities.isEmpty {
             throw LocatedErrors([LocatedError(file: sources.main.chunkName, message: "declares nothing: call widget { … } (or intent, control, activity) in main.lua")])
         }
-        let manifestBytes = FileManager.default.contents(atPath: root + "/bundle.json").map { [UInt8]($0) } ?? []
-        return ScriptBundle(path: root, manifest: manifest, main: sources.main, modules: sources.modules,
-                            declarations: recorder.declarations, manifestBytes: manifestBytes)
+        return bundle
     }
 
     /// A load failure of main.lua as a located error. Lua shortens long

@@ -27,6 +27,8 @@ final class BundleSandbox {
     let state: LuaState
     let recorder: DeclarationRecorder
     let storeBinding: StoreBinding
+    /// The services the bundle's scripts get (all, unless the host grants capabilities).
+    let capabilities: CapabilityCheck
     /// The glue's per-call entry: new globals, then main.lua.
     private var begin: LuaFunctionRef!
     private(set) var logs: [(level: LuaLogLevel, text: String)] = []
@@ -66,6 +68,7 @@ final class BundleSandbox {
             deadline = HostPolicy.Deadline(soft: min(deadline.soft, cap), hard: cap)
         }
         self.deadline = deadline
+        capabilities = CapabilityCheck(bundle: bundle, grants: services.grants)
         recorder = DeclarationRecorder(validating: role == .load)
         state = try LuaState(profile: .sandbox)
         let grants = role.opensStore ? bundle.manifest.appGroups : []
@@ -85,8 +88,10 @@ final class BundleSandbox {
             }
         }
         try ClockBinding(clock: services.clock, calendar: services.calendar).install(in: state)
-        try storeBinding.install(in: state)
-        if let activities = services.activities, role != .load {
+        if capabilities.has(.store) { try storeBinding.install(in: state) }
+        if !capabilities.has(.activities) {
+            // Absent (issue 17): the bundle did not ask for it, or the host does not grant it.
+        } else if let activities = services.activities, role != .load {
             let origin: ActivityOrigin = role == .intent ? .intent : role == .activityUpdater ? .updater : .widget
             try ActivityBinding(manager: activities, origin: origin).install(in: state)
         } else if role != .load && !bundle.declarations.activities.isEmpty {
@@ -94,13 +99,18 @@ final class BundleSandbox {
         }
         if role != .load {
             for module in services.modules {
-                try module.install(in: state, bundle: bundle.manifest.id, capabilities: bundle.manifest.capabilities)
+                try module.install(in: state, bundle: bundle.manifest.id, capabilities: bundle.manifest.capabilities.filter { capabilities.has($0) })
             }
         }
         let declared = bundle.declarations
-        try ReloadBinding(widgetKinds: role == .load ? nil : declared.widgets.map(\.kind),
-                      controlKinds: role == .load ? nil : declared.controls.map(\.kind))
-            .install(in: state) { [unowned self] request in self.reloads.append(request) }
+        if capabilities.has(.reload) {
+            try ReloadBinding(widgetKinds: role == .load ? nil : declared.widgets.map(\.kind),
+                              controlKinds: role == .load ? nil : declared.controls.map(\.kind))
+                .install(in: state) { [unowned self] request in self.reloads.append(request) }
+        }
+        if !capabilities.has(.log) {
+            for name in ServiceCapability.log.globals { try state.setGlobal(name, .nil) }
+        }
         try installHost()
         if role == .load {
             // Compile main.lua once on the host's side first, for a syntax error with its line.
@@ -162,6 +172,10 @@ final class BundleSandbox {
             outcome.reloadRequests = reloads
         } catch {
             outcome = CallOutcome(Self.whole(error, deadline: deadline.hard, since: started))
+            if var diagnostic = outcome.diagnostic, let why = whyAbsent(in: diagnostic.message) {
+                diagnostic.message += " (\(why))"
+                outcome.diagnostic = diagnostic
+            }
             if let device = deviceDeadline, outcome.status == .timeout, var diagnostic = outcome.diagnostic {
                 diagnostic.message += " (this run caps every call at \(Self.milliseconds(deadline.hard)) ms; a device would let it run up to \(Self.milliseconds(device)) ms)"
                 outcome.diagnostic = diagnostic
@@ -169,6 +183,15 @@ final class BundleSandbox {
             isReusable = false
         }
         return finish(outcome)
+    }
+
+    /// Why a global that a runtime error names ("attempt to index a nil
+    /// value (global 'store')") is absent, when it is a service the bundle
+    /// was not given.
+    private func whyAbsent(in message: String) -> String? {
+        guard let range = message.range(of: "(global '") else { return nil }
+        let name = message[range.upperBound...].prefix { $0 != "'" }
+        return capabilities.whyAbsent(String(name), bundle: bundle.manifest.id)
     }
 
     /// A deadline is the role's for main.lua and the function together, so
@@ -248,6 +271,11 @@ final class BundleSandbox {
             let name = try args.text(1)
             guard let source = modules[name] else { return [] }
             return [.string(LuaString(bytes: source.bytes)), .string(source.chunkName)]
+        }
+        let capabilities = self.capabilities, id = bundle.manifest.id
+        module.add("absent") { args in
+            guard let why = capabilities.whyAbsent(try args.text(1), bundle: id) else { return [] }
+            return [.string(LuaString(why))]
         }
         module.add("setenv") { args in
             try args.setEnvironment(ofFunction: 1, to: 2)

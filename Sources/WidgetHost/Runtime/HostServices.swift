@@ -25,6 +25,11 @@ public struct HostServices {
     /// The app's own modules for scripts, each behind a capability the
     /// bundle must declare (`HostModule`).
     public var modules: [HostModule] = []
+    /// The capabilities the host grants the bundle (a plugin host's policy):
+    /// its scripts get the services (`ServiceCapability`) and app modules it
+    /// asks for in bundle.json and is granted, and no others. nil (the
+    /// default): every service, and the modules it asks for.
+    public var grants: Set<String>? = nil
 
     public init(store: SharedStore? = nil, clock: HostClock = SystemClock(),
                 calendar: HostCalendar = .fromEnvironment(), policy: HostPolicy = .standard,

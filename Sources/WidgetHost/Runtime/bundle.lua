@@ -2,9 +2,9 @@
 -- Runs with the state's own globals as _ENV (where the libraries and host
 -- modules live). Each call's globals are a table that reads through to them;
 -- _G, load and require work on the call's table. Called with the host's
--- function table (main, source, setenv); returns the function that begins a call.
+-- function table (main, source, absent, setenv); returns the function that begins a call.
 local raw = ...
-local setenv, source, main_source = raw.setenv, raw.source, raw.main
+local setenv, source, main_source, absent = raw.setenv, raw.source, raw.main, raw.absent
 local base, stock_load, select, setmetatable, error, pcall, host_require =
   _ENV, load, select, setmetatable, error, pcall, require
 local globals_meta = { __index = base, __metatable = false }
@@ -29,6 +29,8 @@ base.require = function(name)
   if f == nil then
     local text, chunk = source(name)
     if text == nil then
+      local why = absent(name)
+      if why then error("module '" .. name .. "' is not available: " .. why, 2) end
       local ok, host = pcall(host_require, name)
       if ok then return host end
       error("module '" .. name .. "' not found: no " .. name:gsub("%.", "/") .. ".lua in the bundle, and no host module of that name", 2)
