@@ -107,4 +107,49 @@ struct CapabilityTests {
         let withheld = try high(grants: [])
         #expect(withheld.message?.contains("app.weather.today: bundle com.example.plugin does not have the capability 'weather'") == true, "\(withheld.message ?? "")")
     }
+
+    @Test func aPluginPolicyGrantsByTrustLevelOrByPlugin() throws {
+        let manifest = BundleManifest(id: "com.example.a", capabilities: ["store", "weather"])
+        var policy = PluginPolicy()
+        #expect(policy.grants(for: manifest) == ["log"], "untrusted by default")
+        policy.plugins["com.example.a"] = .level("trusted")
+        #expect(policy.grants(for: manifest) == ["store", "weather"], "trusted: whatever it asks for")
+        policy.plugins["com.example.a"] = .level("standard")
+        #expect(policy.grants(for: manifest) == ["store", "activities", "reload", "log"])
+        policy.plugins["com.example.a"] = .capabilities(["store"])
+        #expect(policy.grants(for: manifest) == ["store"])
+        #expect(policy.level(of: "com.example.a") == nil && policy.level(of: "com.other") == "untrusted")
+    }
+
+    @Test func aPluginPolicyFileReportsEveryProblem() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("lunette-plugins-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let good = dir + "/good.json"
+        try """
+            { "default": "standard",
+              "levels": { "partner": ["store", "log", "weather"] },
+              "plugins": { "com.example.a": "partner", "com.example.b": ["log"] } }
+            """.write(toFile: good, atomically: true, encoding: .utf8)
+        let policy = try PluginPolicy.load(good)
+        #expect(policy.defaultLevel == "standard")
+        #expect(policy.grants(for: BundleManifest(id: "com.example.a", capabilities: ["weather"])) == ["store", "log", "weather"])
+        #expect(policy.grants(for: BundleManifest(id: "com.example.b")) == ["log"])
+        let bad = dir + "/bad.json"
+        try """
+            { "default": "trustd",
+              "plugins": { "com.example.a": "untrsted", "com.example.b": 3 },
+              "grants": {} }
+            """.write(toFile: bad, atomically: true, encoding: .utf8)
+        do {
+            _ = try PluginPolicy.load(bad)
+            Issue.record("a bad policy file loaded")
+        } catch {
+            #expect(error.errors.map(\.locatedMessage) == [
+                "\(bad):1:14: 'default': \"trustd\" is not a trust level (did you mean 'trusted'? levels: standard, trusted, untrusted)",
+                "\(bad):2:33: 'plugins.com.example.a': \"untrsted\" is not a trust level (did you mean 'untrusted'? levels: standard, trusted, untrusted)",
+                "\(bad):2:62: 'plugins.com.example.b' must be a trust level (standard, trusted, untrusted) or an array of capabilities, got integer",
+                "\(bad):3:3: unknown key 'grants' (known: default, levels, plugins)",
+            ], "\(error.errors.map(\.locatedMessage))")
+        }
+    }
 }
