@@ -17,6 +17,9 @@ public enum CallStatus: String, Sendable, Equatable, CaseIterable, Codable {
     /// entry without a date, a value that is not plain data) or a file with
     /// a mistake (bundle.json, a scenario, a policy).
     case invalid
+    /// The host did not run it: a plugin in quarantine (over a quota, or
+    /// failing call after call) until the host releases it.
+    case refused
 }
 
 /// What went wrong, where, and which limit: the one error value that every

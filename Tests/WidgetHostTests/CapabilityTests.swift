@@ -153,3 +153,91 @@ struct CapabilityTests {
         }
     }
 }
+
+/// Issue 17, point 2: quotas over a rolling window, and quarantine.
+@Suite("Plugin quotas and quarantine")
+struct PluginLedgerTests {
+    static let main = """
+        widget { kind = "W", placeholder = function() return { n = -1 } end,
+          timeline = function()
+            local mode = store.group("group.test"):get("mode") or "ok"
+            if mode == "fail" then error("no data") end
+            if mode == "spin" then local x = 0; for i = 1, 3000000 do x = x + i end end
+            if mode == "chatty" then for i = 1, 20 do print(string.rep("x", 99)) end end
+            return { entries = { { date = clock.now(), n = 1 } }, policy = "never" }
+          end }
+        """
+
+    func engine(_ quotas: PluginQuotas) throws -> (TimelineEngine, PluginLedger, VirtualClock, BundleFixture) {
+        let fixture = try BundleFixture(main: Self.main)
+        let clock = VirtualClock(BundleFixture.midnight)
+        let ledger = PluginLedger(plugin: "com.example.test", quotas: quotas)
+        var services = HostServices(store: fixture.store, clock: clock, calendar: .utc)
+        services.ledger = ledger
+        return (TimelineEngine(runtime: WidgetRuntime(bundle: try fixture.load(), services: services)), ledger, clock, fixture)
+    }
+
+    func mode(_ fixture: BundleFixture, _ mode: String) throws {
+        try fixture.store.group("group.test").set("mode", .string(mode))
+    }
+
+    @Test func failingCallAfterCallQuarantinesAndTheWidgetKeepsItsLastGoodEntry() throws {
+        let (engine, ledger, clock, fixture) = try engine(PluginQuotas(failuresInARow: 3))
+        final class Told: @unchecked Sendable {
+            let lock = NSLock()
+            var items: [Quarantine] = []
+        }
+        let told = Told()
+        ledger.onQuarantine = { q in told.lock.withLock { told.items.append(q) } }
+        let id = engine.addWidget(try engine.runtime.configuration(kind: "W"))
+        #expect(engine.instance(id)?.shown(at: clock.now())?.content["n"] == 1)
+        try mode(fixture, "fail")
+        for minute in 1...4 {
+            try clock.advance(to: BundleFixture.midnight + Double(minute) * 600)
+            try engine.reloadNow(kind: "W", reason: .appForeground)
+        }
+        let statuses = engine.instance(id)!.reloads.map(\.status)
+        #expect(statuses == [.ok, .error, .error, .error, .refused], "\(statuses)")
+        let q = try #require(ledger.quarantine)
+        #expect(q.cause == .failures && q.since == BundleFixture.midnight + 1800)
+        #expect(q.reason.hasPrefix("3 calls failed in a row (the last: ") && q.reason.contains("no data"), "\(q.reason)")
+        #expect(told.lock.withLock { told.items } == [q], "told once")
+        let refused = engine.instance(id)!.failures.last!.diagnostic
+        #expect(refused.kind == .refused)
+        #expect(refused.message == "plugin com.example.test is quarantined since 2026-11-21T00:30:00Z: \(q.reason); the host can release it")
+        #expect(engine.instance(id)?.shown(at: clock.now())?.content["n"] == 1, "the last good entry stays (T10)")
+        // Released, it runs again.
+        try mode(fixture, "ok")
+        ledger.release()
+        try clock.advance(to: BundleFixture.midnight + 3000)
+        try engine.reloadNow(kind: "W", reason: .appForeground)
+        #expect(engine.instance(id)!.reloads.last?.status == .ok)
+        #expect(ledger.quarantine == nil && ledger.usage(at: clock.now()).failuresInARow == 0)
+    }
+
+    @Test func callsCPUAndLogsCountOverARollingWindow() throws {
+        let (calls, callsLedger, clock, _) = try engine(PluginQuotas(window: 3600, cpuSeconds: nil, calls: 3, logBytes: nil, failuresInARow: nil))
+        let id = calls.addWidget(try calls.runtime.configuration(kind: "W"))   // calls 1 and 2: placeholder, timeline
+        for step in 1...3 {
+            try clock.advance(to: BundleFixture.midnight + Double(step) * 600)
+            try calls.reloadNow(kind: "W", reason: .appForeground)
+        }
+        #expect(calls.instance(id)!.reloads.map(\.status) == [.ok, .ok, .refused, .refused])
+        #expect(callsLedger.quarantine?.reason == "it made 3 calls in the last 1 h, its quota")
+        #expect(callsLedger.usage(at: clock.now()).calls == 3)
+        #expect(callsLedger.usage(at: clock.now() + 3600).calls == 0, "an hour later the window is empty")
+
+        let (cpu, cpuLedger, _, cpuFixture) = try engine(PluginQuotas(cpuSeconds: 0.001, calls: nil, logBytes: nil, failuresInARow: nil))
+        try mode(cpuFixture, "spin")
+        _ = cpu.addWidget(try cpu.runtime.configuration(kind: "W"))
+        #expect(cpuLedger.quarantine?.cause == .cpu, "\(String(describing: cpuLedger.quarantine))")
+        #expect(cpuLedger.quarantine?.reason.contains("s of CPU in the last 1 h, over its quota of 0.001 s") == true)
+
+        let (logs, logLedger, _, logFixture) = try engine(PluginQuotas(cpuSeconds: nil, calls: nil, logBytes: 1000, failuresInARow: nil))
+        try mode(logFixture, "chatty")
+        _ = logs.addWidget(try logs.runtime.configuration(kind: "W"))
+        #expect(logLedger.quarantine?.cause == .logBytes)
+        #expect(logLedger.quarantine?.reason == "it logged 2000 bytes in the last 1 h, over its quota of 1000")
+        #expect(logLedger.usage(at: BundleFixture.midnight).logBytes == 2000)
+    }
+}

@@ -55,6 +55,7 @@ final class BundleSandbox {
     /// The role's deadline on a device, when the policy's `callCap` is shorter.
     private var deviceDeadline: Double?
     private var started = ContinuousClock.now
+    private var startedCPU = 0.0
 
     init(bundle: ScriptBundle, services: HostServices, role: CallRole) throws(LuaError) {
         self.bundle = bundle
@@ -133,6 +134,7 @@ final class BundleSandbox {
     /// Starts a call: fresh globals, then main.lua (the declarations).
     func runMain() throws(LuaError) {
         started = ContinuousClock.now
+        startedCPU = Self.threadCPUTime()
         logs = []
         reloads = []
         recorder.reset()
@@ -206,6 +208,7 @@ final class BundleSandbox {
     private func finish(_ outcome: CallOutcome) -> CallOutcome {
         var outcome = outcome
         outcome.elapsed = Self.seconds(ContinuousClock.now - started)
+        outcome.cpuTime = max(0, Self.threadCPUTime() - startedCPU)
         outcome.memoryPeak = state.memoryPeak
         outcome.logs = logs
         outcome.deniedGroups = storeBinding.deniedGroups
@@ -224,6 +227,13 @@ final class BundleSandbox {
         case .warn: return .warning
         case .error: return .error
         }
+    }
+
+    /// The CPU time the calling thread has used, in seconds.
+    static func threadCPUTime() -> Double {
+        var t = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t)
+        return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
     }
 
     static func seconds(_ d: Duration) -> Double {

@@ -30,6 +30,9 @@ public struct HostServices {
     /// asks for in bundle.json and is granted, and no others. nil (the
     /// default): every service, and the modules it asks for.
     public var grants: Set<String>? = nil
+    /// The plugin's quotas and quarantine (a plugin host's): every call is
+    /// admitted by it first and counted after; nil: no quotas.
+    public var ledger: PluginLedger? = nil
 
     public init(store: SharedStore? = nil, clock: HostClock = SystemClock(),
                 calendar: HostCalendar = .fromEnvironment(), policy: HostPolicy = .standard,

@@ -32,6 +32,12 @@ final class SandboxPool {
             let deadline = Duration.milliseconds(Int64((role.deadline(services.policy).hard * 1000).rounded()))
             return CallOutcome(.timeout(LuaTimeoutError(limit: deadline, elapsed: .zero, cancelled: true)))
         }
+        let now = services.clock.now()
+        if let refusal = services.ledger?.admit(at: now) {
+            let outcome = CallOutcome(refusal)
+            metrics.call(role, outcome)
+            return outcome
+        }
         let sandbox: BundleSandbox
         if let pooled = sandboxes[role], pooled.isReusable { sandbox = pooled } else {
             do { sandbox = try BundleSandbox(bundle: bundle, services: services, role: role) } catch {
@@ -44,6 +50,7 @@ final class SandboxPool {
         defer { canceller.running(nil) }
         let outcome = sandbox.call(what, id, field, arguments)
         metrics.call(role, outcome)
+        services.ledger?.record(outcome, at: now)
         return outcome
     }
 }
