@@ -20,6 +20,9 @@ public enum CallStatus: String, Sendable, Equatable, CaseIterable, Codable {
     /// The host did not run it: a plugin in quarantine (over a quota, or
     /// failing call after call) until the host releases it.
     case refused
+    /// The worker process running it died (a signal, or an exit): process
+    /// isolation's containment of a crash; the call's effects are discarded.
+    case crashed
 }
 
 /// What went wrong, where, and which limit: the one error value that every

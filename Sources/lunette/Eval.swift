@@ -2,6 +2,11 @@ import ArgumentParser
 import Foundation
 import WidgetHost
 
+/// Where each file runs: in this process, or in a worker process.
+enum Isolation: String, ExpressibleByArgument, CaseIterable {
+    case inprocess, process
+}
+
 /// The profiles `--profile` accepts.
 enum ProfileName: String, ExpressibleByArgument, CaseIterable {
     case sandbox, trusted
@@ -23,7 +28,13 @@ struct Eval: ParsableCommand {
             --json: one JSON object per file and line, {"file", "status", \
             "message", "traceback", "location", "limit", "elapsedMs", \
             "results", "memoryPeakBytes", "output"}, status one of ok, syntax, \
-            error, timeout, memory, invalid.
+            error, timeout, memory, invalid, crashed.
+            --isolation process runs each file in a worker process (`lunette \
+            worker`, limited with rlimits) instead of this one: a file whose \
+            native code crashes the worker is reported as crashed, with the \
+            signal, and the next file gets a fresh worker; a worker that does \
+            not answer within --timeout-ms and a second's grace is killed, in \
+            either profile (timeout). See docs/plugins.md.
             Each file runs in the sandbox profile by default, with a memory cap, \
             a deadline and a 64 KB output cap; a script cannot catch being ended. \
             The trusted profile opens every standard library and enforces only \
@@ -60,6 +71,9 @@ struct Eval: ParsableCommand {
     @Option(name: .customLong("store-dir"), help: ArgumentHelp("Store root (default: $LUNETTE_STORE, else ~/.lunette/store).", valueName: "dir"))
     var storeDir: String?
 
+    @Option(help: "Where each file runs: inprocess (this process) or process (a worker process that a crash cannot take down with it).")
+    var isolation: Isolation = .inprocess
+
     @Option(name: [.customShort("e"), .customLong("execute")],
             help: ArgumentHelp("Lua code run in each file's state before the file, as chunk '(command line)' (repeatable, in order).", valueName: "code"))
     var execute: [String] = []
@@ -88,8 +102,14 @@ struct Eval: ParsableCommand {
         let err = FileOutput.standardError
         var failed = false
         let store = SharedStore(root: storeDir)
+        let pool = isolation == .process ? WorkerPool(executable: Bundle.main.executablePath ?? CommandLine.arguments[0]) : nil
+        defer { pool?.stop() }
         for file in files {
             if !json && files.count > 1 { out.write("==> \(file) <==\n") }
+            if let pool {
+                if try !runInWorker(file, pool, out, err) { failed = true }
+                continue
+            }
             var limits = LuaLimits.sandbox
             limits.memory = memoryMB << 20
             limits.timeout = .milliseconds(timeoutMs)
@@ -114,5 +134,60 @@ struct Eval: ParsableCommand {
             }
         }
         if failed { throw ExitCode(1) }
+    }
+
+    /// Runs `file` in a worker of `pool` and prints its row as in-process
+    /// runs do; false when it failed (a crash or a kill included).
+    func runInWorker(_ file: String, _ pool: WorkerPool, _ out: FileOutput, _ err: FileOutput) throws -> Bool {
+        guard let data = FileManager.default.contents(atPath: file) else { throw CLIFailure("error: \(file): cannot read the file") }
+        var request: [(String, JSONValue)] = [
+            ("op", .of("eval")), ("name", .of(file)), ("source", .base64([UInt8](data))),
+            ("profile", .of(profile.rawValue)), ("memoryMB", .of(memoryMB)), ("timeoutMs", .of(timeoutMs)),
+            ("appGroups", .list(appGroups.map { .of($0) })), ("prelude", .list(execute.map { .of($0) })),
+            ("seed", .of(Int(seed))),
+        ]
+        if let storeDir { request.append(("storeDir", .of(storeDir))) }
+        let answer = try pool.call(.record(request), deadline: Double(timeoutMs) / 1000 + 1) { message in
+            guard !json, message["op"]?.text == "log", let line = message["line"]?.decodedBytes else { return }
+            let name = message["level"]?.text
+            let level = LuaLogLevel.allCases.first { $0.name == name } ?? .info
+            out.write(bytes: Array(level.linePrefix.utf8) + line + [0x0A])
+        }
+        switch answer {
+        case .success(let done):
+            if json { out.write((done["json"]?.text ?? "") + "\n") } else if let text = done["text"]?.text {
+                err.write(text + "\n")
+            } else if let results = done["results"]?.items, !results.isEmpty {
+                out.write(results.compactMap { $0.text }.joined(separator: "\t") + "\n")
+            }
+            return done["status"]?.text == CallStatus.ok.rawValue
+        case .failure(let loss):
+            var diagnostic = loss.diagnostic
+            diagnostic.file = file
+            let result = EvalResult(file: file, diagnostic: diagnostic)
+            if json { out.write(result.jsonLine + "\n") } else { err.write(diagnostic.text + "\n") }
+            return false
+        }
+    }
+}
+
+/// `lunette worker`: a worker process of a host that isolates calls
+/// (docs/plugins.md). Not for people: it speaks the framed protocol on its
+/// standard input and output.
+struct WorkerCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "worker",
+        abstract: "Serve a host's calls over standard input and output (process isolation).",
+        shouldDisplay: false)
+
+    func run() throws {
+        let refused = WorkerServer.limit(WorkerServer.Limits())
+        if !refused.isEmpty { FileOutput.standardError.write("lunette worker: the system refused \(refused.joined(separator: ", "))\n") }
+        do {
+            try WorkerServer.serve(WorkerChannel(input: .standardInput, output: .standardOutput))
+        } catch {
+            FileOutput.standardError.write("lunette worker: \(error)\n")
+            throw ExitCode(3)
+        }
     }
 }

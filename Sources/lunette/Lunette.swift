@@ -16,7 +16,7 @@ struct Lunette: ParsableCommand {
             critical; default warning).
             """,
         version: LunetteVersion.current,
-        subcommands: [Eval.self, Store.self, TimelineCommand.self, Simulate.self, Check.self, IntentCommand.self, QueryCommand.self, ControlCommand.self, ActivityCommand.self, DevCommand.self, TestCommand.self, TypesCommand.self]
+        subcommands: [Eval.self, Store.self, TimelineCommand.self, Simulate.self, Check.self, IntentCommand.self, QueryCommand.self, ControlCommand.self, ActivityCommand.self, DevCommand.self, TestCommand.self, TypesCommand.self, WorkerCommand.self]
     )
 }
 

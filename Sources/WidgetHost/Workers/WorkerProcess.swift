@@ -1,0 +1,162 @@
+import Foundation
+import LuaSandbox
+
+/// One worker process, seen from the host: started with `executable
+/// arguments` (`lunette worker`), it answers requests over its standard
+/// input and output (`WorkerChannel`). A call that does not finish within
+/// its deadline plus `grace` gets the worker killed (SIGKILL) and ends as
+/// `timeout`; a worker that dies during a call ends it as `crashed`, with
+/// the signal. Either way the worker is gone, and `isAlive` says so: the
+/// next call needs a fresh one (`WorkerPool`). The host never dies with it.
+public final class WorkerProcess {
+    public let executable: String
+    public let arguments: [String]
+    private let process = Process()
+    private let channel: WorkerChannel
+    /// Set when the host killed it (a call past its deadline).
+    private var killed = false
+    /// Seconds a call may run past its own deadline before the worker is killed.
+    public var grace: Double = 1
+
+    /// Starts the worker.
+    public init(executable: String, arguments: [String] = ["worker"]) throws {
+        self.executable = executable
+        self.arguments = arguments
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let toWorker = Pipe(), fromWorker = Pipe()
+        process.standardInput = toWorker
+        process.standardOutput = fromWorker
+        process.standardError = FileHandle.standardError
+        // A crash is the host's to report, in one line: no Swift backtrace from the worker.
+        var environment = ProcessInfo.processInfo.environment
+        environment["SWIFT_BACKTRACE"] = "enable=no"
+        process.environment = environment
+        try process.run()
+        channel = WorkerChannel(input: fromWorker.fileHandleForReading, output: toWorker.fileHandleForWriting)
+    }
+
+    deinit {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    }
+
+    /// Whether it can take another call.
+    public var isAlive: Bool { process.isRunning && !killed }
+
+    public var processIdentifier: Int32 { process.processIdentifier }
+
+    /// How a call in the worker ended, when the worker did not answer it.
+    public enum Loss: Error, Sendable, Equatable {
+        /// Killed by the host at `deadline` (seconds, grace included).
+        case killed(deadline: Double)
+        /// Died on its own: a signal, or an exit status.
+        case died(signal: Int32?, status: Int32?)
+        /// Broke the protocol (then killed).
+        case broken(String)
+
+        /// The call's failure.
+        public var diagnostic: Diagnostic {
+            switch self {
+            case .killed(let deadline):
+                return Diagnostic(.timeout, "the worker did not answer within \(Int((deadline * 1000).rounded())) ms (the call's deadline and a grace period) and was killed (SIGKILL); the call's effects are discarded")
+            case .died(let signal?, _):
+                return Diagnostic(.crashed, "the worker process died of signal \(signal) (\(Self.name(of: signal))); the call's effects are discarded, and the next call gets a fresh worker")
+            case .died(nil, let status):
+                return Diagnostic(.crashed, "the worker process exited with status \(status ?? -1) during the call; the call's effects are discarded, and the next call gets a fresh worker")
+            case .broken(let why):
+                return Diagnostic(.crashed, "the worker broke the protocol (\(why)) and was killed; the call's effects are discarded")
+            }
+        }
+
+        static func name(of signal: Int32) -> String {
+            switch signal {
+            case SIGABRT: return "SIGABRT"
+            case SIGSEGV: return "SIGSEGV"
+            case SIGBUS: return "SIGBUS"
+            case SIGFPE: return "SIGFPE"
+            case SIGILL: return "SIGILL"
+            case SIGKILL: return "SIGKILL"
+            case SIGXCPU: return "SIGXCPU: its CPU time limit"
+            case SIGXFSZ: return "SIGXFSZ: its file size limit"
+            case SIGTERM: return "SIGTERM"
+            default: return "signal \(signal)"
+            }
+        }
+    }
+
+    /// Sends `request` and reads messages until `done`; `onMessage` gets
+    /// each other message (log lines) as it comes. The worker is killed
+    /// when no `done` came within `deadline` seconds.
+    public func call(_ request: JSONValue, deadline: Double, onMessage: (JSONValue) -> Void = { _ in }) -> Result<JSONValue, Loss> {
+        let pid = process.processIdentifier
+        let lock = NSLock()
+        let watchdog = DispatchWorkItem { [weak self] in
+            lock.withLock { self?.killed = true }
+            kill(pid, SIGKILL)
+        }
+        DispatchQueue.global().asyncAfter(deadline: .now() + deadline, execute: watchdog)
+        defer { watchdog.cancel() }
+        do {
+            try channel.send(request)
+            while let message = try channel.receive() {
+                if message["op"]?.text == "done" { return .success(message) }
+                onMessage(message)
+            }
+        } catch {
+            if !lock.withLock({ killed }) {
+                // A write to a dead worker, or a broken message from a live one.
+                if process.isRunning {
+                    kill(pid, SIGKILL)
+                    process.waitUntilExit()
+                    lock.withLock { killed = true }
+                    return .failure(.broken("\(error)"))
+                }
+            }
+        }
+        process.waitUntilExit()
+        if lock.withLock({ killed }) { return .failure(.killed(deadline: deadline)) }
+        switch process.terminationReason {
+        case .uncaughtSignal: return .failure(.died(signal: process.terminationStatus, status: nil))
+        default: return .failure(.died(signal: nil, status: process.terminationStatus))
+        }
+    }
+
+    /// Ends the worker (its input closes; it exits when it reads the end).
+    public func stop() {
+        try? channel.output.close()
+        if process.isRunning { process.waitUntilExit() }
+    }
+}
+
+/// A pool of worker processes: a call takes an idle one (or starts one),
+/// and a worker lost in a call is replaced by a fresh one for the next.
+public final class WorkerPool {
+    public let executable: String
+    public let arguments: [String]
+    private var idle: [WorkerProcess] = []
+    /// Workers started so far (fresh ones after losses included).
+    public private(set) var started = 0
+
+    public init(executable: String, arguments: [String] = ["worker"]) {
+        self.executable = executable
+        self.arguments = arguments
+    }
+
+    /// Runs `request` in a worker (see `WorkerProcess.call`).
+    public func call(_ request: JSONValue, deadline: Double, onMessage: (JSONValue) -> Void = { _ in }) throws -> Result<JSONValue, WorkerProcess.Loss> {
+        let worker: WorkerProcess
+        if let ready = idle.popLast(), ready.isAlive { worker = ready } else {
+            worker = try WorkerProcess(executable: executable, arguments: arguments)
+            started += 1
+        }
+        let result = worker.call(request, deadline: deadline, onMessage: onMessage)
+        if worker.isAlive { idle.append(worker) }
+        return result
+    }
+
+    /// Ends every idle worker.
+    public func stop() {
+        for worker in idle { worker.stop() }
+        idle = []
+    }
+}

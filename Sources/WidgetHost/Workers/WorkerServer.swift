@@ -1,0 +1,104 @@
+import Foundation
+import LuaSandbox
+import SharedStore
+
+/// The worker's side (`lunette worker`): limits itself, then answers the
+/// host's requests one at a time until its input ends.
+///
+/// Requests and answers (one JSON object per frame, `WorkerChannel`):
+/// - `{"op": "eval", "name", "source": base64, "profile": "sandbox" | "trusted",
+///   "memoryMB", "timeoutMs", "seed"?, "appGroups": [...], "storeDir"?, "prelude": [...]}`
+///   → any number of `{"op": "log", "level", "line": base64}` as the script
+///   writes them, then `{"op": "done", "status", "text"?, "results": [...], "json"}`:
+///   the file's row as `lunette eval` prints it (text: the failure; results:
+///   what it returned, shown; json: its `--json` line).
+public enum WorkerServer {
+    /// The limits a worker sets on itself before it reads a request.
+    public struct Limits: Sendable, Equatable {
+        /// Address space, bytes: the largest memory cap plus the runtime's own.
+        public var addressSpace: UInt64 = 4 << 30
+        /// CPU seconds over the worker's whole life (the host starts a fresh one after).
+        public var cpuSeconds: UInt64 = 600
+        /// Open files: its pipes, the store's databases, a few more.
+        public var openFiles: UInt64 = 64
+        /// Bytes one file may grow to (the store's databases).
+        public var fileSize: UInt64 = 1 << 30
+        public init() {}
+    }
+
+    /// Sets `limits` on this process: RLIMIT_AS, RLIMIT_CPU, RLIMIT_NOFILE,
+    /// RLIMIT_FSIZE, RLIMIT_NPROC 0 (no new processes; root is exempt) and
+    /// RLIMIT_CORE 0 (a crash leaves no core file behind). What the system
+    /// refuses is returned, by name; the others hold.
+    public static func limit(_ limits: Limits) -> [String] {
+        var refused: [String] = []
+        func set(_ name: String, _ resource: Int32, _ value: UInt64) {
+            var l = rlimit(rlim_cur: rlim_t(value), rlim_max: rlim_t(value))
+            #if os(Linux)
+            let status = setrlimit(__rlimit_resource_t(UInt32(resource)), &l)
+            #else
+            let status = setrlimit(resource, &l)
+            #endif
+            if status != 0 { refused.append(name) }
+        }
+        #if os(Linux)
+        func id(_ r: __rlimit_resource) -> Int32 { Int32(r.rawValue) }
+        set("RLIMIT_CORE", id(RLIMIT_CORE), 0)
+        set("RLIMIT_AS", id(RLIMIT_AS), limits.addressSpace)
+        set("RLIMIT_CPU", id(RLIMIT_CPU), limits.cpuSeconds)
+        set("RLIMIT_NOFILE", id(RLIMIT_NOFILE), limits.openFiles)
+        set("RLIMIT_FSIZE", id(RLIMIT_FSIZE), limits.fileSize)
+        set("RLIMIT_NPROC", id(__rlimit_resource(rawValue: 6)), 0)   // RLIMIT_NPROC
+        #else
+        set("RLIMIT_CORE", RLIMIT_CORE, 0)
+        set("RLIMIT_AS", RLIMIT_AS, limits.addressSpace)
+        set("RLIMIT_CPU", RLIMIT_CPU, limits.cpuSeconds)
+        set("RLIMIT_NOFILE", RLIMIT_NOFILE, limits.openFiles)
+        set("RLIMIT_FSIZE", RLIMIT_FSIZE, limits.fileSize)
+        set("RLIMIT_NPROC", RLIMIT_NPROC, 0)
+        #endif
+        return refused
+    }
+
+    /// Answers requests on `channel` until it ends. A request it cannot
+    /// read ends the worker (the host starts a fresh one).
+    public static func serve(_ channel: WorkerChannel) throws {
+        while let request = try channel.receive() {
+            switch request["op"]?.text {
+            case "eval": try eval(request, channel)
+            case let op: throw WorkerProtocolError("unknown request \(op.map { "'\($0)'" } ?? "without an op")")
+            }
+        }
+    }
+
+    static func eval(_ request: JSONValue, _ channel: WorkerChannel) throws {
+        guard let name = request["name"]?.text, let source = request["source"]?.decodedBytes else {
+            throw WorkerProtocolError("eval needs a name and a base64 source")
+        }
+        let profile: SandboxProfile = request["profile"]?.text == "trusted" ? .trusted : .sandbox
+        var limits = profile.defaultLimits
+        if let mb = request["memoryMB"]?.int { limits.memory = mb << 20 }
+        if profile == .sandbox, let ms = request["timeoutMs"]?.int { limits.timeout = .milliseconds(ms) }
+        let seed = Int64(request["seed"]?.int ?? 0)
+        var groups: [String] = []
+        if let items = request["appGroups"]?.items { groups = items.compactMap(\.text) }
+        var evaluator = ScriptEvaluator(profile: profile, options: LuaCallOptions(limits: limits, randomSeed: seed),
+                                        store: SharedStore(root: request["storeDir"]?.text), appGroups: groups)
+        if let items = request["prelude"]?.items { evaluator.prelude = items.compactMap(\.text) }
+        var failure: (any Error)?
+        evaluator.onLog = { (level: LuaLogLevel, line: LuaString) in
+            guard failure == nil else { return }
+            do { try channel.send(.record([("op", .of("log")), ("level", .of(level.name)), ("line", .base64(line.bytes))])) } catch {
+                failure = error
+            }
+        }
+        let result = evaluator.evaluate(source: ScriptEvaluator.skippingFirstLineComment(source), name: name)
+        if let failure { throw failure }
+        try channel.send(.record([
+            ("op", .of("done")), ("status", .of(result.status.rawValue)),
+            ("text", result.diagnostic.map { .of($0.text) } ?? .null),
+            ("results", .list(result.results.map { .of($0.description) })),
+            ("json", .of(result.jsonLine)),
+        ]))
+    }
+}

@@ -1,0 +1,87 @@
+import Foundation
+import Testing
+@testable import WidgetHost
+
+/// Issue 17, points 3 and 4 (first step): worker processes that contain
+/// crashes, behind `lunette eval --isolation process`.
+@Suite("Worker processes")
+struct WorkerTests {
+    let directory: String
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("lunette-worker-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    }
+
+    func file(_ name: String, _ source: String) throws -> String {
+        let path = directory + "/" + name
+        try source.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    func rows(_ stdout: String) throws -> [[String: Any]] {
+        try stdout.split(separator: "\n").map { try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any] }
+    }
+
+    @Test func nativeCodeThatAbortsIsReportedCrashedAndTheNextFileRunsNormally() throws {
+        let ok = try file("ok.lua", "print('hi')\nreturn 1, { a = 2 }")
+        let abort = try file("abort.lua", #"package.loadlib("libc.so.6", "abort")()"#)
+        let run = try CLI.run(["eval", "--isolation", "process", "--profile", "trusted", "--json", ok, abort, ok])
+        #expect(run.status == 1, "\(run.stderr)")
+        let rows = try rows(run.stdout)
+        #expect(rows.map { $0["status"] as? String } == ["ok", "crashed", "ok"])
+        #expect(rows[1]["message"] as? String == "\(abort): the worker process died of signal 6 (SIGABRT); the call's effects are discarded, and the next call gets a fresh worker")
+        #expect(rows[2]["output"] as? String == "hi\n" && (rows[2]["results"] as? [Any])?.count == 2)
+        #expect(!run.stderr.contains("Backtrac"), "no Swift crash report from the worker: \(run.stderr)")
+        let text = try CLI.run(["eval", "--isolation", "process", "--profile", "trusted", abort, ok])
+        #expect(text.stderr.hasSuffix("crashed: \(abort): the worker process died of signal 6 (SIGABRT); the call's effects are discarded, and the next call gets a fresh worker\n"), "\(text.stderr)")
+        #expect(text.stdout.hasSuffix("hi\n1\t{a = 2}\n"), "\(text.stdout)")
+    }
+
+    @Test func aWorkerPastItsDeadlineIsKilledEvenInTheTrustedProfile() throws {
+        let spin = try file("spin.lua", "while true do end")
+        let ok = try file("ok.lua", "return 'after'")
+        let run = try CLI.run(["eval", "--isolation", "process", "--profile", "trusted", "--timeout-ms", "200", "--json", spin, ok])
+        let rows = try rows(run.stdout)
+        #expect(rows.map { $0["status"] as? String } == ["timeout", "ok"], "\(run.stdout)\(run.stderr)")
+        #expect((rows[0]["message"] as? String)?.contains("did not answer within 1200 ms (the call's deadline and a grace period) and was killed (SIGKILL)") == true)
+    }
+
+    @Test func aRowIsTheSameInAWorkerAsInProcess() throws {
+        let files = [
+            try file("ok.lua", "log.warn('careful'); print('hi', 2)\nreturn 1, 2.5, { a = { true } }, 'x'"),
+            try file("err.lua", "local t = nil\nreturn t.x"),
+            try file("syntax.lua", "return {"),
+            try file("memory.lua", "local t = {} for i = 1, 1e7 do t[i] = i end"),
+            try file("store.lua", "local g = store.group('group.w'); g:set('k', 1); return g:get('k')"),
+        ]
+        let store = directory + "/store"
+        let common = ["--json", "--memory-mb", "8", "--app-group", "group.w", "--store-dir", store, "--seed", "7"]
+        let inProcess = try rows(try CLI.run(["eval"] + common + files).stdout)
+        let inWorker = try rows(try CLI.run(["eval", "--isolation", "process"] + common + files).stdout)
+        func comparable(_ row: [String: Any]) -> String {
+            var row = row
+            for key in ["elapsedMs", "memoryPeakBytes"] { row[key] = nil }
+            if var limit = row["limit"] as? [String: Any] { limit["elapsedMs"] = nil; limit["peakBytes"] = nil; row["limit"] = limit }
+            return String(decoding: try! JSONSerialization.data(withJSONObject: row, options: [.sortedKeys]), as: UTF8.self)
+        }
+        #expect(inWorker.count == files.count)
+        #expect(inProcess.map(comparable) == inWorker.map(comparable))
+        #expect(inWorker.map { $0["status"] as? String } == ["ok", "error", "syntax", "memory", "ok"])
+    }
+
+    @Test func theChannelFramesMessagesAndRefusesAnOversizedOne() throws {
+        let pipe = Pipe()
+        let channel = WorkerChannel(input: pipe.fileHandleForReading, output: pipe.fileHandleForWriting)
+        let message = JSONValue.record([("op", .of("log")), ("line", .base64([0xFF, 0x00, 0x41]))])
+        try channel.send(message)
+        let back = try #require(try channel.receive())
+        #expect(back["op"]?.text == "log" && back["line"]?.decodedBytes == [0xFF, 0x00, 0x41])
+        try pipe.fileHandleForWriting.write(contentsOf: Data([0x7F, 0xFF, 0xFF, 0xFF]))
+        #expect(throws: WorkerProtocolError.self) { try channel.receive() }
+        try pipe.fileHandleForWriting.close()
+        let ended = Pipe()
+        try ended.fileHandleForWriting.close()
+        #expect(try WorkerChannel(input: ended.fileHandleForReading, output: pipe.fileHandleForWriting).receive() == nil, "the end of the stream")
+    }
+}
