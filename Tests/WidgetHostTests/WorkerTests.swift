@@ -84,4 +84,21 @@ struct WorkerTests {
         try ended.fileHandleForWriting.close()
         #expect(try WorkerChannel(input: ended.fileHandleForReading, output: pipe.fileHandleForWriting).receive() == nil, "the end of the stream")
     }
+
+    @Test func aWorkerThatDiedBetweenCallsIsALossNotTheHostsDeath() throws {
+        let worker = try WorkerProcess(executable: CLI.binary.path)
+        kill(worker.processIdentifier, SIGKILL)
+        usleep(100_000)
+        let request = JSONValue.record([("op", .of("eval")), ("name", .of("x.lua")), ("source", .base64(Array("return 1".utf8)))])
+        let result = worker.call(request, deadline: 5)
+        #expect(result == .failure(.died(signal: SIGKILL, status: nil)), "\(result)")
+        #expect(!worker.isAlive)
+        let pool = WorkerPool(executable: CLI.binary.path)
+        for _ in 0..<2 {
+            guard case .success(let done) = try pool.call(request, deadline: 5) else { Issue.record("no answer"); return }
+            #expect(done["status"]?.text == "ok")
+        }
+        #expect(pool.started == 1, "one worker serves call after call")
+        pool.stop()
+    }
 }

@@ -18,8 +18,13 @@ public final class WorkerProcess {
     /// Seconds a call may run past its own deadline before the worker is killed.
     public var grace: Double = 1
 
+    /// A write to a worker that has died must fail, not end the host with
+    /// SIGPIPE: a host with workers ignores SIGPIPE (once, process-wide).
+    private static let ignoreBrokenPipes: Void = { signal(SIGPIPE, SIG_IGN) }()
+
     /// Starts the worker.
     public init(executable: String, arguments: [String] = ["worker"]) throws {
+        Self.ignoreBrokenPipes
         self.executable = executable
         self.arguments = arguments
         process.executableURL = URL(fileURLWithPath: executable)
@@ -104,7 +109,7 @@ public final class WorkerProcess {
             }
         } catch {
             if !lock.withLock({ killed }) {
-                // A write to a dead worker, or a broken message from a live one.
+                // A write to a dead worker (EPIPE), or a broken message from a live one.
                 if process.isRunning {
                     kill(pid, SIGKILL)
                     process.waitUntilExit()
