@@ -28,8 +28,12 @@ let package = Package(
             pkgConfig: "lua5.4",
             providers: [.apt(["liblua5.4-dev"]), .brew(["lua"])]
         ),
-        // The only C code of the project: the boundary pieces that may raise Lua errors.
+        // The project's C code: the boundary pieces that may raise Lua errors (CLuaShims),
+        // and the worker's lockdown (CWorkerShims).
         .target(name: "CLuaShims", dependencies: ["CLua"]),
+        // What a worker process drops once it is ready: no_new_privs and a
+        // seccomp filter (Linux; stubs elsewhere). prctl is variadic: C it is.
+        .target(name: "CWorkerShims"),
         // The one JSON layer (docs/json.md): escaper, number formatter, bytes,
         // writer and a located parser. No dependencies, so the store and the
         // sandbox can share it and stay independent of each other.
@@ -48,7 +52,7 @@ let package = Package(
         // figures (calls, durations, kills, reloads, pushes) go to swift-metrics.
         .target(
             name: "WidgetHost",
-            dependencies: ["LuaSandbox", "SharedStore", "LunetteJSON", .product(name: "Logging", package: "swift-log"),
+            dependencies: ["LuaSandbox", "SharedStore", "LunetteJSON", "CWorkerShims", .product(name: "Logging", package: "swift-log"),
                            .product(name: "CoreMetrics", package: "swift-metrics")],
             // The host's Lua glue, beside the service each belongs to, compiled into the binary.
             resources: [

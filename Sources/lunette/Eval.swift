@@ -102,7 +102,11 @@ struct Eval: ParsableCommand {
         let err = FileOutput.standardError
         var failed = false
         let store = SharedStore(root: storeDir)
-        let pool = isolation == .process ? WorkerPool(executable: Bundle.main.executablePath ?? CommandLine.arguments[0]) : nil
+        // A worker locks itself down (no new files, sockets or processes) unless its
+        // files need the store, which it opens as they run.
+        let pool = isolation == .process
+            ? WorkerPool(executable: Bundle.main.executablePath ?? CommandLine.arguments[0], arguments: ["worker"] + (appGroups.isEmpty ? [] : ["--no-lockdown"]))
+            : nil
         defer { pool?.stop() }
         for file in files {
             if !json && files.count > 1 { out.write("==> \(file) <==\n") }
@@ -180,9 +184,16 @@ struct WorkerCommand: ParsableCommand {
         abstract: "Serve a host's calls over standard input and output (process isolation).",
         shouldDisplay: false)
 
+    @Flag(name: .customLong("no-lockdown"), help: "Keep the right to open files (a worker whose calls open the store).")
+    var noLockdown = false
+
     func run() throws {
         let refused = WorkerServer.limit(WorkerServer.Limits())
         if !refused.isEmpty { FileOutput.standardError.write("lunette worker: the system refused \(refused.joined(separator: ", "))\n") }
+        if !noLockdown {
+            let missing = WorkerServer.lockDown()
+            if !missing.isEmpty { FileOutput.standardError.write("lunette worker: not locked down: \(missing.joined(separator: ", "))\n") }
+        }
         do {
             try WorkerServer.serve(WorkerChannel(input: .standardInput, output: .standardOutput))
         } catch {

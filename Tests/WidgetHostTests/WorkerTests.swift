@@ -38,6 +38,24 @@ struct WorkerTests {
         #expect(text.stdout.hasSuffix("hi\n1\t{a = 2}\n"), "\(text.stdout)")
     }
 
+    #if os(Linux)
+    /// seccomp and no_new_privs are Linux's.
+    @Test func aReadyWorkerCannotOpenFilesOrStartProcesses() throws {
+        let escape = try file("escape.lua", """
+            local f, err = io.open("/etc/hostname")
+            local ok, how = os.execute("true")
+            return f == nil, err, ok == nil, how
+            """)
+        let inProcess = try CLI.run(["eval", "--profile", "trusted", "--json", escape])
+        #expect((try rows(inProcess.stdout)[0]["results"] as? [Any])?.first as? Bool == false, "in process the file opens: \(inProcess.stdout)")
+        let locked = try CLI.run(["eval", "--isolation", "process", "--profile", "trusted", "--json", escape])
+        let results = try rows(locked.stdout)[0]["results"] as? [Any]
+        #expect(results?[0] as? Bool == true && results?[1] as? String == "/etc/hostname: Operation not permitted", "\(locked.stdout)\(locked.stderr)")
+        #expect(results?[2] as? Bool == true && results?[3] as? String == "Operation not permitted", "no process can be started: \(locked.stdout)")
+        #expect(!locked.stderr.contains("not locked down"), "\(locked.stderr)")
+    }
+    #endif
+
     @Test func aWorkerPastItsDeadlineIsKilledEvenInTheTrustedProfile() throws {
         let spin = try file("spin.lua", "while true do end")
         let ok = try file("ok.lua", "return 'after'")

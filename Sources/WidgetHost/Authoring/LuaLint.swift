@@ -45,7 +45,9 @@ public struct LuaLint: Sendable {
         }
         arguments += ["--exclude-files", "\(EditorFiles.definitionsFolder)/*", "--", "."]
         let errorsPath = temporary + ".stderr"
-        FileManager.default.createFile(atPath: errorsPath, contents: nil)
+        guard FileManager.default.createFile(atPath: errorsPath, contents: nil), let errors = FileHandle(forWritingAtPath: errorsPath) else {
+            throw .couldNotRun("cannot make a file for its standard error in \(FileManager.default.temporaryDirectory.path)")
+        }
         defer { try? FileManager.default.removeItem(atPath: errorsPath) }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
@@ -54,7 +56,7 @@ public struct LuaLint: Sendable {
         let output = Pipe()
         process.standardOutput = output
         // Standard error to a file: a pipe left unread could fill and stall luacheck.
-        process.standardError = FileHandle(forWritingAtPath: errorsPath)
+        process.standardError = errors
         do { try process.run() } catch { throw .couldNotRun(error.localizedDescription) }
         // luacheck takes tens of milliseconds on a bundle; one that hangs is ended.
         let watchdog = DispatchWorkItem { if process.isRunning { process.terminate() } }

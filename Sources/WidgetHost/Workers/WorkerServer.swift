@@ -1,3 +1,4 @@
+import CWorkerShims
 import Foundation
 import LuaSandbox
 import SharedStore
@@ -58,6 +59,26 @@ public enum WorkerServer {
         set("RLIMIT_NPROC", RLIMIT_NPROC, 0)
         #endif
         return refused
+    }
+
+    /// Drops what a ready worker must never do: gains privileges
+    /// (no_new_privs), opens files or sockets, runs programs or starts
+    /// processes (a seccomp filter: each fails with EPERM). Linux only;
+    /// returns what could not be applied, with why. Call it after
+    /// everything the worker needs is open.
+    public static func lockDown() -> [String] {
+        tzset()   // the zone file is read now: os.date needs it later, and cannot open it then
+        var missing: [String] = []
+        func apply(_ name: String, _ status: Int32) {
+            switch status {
+            case 0: break
+            case -2: missing.append("\(name) (not on this system)")
+            default: missing.append("\(name) (\(String(cString: strerror(errno))))")
+            }
+        }
+        apply("no_new_privs", lunette_worker_no_new_privs())
+        apply("seccomp", lunette_worker_seccomp())
+        return missing
     }
 
     /// Answers requests on `channel` until it ends. A request it cannot

@@ -1,0 +1,20 @@
+#ifndef LUNETTE_CWORKERSHIMS_H
+#define LUNETTE_CWORKERSHIMS_H
+
+/// What a worker process drops once it is ready (docs/plugins.md, "Worker
+/// processes"). Each returns 0 when it holds, -1 with errno when the kernel
+/// refused it, and -2 where the system has no such thing (not Linux, or a
+/// processor this filter does not know).
+
+/// prctl(PR_SET_NO_NEW_PRIVS): no exec can ever give this process more privileges.
+int lunette_worker_no_new_privs(void);
+
+/// A seccomp filter: from now on this process cannot open files (open,
+/// openat, openat2, creat, open_by_handle_at), make sockets (socket,
+/// socketpair), run programs (execve, execveat) or start processes (fork,
+/// vfork, clone without CLONE_THREAD); each fails with EPERM. clone3 fails
+/// with ENOSYS, so that threads are made with clone. Needs no_new_privs
+/// first (or CAP_SYS_ADMIN).
+int lunette_worker_seccomp(void);
+
+#endif

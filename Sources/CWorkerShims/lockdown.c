@@ -1,0 +1,84 @@
+// The worker's lockdown: no_new_privs and a seccomp filter (Linux only).
+#define _GNU_SOURCE
+#include "CWorkerShims.h"
+
+#if defined(__linux__)
+#include <errno.h>
+#include <stddef.h>
+#include <sched.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+
+#if defined(__x86_64__)
+#define LUNETTE_AUDIT_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define LUNETTE_AUDIT_ARCH AUDIT_ARCH_AARCH64
+#endif
+
+int lunette_worker_no_new_privs(void) {
+    return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+}
+
+#ifdef LUNETTE_AUDIT_ARCH
+#define DENY(nr) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1), \
+                 BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA))
+
+int lunette_worker_seccomp(void) {
+    struct sock_filter filter[] = {
+        // Another architecture's system call numbers mean other calls: refuse them all.
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, LUNETTE_AUDIT_ARCH, 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+#if defined(__x86_64__)
+        // x32 system calls (numbers with bit 30 set) would slip past the numbers below.
+        BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
+#endif
+#ifdef __NR_open
+        DENY(__NR_open),
+#endif
+#ifdef __NR_creat
+        DENY(__NR_creat),
+#endif
+        DENY(__NR_openat),
+#ifdef __NR_openat2
+        DENY(__NR_openat2),
+#endif
+        DENY(__NR_open_by_handle_at),
+        DENY(__NR_socket),
+        DENY(__NR_socketpair),
+        DENY(__NR_execve),
+        DENY(__NR_execveat),
+#ifdef __NR_fork
+        DENY(__NR_fork),
+#endif
+#ifdef __NR_vfork
+        DENY(__NR_vfork),
+#endif
+#ifdef __NR_clone3
+        // clone3 passes its flags in memory a filter cannot read: ENOSYS makes the C library use clone.
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone3, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA)),
+#endif
+        // clone: threads (CLONE_THREAD) yes, new processes no.
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone, 0, 3),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
+        BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, CLONE_THREAD, 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog program = { .len = (unsigned short)(sizeof(filter) / sizeof(filter[0])), .filter = filter };
+    return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program, 0, 0);
+}
+#else
+int lunette_worker_seccomp(void) { return -2; }
+#endif
+
+#else
+int lunette_worker_no_new_privs(void) { return -2; }
+int lunette_worker_seccomp(void) { return -2; }
+#endif
