@@ -155,6 +155,15 @@ if CommandLine.arguments.contains("--only-store") {
     exit(0)
 }
 
+// --only-workers: just process isolation's figures.
+if CommandLine.arguments.contains("--only-workers") {
+    do { try workerFigures() } catch {
+        FileHandle.standardError.write(Data("lunette-bench: \(error)\n".utf8))
+        exit(1)
+    }
+    exit(0)
+}
+
 // --only-calls: just the Lunette call loop, for profilers (valgrind --tool=callgrind).
 if CommandLine.arguments.contains("--only-calls") {
     let ns = try BoundaryBenchmark.callNanoseconds(batches: 20)
@@ -194,6 +203,7 @@ do {
     try storeFigures()
     try widgetFigures()
     try devFigures()
+    try workerFigures()
 } catch {
     FileHandle.standardError.write(Data("lunette-bench: \(error)\n".utf8))
     exit(1)
