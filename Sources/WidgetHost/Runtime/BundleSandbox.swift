@@ -56,6 +56,9 @@ final class BundleSandbox {
     private var deviceDeadline: Double?
     private var started = ContinuousClock.now
     private var startedCPU = 0.0
+    /// CPU time is read (a system call each side of the call) only for a
+    /// host that keeps a plugin's ledger.
+    private var measuresCPU: Bool { services.ledger != nil }
 
     init(bundle: ScriptBundle, services: HostServices, role: CallRole) throws(LuaError) {
         self.bundle = bundle
@@ -134,7 +137,7 @@ final class BundleSandbox {
     /// Starts a call: fresh globals, then main.lua (the declarations).
     func runMain() throws(LuaError) {
         started = ContinuousClock.now
-        startedCPU = Self.threadCPUTime()
+        if measuresCPU { startedCPU = Self.threadCPUTime() }
         logs = []
         reloads = []
         recorder.reset()
@@ -208,7 +211,7 @@ final class BundleSandbox {
     private func finish(_ outcome: CallOutcome) -> CallOutcome {
         var outcome = outcome
         outcome.elapsed = Self.seconds(ContinuousClock.now - started)
-        outcome.cpuTime = max(0, Self.threadCPUTime() - startedCPU)
+        if measuresCPU { outcome.cpuTime = max(0, Self.threadCPUTime() - startedCPU) }
         outcome.memoryPeak = state.memoryPeak
         outcome.logs = logs
         outcome.deniedGroups = storeBinding.deniedGroups

@@ -10,7 +10,8 @@ public struct CallOutcome: Sendable {
     public var values: [LuaValue] = []
     /// Wall time of the whole call, main.lua included, in seconds.
     public var elapsed: Double = 0
-    /// CPU time the call's thread used, main.lua included, in seconds.
+    /// CPU time the call's thread used, main.lua included, in seconds; read
+    /// only when the host keeps a `PluginLedger` (0 otherwise).
     public var cpuTime: Double = 0
     /// Most bytes the call's state held.
     public var memoryPeak: Int = 0
