@@ -2,6 +2,18 @@
 #define _GNU_SOURCE
 #include "CWorkerShims.h"
 
+#ifndef __has_feature
+#define __has_feature(x) 0
+#endif
+
+int lunette_worker_sanitized(void) {
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    return 1;
+#else
+    return 0;
+#endif
+}
+
 #if defined(__linux__)
 #include <errno.h>
 #include <stddef.h>

@@ -189,7 +189,7 @@ struct WorkerCommand: ParsableCommand {
 
     func run() throws {
         let refused = WorkerServer.limit(WorkerServer.Limits())
-        if !refused.isEmpty { FileOutput.standardError.write("lunette worker: the system refused \(refused.joined(separator: ", "))\n") }
+        if !refused.isEmpty { FileOutput.standardError.write("lunette worker: not limited: \(refused.joined(separator: ", "))\n") }
         if !noLockdown {
             let missing = WorkerServer.lockDown()
             if !missing.isEmpty { FileOutput.standardError.write("lunette worker: not locked down: \(missing.joined(separator: ", "))\n") }

@@ -17,4 +17,8 @@ int lunette_worker_no_new_privs(void);
 /// first (or CAP_SYS_ADMIN).
 int lunette_worker_seccomp(void);
 
+/// 1 in a build with AddressSanitizer or ThreadSanitizer, whose runtime
+/// needs a vast address space and opens its report files when it reports.
+int lunette_worker_sanitized(void);
+
 #endif

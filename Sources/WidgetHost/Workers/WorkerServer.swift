@@ -29,8 +29,9 @@ public enum WorkerServer {
 
     /// Sets `limits` on this process: RLIMIT_AS, RLIMIT_CPU, RLIMIT_NOFILE,
     /// RLIMIT_FSIZE, RLIMIT_NPROC 0 (no new processes; root is exempt) and
-    /// RLIMIT_CORE 0 (a crash leaves no core file behind). What the system
-    /// refuses is returned, by name; the others hold.
+    /// RLIMIT_CORE 0 (a crash leaves no core file behind). What does not
+    /// hold (the system refused it, or a sanitizer build skips it) is
+    /// returned, by name; the others hold.
     public static func limit(_ limits: Limits) -> [String] {
         var refused: [String] = []
         func set(_ name: String, _ resource: Int32, _ value: UInt64) {
@@ -45,14 +46,18 @@ public enum WorkerServer {
         #if os(Linux)
         func id(_ r: __rlimit_resource) -> Int32 { Int32(r.rawValue) }
         set("RLIMIT_CORE", id(RLIMIT_CORE), 0)
-        set("RLIMIT_AS", id(RLIMIT_AS), limits.addressSpace)
+        if isSanitizerBuild { refused.append("RLIMIT_AS (a sanitizer build needs its shadow memory)") } else {
+            set("RLIMIT_AS", id(RLIMIT_AS), limits.addressSpace)
+        }
         set("RLIMIT_CPU", id(RLIMIT_CPU), limits.cpuSeconds)
         set("RLIMIT_NOFILE", id(RLIMIT_NOFILE), limits.openFiles)
         set("RLIMIT_FSIZE", id(RLIMIT_FSIZE), limits.fileSize)
         set("RLIMIT_NPROC", id(__rlimit_resource(rawValue: 6)), 0)   // RLIMIT_NPROC
         #else
         set("RLIMIT_CORE", RLIMIT_CORE, 0)
-        set("RLIMIT_AS", RLIMIT_AS, limits.addressSpace)
+        if isSanitizerBuild { refused.append("RLIMIT_AS (a sanitizer build needs its shadow memory)") } else {
+            set("RLIMIT_AS", RLIMIT_AS, limits.addressSpace)
+        }
         set("RLIMIT_CPU", RLIMIT_CPU, limits.cpuSeconds)
         set("RLIMIT_NOFILE", RLIMIT_NOFILE, limits.openFiles)
         set("RLIMIT_FSIZE", RLIMIT_FSIZE, limits.fileSize)
@@ -60,6 +65,11 @@ public enum WorkerServer {
         #endif
         return refused
     }
+
+    /// A build with AddressSanitizer or ThreadSanitizer (scripts/sanitize):
+    /// its workers keep their address space and the right to open files,
+    /// which the sanitizer's runtime needs, and say so.
+    public static var isSanitizerBuild: Bool { lunette_worker_sanitized() != 0 }
 
     /// Drops what a ready worker must never do: gains privileges
     /// (no_new_privs), opens files or sockets, runs programs or starts
@@ -77,7 +87,11 @@ public enum WorkerServer {
             }
         }
         apply("no_new_privs", lunette_worker_no_new_privs())
-        apply("seccomp", lunette_worker_seccomp())
+        if isSanitizerBuild {
+            missing.append("seccomp (a sanitizer build: its reports need to open files)")
+        } else {
+            apply("seccomp", lunette_worker_seccomp())
+        }
         return missing
     }
 
