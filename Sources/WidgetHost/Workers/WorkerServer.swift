@@ -98,15 +98,20 @@ public enum WorkerServer {
     /// Answers requests on `channel` until it ends. A request it cannot
     /// read ends the worker (the host starts a fresh one).
     public static func serve(_ channel: WorkerChannel) throws {
+        var stores: [String: SharedStore] = [:]   // by root: made once (reading the environment is not free)
         while let request = try channel.receive() {
             switch request["op"]?.text {
-            case "eval": try eval(request, channel)
+            case "eval":
+                let root = request["storeDir"]?.text ?? ""
+                let store = stores[root] ?? SharedStore(root: root.isEmpty ? nil : root)
+                stores[root] = store
+                try eval(request, store: store, channel)
             case let op: throw WorkerProtocolError("unknown request \(op.map { "'\($0)'" } ?? "without an op")")
             }
         }
     }
 
-    static func eval(_ request: JSONValue, _ channel: WorkerChannel) throws {
+    static func eval(_ request: JSONValue, store: SharedStore, _ channel: WorkerChannel) throws {
         guard let name = request["name"]?.text, let source = request["source"]?.decodedBytes else {
             throw WorkerProtocolError("eval needs a name and a base64 source")
         }
@@ -118,7 +123,7 @@ public enum WorkerServer {
         var groups: [String] = []
         if let items = request["appGroups"]?.items { groups = items.compactMap(\.text) }
         var evaluator = ScriptEvaluator(profile: profile, options: LuaCallOptions(limits: limits, randomSeed: seed),
-                                        store: SharedStore(root: request["storeDir"]?.text), appGroups: groups)
+                                        store: store, appGroups: groups)
         if let items = request["prelude"]?.items { evaluator.prelude = items.compactMap(\.text) }
         var failure: (any Error)?
         evaluator.onLog = { (level: LuaLogLevel, line: LuaString) in
