@@ -120,6 +120,8 @@ struct WorkerTests {
             #expect(done["status"]?.text == "ok")
         }
         #expect(pool.started == 1, "one worker serves call after call")
+        guard case .success(let pong) = try pool.call(.record([("op", .of("ping"))]), deadline: 5) else { Issue.record("no answer to ping"); return }
+        #expect(pong["op"]?.text == "done")
         pool.stop()
     }
 }

@@ -41,6 +41,21 @@ enum WorkerBenchmark {
         return (median(worker), median(local))
     }
 
+    /// Median µs of a ping: a message there and back, with nothing to do.
+    static func roundTrip(samples: Int) throws -> Double {
+        let worker = try WorkerProcess(executable: lunette)
+        defer { worker.stop() }
+        let ping = JSONValue.record([("op", .of("ping"))])
+        var times: [Double] = []
+        let clock = ContinuousClock()
+        for _ in 0..<samples {
+            let start = clock.now
+            guard case .success = worker.call(ping, deadline: 10) else { throw failure("the worker did not answer") }
+            times.append(microseconds(clock.now - start))
+        }
+        return median(times)
+    }
+
     /// Median ms from starting a worker to its first answer.
     static func coldStart(samples: Int) throws -> Double {
         var times: [Double] = []
@@ -85,6 +100,8 @@ func workerFigures() throws {
     print("a 10-item table call".padding(toLength: 44, withPad: " ", startingAt: 0)
           + " in process \(figure(call.inProcess)) µs   in a worker \(figure(call.worker)) µs   ratio \(figure(call.worker / call.inProcess, decimals: 2))"
           + "   (goal ≤ 2× + 30 µs = \(figure(goal)) µs: \(call.worker <= goal ? "met" : "MISSED"))")
+    let ping = try WorkerBenchmark.roundTrip(samples: samples)
+    print("of which a round trip with nothing to do (ping): \(figure(ping)) µs")
     let cold = try WorkerBenchmark.coldStart(samples: quick ? 5 : 20)
     print("a worker's cold start, to its first answer: \(figure(cold)) ms   (goal ≤ 30 ms: \(cold <= 30 ? "met" : "MISSED"))")
     let recovery = try WorkerBenchmark.recovery(samples: quick ? 5 : 20)

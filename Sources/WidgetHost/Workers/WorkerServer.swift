@@ -13,6 +13,8 @@ import SharedStore
 ///   writes them, then `{"op": "done", "status", "text"?, "results": [...], "json"}`:
 ///   the file's row as `lunette eval` prints it (text: the failure; results:
 ///   what it returned, shown; json: its `--json` line).
+/// - `{"op": "ping"}` → `{"op": "done"}`: the worker is there (and what a
+///   round trip costs).
 public enum WorkerServer {
     /// The limits a worker sets on itself before it reads a request.
     public struct Limits: Sendable, Equatable {
@@ -106,6 +108,8 @@ public enum WorkerServer {
                 let store = stores[root] ?? SharedStore(root: root.isEmpty ? nil : root)
                 stores[root] = store
                 try eval(request, store: store, channel)
+            case "ping":
+                try channel.send(.record([("op", .of("done"))]))
             case let op: throw WorkerProtocolError("unknown request \(op.map { "'\($0)'" } ?? "without an op")")
             }
         }
