@@ -116,7 +116,7 @@ struct ActivityCommand: ParsableCommand {
 
     func run() throws {
         let calendar = host.calendar()
-        let loaded = try loadBundle(bundle, calendar: calendar)
+        let loaded = try host.load(bundle, calendar: calendar)
         guard !loaded.declarations.activities.isEmpty else { throw CLIFailure("error: bundle \(loaded.manifest.id) declares no activity { }") }
         let services = try host.services(of: loaded, store: storage.store, calendar: calendar)
         do throws(ActivityError) {

@@ -41,7 +41,7 @@ struct ControlCommand: ParsableCommand {
 
     func run() throws {
         let calendar = host.calendar()
-        let loaded = try loadBundle(bundle, calendar: calendar)
+        let loaded = try host.load(bundle, calendar: calendar)
         let runtime = WidgetRuntime(bundle: loaded, services: try host.services(of: loaded, store: storage.store, calendar: calendar))
         let center = ControlCenter(engine: TimelineEngine(runtime: runtime))
         let record: ControlRecord

@@ -20,6 +20,9 @@ struct HostOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Time zone (IANA name, e.g. Europe/Paris) for days and local times; default $TZ, else the system's.", valueName: "zone"))
     var tz: String?
 
+    @Option(name: .customLong("plugin-policy"), help: ArgumentHelp("Run the bundle as a plugin under this plugin policy (docs/plugins.md): it gets only the capabilities the policy grants it.", valueName: "file"))
+    var pluginPolicy: String?
+
     func validate() throws {
         if let budget, budget < 0 { throw ValidationError("--budget must not be negative, not \(budget)") }
         if let budgetScope, BudgetScope(rawValue: budgetScope) == nil {
@@ -87,8 +90,28 @@ extension HostOptions {
                   at start: Double = SystemClock().now().rounded(.down), cap: CallCapOption? = nil) throws -> HostServices {
         var policy = try hostPolicy()
         cap?.apply(to: &policy)
-        let services = HostServices(store: store, clock: VirtualClock(start), calendar: calendar, policy: policy)
+        var services = HostServices(store: store, clock: VirtualClock(start), calendar: calendar, policy: policy)
+        services.grants = try grants(forBundleAt: bundle.path)
         do { return try services.withActivities(of: bundle) } catch { throw CLIFailure("error: \(error.message)") }
+    }
+}
+
+extension HostOptions {
+    /// What --plugin-policy grants the bundle at `path`; nil without it
+    /// (every service, as a host that is not a plugin host gives).
+    func grants(forBundleAt path: String) throws -> Set<String>? {
+        guard let pluginPolicy else { return nil }
+        try requireFile(pluginPolicy, what: "plugin policy file")
+        do {
+            return try PluginPolicy.load(pluginPolicy).grants(for: BundleManifest.load(path + "/bundle.json"))
+        } catch {
+            throw CLIFailure(error.description)
+        }
+    }
+
+    /// Loads the bundle at `path`, as a plugin when --plugin-policy is given.
+    func load(_ path: String, calendar: HostCalendar) throws -> ScriptBundle {
+        try loadBundle(path, calendar: calendar, grants: try grants(forBundleAt: path))
     }
 }
 
@@ -118,9 +141,9 @@ func requireFile(_ path: String, what: String) throws {
 }
 
 /// Loads a bundle, or reports every problem and exits 1 (2 when there is no such directory).
-func loadBundle(_ path: String, calendar: HostCalendar) throws -> ScriptBundle {
+func loadBundle(_ path: String, calendar: HostCalendar, grants: Set<String>? = nil) throws -> ScriptBundle {
     try requireDirectory(path)
-    do { return try ScriptBundle.load(path, calendar: calendar) } catch {
+    do { return try ScriptBundle.load(path, calendar: calendar, grants: grants) } catch {
         throw CLIFailure(error.description)
     }
 }

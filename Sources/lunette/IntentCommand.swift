@@ -61,7 +61,7 @@ struct IntentCommand: ParsableCommand {
 
     func run() throws {
         let calendar = host.calendar()
-        let loaded = try loadBundle(bundle, calendar: calendar)
+        let loaded = try host.load(bundle, calendar: calendar)
         let runtime = WidgetRuntime(bundle: loaded, services: try host.services(of: loaded, store: storage.store, calendar: calendar))
         let engine = TimelineEngine(runtime: runtime)
         let texts = try parseAssignments(params, flag: "--param")

@@ -37,7 +37,7 @@ struct QueryCommand: ParsableCommand {
 
     func run() throws {
         let calendar = host.calendar()
-        let loaded = try loadBundle(bundle, calendar: calendar)
+        let loaded = try host.load(bundle, calendar: calendar)
         let intents = IntentRuntime(bundle: loaded, services: try host.services(of: loaded, store: storage.store, calendar: calendar))
         let answer: QueryAnswer
         do {

@@ -70,7 +70,7 @@ struct Simulate: ParsableCommand {
 
     func run() throws {
         let calendar = host.calendar()
-        let bundle = try loadBundle(self.bundle, calendar: calendar)
+        let bundle = try host.load(self.bundle, calendar: calendar)
         var startTime = calendar.startOfDay(SystemClock().now())
         if let start {
             switch ISODate.parse(start, calendar: calendar) {
@@ -114,6 +114,7 @@ struct Simulate: ParsableCommand {
 
         for warning in scenario.rangeWarnings() { FileOutput.standardError.write("warning: \(warning)\n") }
         let simulator = Simulator(bundle: bundle, scenario: scenario, store: SharedStore(root: root), calendar: calendar)
+        simulator.grants = try host.grants(forBundleAt: self.bundle)
         let progress = ProgressBar(enabled: isatty(2) != 0)
         simulator.onProgress = { progress.update($0) }
         let report = simulator.run()

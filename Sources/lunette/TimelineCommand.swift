@@ -53,7 +53,7 @@ struct TimelineCommand: ParsableCommand {
 
     func run() throws {
         let calendar = host.calendar()
-        let bundle = try loadBundle(self.bundle, calendar: calendar)
+        let bundle = try host.load(self.bundle, calendar: calendar)
         var start = SystemClock().now().rounded(.down)
         if let at {
             switch ISODate.parse(at, calendar: calendar) {

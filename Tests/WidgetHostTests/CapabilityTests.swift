@@ -154,6 +154,32 @@ struct CapabilityTests {
     }
 }
 
+/// `--plugin-policy`: an author runs a bundle as the plugin host would.
+@Suite("Plugins from the command line")
+struct PluginCLITests {
+    @Test func aBundleRunsUnderThePluginPolicysGrants() throws {
+        let fixture = try BundleFixture(main: """
+            widget { kind = "W", placeholder = function() return {} end,
+              timeline = function() reload.all(); return { entries = { { date = clock.now() } } } end }
+            """, manifest: #"{ "id": "com.example.plugin", "appGroups": ["group.test"], "capabilities": ["store", "log"] }"#)
+        let policy = fixture.path + "/plugins.json"
+        try #"{ "plugins": { "com.example.plugin": ["store", "log"] } }"#.write(toFile: policy, atomically: true, encoding: .utf8)
+        let plain = try CLI.run(["timeline", fixture.path, "--kind", "W", "--store-dir", fixture.storeRoot])
+        #expect(plain.status == 0, "without a plugin policy, every service: \(plain.stderr)")
+        let plugin = try CLI.run(["timeline", fixture.path, "--kind", "W", "--store-dir", fixture.storeRoot, "--plugin-policy", policy])
+        #expect(plugin.status == 1)
+        #expect((plugin.stdout + plugin.stderr).contains("('reload' needs the capability 'reload', which bundle com.example.plugin does not ask for"), "\(plugin.stdout)\(plugin.stderr)")
+        // The default level, untrusted, grants log only: the bundle asks for more, and is refused at load.
+        let strict = fixture.path + "/strict.json"
+        try "{}".write(toFile: strict, atomically: true, encoding: .utf8)
+        let check = try CLI.run(["check", fixture.path, "--plugin-policy", strict, "--no-lint"])
+        #expect(check.status == 1)
+        #expect(check.stdout.contains("bundle com.example.plugin asks for the capability 'store', which this host does not grant it (granted: log)"), "\(check.stdout)")
+        let missing = try CLI.run(["check", fixture.path, "--plugin-policy", fixture.path + "/nope.json"])
+        #expect(missing.status == 2 && missing.stderr.contains("no such plugin policy file"), "\(missing.stderr)")
+    }
+}
+
 /// Issue 17, point 2: quotas over a rolling window, and quarantine.
 @Suite("Plugin quotas and quarantine")
 struct PluginLedgerTests {

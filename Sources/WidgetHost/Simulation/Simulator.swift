@@ -13,6 +13,8 @@ public final class Simulator {
     public let calendar: HostCalendar
     /// Called with the fraction of simulated time done (0…1), at most every 1%.
     public var onProgress: ((Double) -> Void)?
+    /// The capabilities granted to the bundle, as a plugin (`HostServices.grants`); nil: every service.
+    public var grants: Set<String>?
 
     public init(bundle: ScriptBundle, scenario: Scenario, store: SharedStore?, calendar: HostCalendar = .fromEnvironment()) {
         self.bundle = bundle
@@ -27,6 +29,7 @@ public final class Simulator {
         var calendar = self.calendar
         if let zone = scenario.timeZone, let c = HostCalendar(timeZoneNamed: zone) { calendar = c }
         var services = HostServices(store: store, clock: clock, calendar: calendar, policy: scenario.policy)
+        services.grants = grants
         var notes: [CallNote] = []
         if let store, !bundle.declarations.activities.isEmpty {
             do { services.activities = try ActivityManager(bundle: bundle, store: store, policy: scenario.policy, clock: clock) } catch {
