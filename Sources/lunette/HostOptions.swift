@@ -109,6 +109,14 @@ extension HostOptions {
         }
     }
 
+    /// A ledger with --plugin-policy's quotas for the bundle, or nil without one.
+    func ledger(for bundle: ScriptBundle) throws -> PluginLedger? {
+        guard let pluginPolicy else { return nil }
+        do { return PluginLedger(plugin: bundle.manifest.id, quotas: try PluginPolicy.load(pluginPolicy).quotas) } catch {
+            throw CLIFailure(error.description)
+        }
+    }
+
     /// Loads the bundle at `path`, as a plugin when --plugin-policy is given.
     func load(_ path: String, calendar: HostCalendar) throws -> ScriptBundle {
         try loadBundle(path, calendar: calendar, grants: try grants(forBundleAt: path))

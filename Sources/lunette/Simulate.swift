@@ -115,6 +115,7 @@ struct Simulate: ParsableCommand {
         for warning in scenario.rangeWarnings() { FileOutput.standardError.write("warning: \(warning)\n") }
         let simulator = Simulator(bundle: bundle, scenario: scenario, store: SharedStore(root: root), calendar: calendar)
         simulator.grants = try host.grants(forBundleAt: self.bundle)
+        simulator.ledger = try host.ledger(for: bundle)
         let progress = ProgressBar(enabled: isatty(2) != 0)
         simulator.onProgress = { progress.update($0) }
         let report = simulator.run()

@@ -180,6 +180,29 @@ struct PluginCLITests {
     }
 }
 
+extension PluginCLITests {
+    @Test func aSimulationUnderAPluginPolicyQuarantinesAFailingPluginAndSaysSo() throws {
+        let fixture = try BundleFixture(main: """
+            widget { kind = "W", placeholder = function() return {} end, timeline = function() error("no data") end }
+            """, manifest: #"{ "id": "com.example.plugin", "capabilities": ["log"] }"#)
+        let policy = fixture.path + "/plugins.json"
+        try #"{ "quotas": { "failuresInARow": 3, "window": 3600 } }"#.write(toFile: policy, atomically: true, encoding: .utf8)
+        let run = try CLI.run(["simulate", fixture.path, "--duration", "2h", "--json", "--plugin-policy", policy, "--allow-failures"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        let notes = (report["notes"] as? [[String: Any]] ?? []).compactMap { $0["message"] as? String }
+        #expect(notes.contains { $0.hasPrefix("plugin com.example.plugin quarantined (failures): 3 calls failed in a row (the last: ") }, "\(notes)")
+        let failures = ((report["instances"] as? [[String: Any]])?.first?["failures"] as? [[String: Any]]) ?? []
+        #expect(failures.prefix(3).allSatisfy { $0["status"] as? String == "error" } && failures.dropFirst(3).allSatisfy { $0["status"] as? String == "refused" },
+                "\(failures.map { $0["status"] ?? "" })")
+        #expect(failures.count > 3)
+        let bad = fixture.path + "/bad.json"
+        try #"{ "quotas": { "calls": 0, "cpu": 1 } }"#.write(toFile: bad, atomically: true, encoding: .utf8)
+        let refused = try CLI.run(["simulate", fixture.path, "--plugin-policy", bad])
+        #expect(refused.status == 1 && refused.stderr.contains("'quotas.calls' must be positive, got 0.0") && refused.stderr.contains("unknown key 'quotas.cpu'"), "\(refused.stderr)")
+    }
+}
+
 /// Issue 17, point 2: quotas over a rolling window, and quarantine.
 @Suite("Plugin quotas and quarantine")
 struct PluginLedgerTests {

@@ -26,6 +26,8 @@ public struct PluginPolicy: Sendable, Equatable {
     public var plugins: [String: Grant]
     /// The level of a plugin the policy does not name.
     public var defaultLevel: String
+    /// Every plugin's quotas (`PluginLedger`).
+    public var quotas: PluginQuotas
 
     public static let builtInLevels: [String: Set<String>] = [
         "trusted": [anything],
@@ -33,10 +35,12 @@ public struct PluginPolicy: Sendable, Equatable {
         "untrusted": [ServiceCapability.log.rawValue],
     ]
 
-    public init(levels: [String: Set<String>] = builtInLevels, plugins: [String: Grant] = [:], defaultLevel: String = "untrusted") {
+    public init(levels: [String: Set<String>] = builtInLevels, plugins: [String: Grant] = [:], defaultLevel: String = "untrusted",
+                quotas: PluginQuotas = .standard) {
         self.levels = levels
         self.plugins = plugins
         self.defaultLevel = defaultLevel
+        self.quotas = quotas
     }
 
     /// The capabilities granted to the bundle `manifest` describes: its
@@ -60,8 +64,8 @@ public struct PluginPolicy: Sendable, Equatable {
     }
 
     /// Reads a plugin policy file: `default` (a level), `levels` (name →
-    /// capabilities, over the built-in ones) and `plugins` (bundle id → a
-    /// level or capabilities). Every problem is reported, each at its line
+    /// capabilities, over the built-in ones), `plugins` (bundle id → a
+    /// level or capabilities) and `quotas` (`PluginQuotas`' fields). Every problem is reported, each at its line
     /// and column; an unknown level names the known ones.
     public static func load(_ path: String) throws(LocatedErrors) -> PluginPolicy {
         let file = try JSONFile.load(path)
@@ -82,6 +86,19 @@ public struct PluginPolicy: Sendable, Equatable {
         }
         if let name = reader.string("default"), let found = level(name, { reader.report("'default': \($0)", at: "default") }) {
             policy.defaultLevel = found
+        }
+        if var quotas = reader.object("quotas") {
+            func positive(_ key: String) -> Double? {
+                guard let v = quotas.number(key) else { return nil }
+                guard v > 0 else { quotas.report(key, "must be positive, got \(v)"); return nil }
+                return v
+            }
+            if let v = positive("window") { policy.quotas.window = v }
+            if let v = positive("cpuSeconds") { policy.quotas.cpuSeconds = v }
+            if let v = positive("calls") { policy.quotas.calls = Int(v) }
+            if let v = positive("logBytes") { policy.quotas.logBytes = Int(v) }
+            if let v = positive("failuresInARow") { policy.quotas.failuresInARow = Int(v) }
+            quotas.finish()
         }
         if var plugins = reader.object("plugins") {
             for member in plugins.members {

@@ -15,6 +15,9 @@ public final class Simulator {
     public var onProgress: ((Double) -> Void)?
     /// The capabilities granted to the bundle, as a plugin (`HostServices.grants`); nil: every service.
     public var grants: Set<String>?
+    /// The plugin's quotas and quarantine (`HostServices.ledger`): its
+    /// quarantine, if the run puts it there, is a note of the report.
+    public var ledger: PluginLedger?
 
     public init(bundle: ScriptBundle, scenario: Scenario, store: SharedStore?, calendar: HostCalendar = .fromEnvironment()) {
         self.bundle = bundle
@@ -30,6 +33,7 @@ public final class Simulator {
         if let zone = scenario.timeZone, let c = HostCalendar(timeZoneNamed: zone) { calendar = c }
         var services = HostServices(store: store, clock: clock, calendar: calendar, policy: scenario.policy)
         services.grants = grants
+        services.ledger = ledger
         var notes: [CallNote] = []
         if let store, !bundle.declarations.activities.isEmpty {
             do { services.activities = try ActivityManager(bundle: bundle, store: store, policy: scenario.policy, clock: clock) } catch {
@@ -70,6 +74,9 @@ public final class Simulator {
             }
         }
         onProgress?(1)
+        if let quarantine = ledger?.quarantine {
+            notes.append(CallNote(at: quarantine.since, message: "plugin \(bundle.manifest.id) quarantined (\(quarantine.cause.rawValue)): \(quarantine.reason); its calls were refused from then on"))
+        }
         let wall = ContinuousClock.now - wallStart
         var pending: [Int: NextReload] = [:]
         for instance in engine.instances {
