@@ -148,7 +148,7 @@ struct CapabilityTests {
                 "\(bad):1:14: 'default': \"trustd\" is not a trust level (did you mean 'trusted'? levels: standard, trusted, untrusted)",
                 "\(bad):2:33: 'plugins.com.example.a': \"untrsted\" is not a trust level (did you mean 'untrusted'? levels: standard, trusted, untrusted)",
                 "\(bad):2:62: 'plugins.com.example.b' must be a trust level (standard, trusted, untrusted) or an array of capabilities, got integer",
-                "\(bad):3:3: unknown key 'grants' (known: default, levels, plugins)",
+                "\(bad):3:3: unknown key 'grants' (known: default, levels, plugins, quotas)",
             ], "\(error.errors.map(\.locatedMessage))")
         }
     }
