@@ -87,6 +87,15 @@ struct CapabilityTests {
             ])
         }
         #expect(throws: Never.self) { try ScriptBundle.load(activity.path, calendar: .utc) }   // without grants: as before
+        // main.lua's own top level meets an absent service at load: the error says why.
+        let topLevel = try fixture(capabilities: [], main: "print('loading')\n" + Self.probe)
+        do {
+            _ = try ScriptBundle.load(topLevel.path, calendar: .utc, grants: ["log"])
+            Issue.record("main.lua calling print without the log capability loaded")
+        } catch {
+            #expect(error.errors.first?.locatedMessage.hasSuffix("attempt to call a nil value (global 'print') ('print' needs the capability 'log', which bundle com.example.plugin does not ask for; list it in \"capabilities\" of bundle.json)") == true,
+                    "\(error.errors.map(\.locatedMessage))")
+        }
     }
 
     @Test func anAppModuleNeedsItsCapabilityGrantedToo() throws {

@@ -34,7 +34,11 @@ extension ScriptBundle {
             recorder = sandbox.recorder
         } catch {
             let names = [sources.main.chunkName] + sources.modules.values.map(\.chunkName)
-            throw LocatedErrors([locate(error, in: sources.main.chunkName, names: names)])
+            var located = locate(error, in: sources.main.chunkName, names: names)
+            if let why = CapabilityCheck(requested: manifest.capabilities, grants: grants).whyAbsent(inMessage: located.message, bundle: manifest.id) {
+                located.message += " (\(why))"
+            }
+            throw LocatedErrors([located])
         }
         recorder.finish()
         var problems = recorder.problems

@@ -177,7 +177,7 @@ final class BundleSandbox {
             outcome.reloadRequests = reloads
         } catch {
             outcome = CallOutcome(Self.whole(error, deadline: deadline.hard, since: started))
-            if var diagnostic = outcome.diagnostic, let why = whyAbsent(in: diagnostic.message) {
+            if var diagnostic = outcome.diagnostic, let why = capabilities.whyAbsent(inMessage: diagnostic.message, bundle: bundle.manifest.id) {
                 diagnostic.message += " (\(why))"
                 outcome.diagnostic = diagnostic
             }
@@ -188,15 +188,6 @@ final class BundleSandbox {
             isReusable = false
         }
         return finish(outcome)
-    }
-
-    /// Why a global that a runtime error names ("attempt to index a nil
-    /// value (global 'store')") is absent, when it is a service the bundle
-    /// was not given.
-    private func whyAbsent(in message: String) -> String? {
-        guard let range = message.range(of: "(global '") else { return nil }
-        let name = message[range.upperBound...].prefix { $0 != "'" }
-        return capabilities.whyAbsent(String(name), bundle: bundle.manifest.id)
     }
 
     /// A deadline is the role's for main.lua and the function together, so

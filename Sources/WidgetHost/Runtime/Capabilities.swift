@@ -91,6 +91,15 @@ public struct CapabilityCheck: Sendable, Equatable {
             : "'\(name)' needs the capability '\(service.rawValue)', which bundle \(bundle) does not ask for; list it in \"capabilities\" of bundle.json"
     }
 
+    /// Why a global that a runtime error names ("attempt to index a nil
+    /// value (global 'store')") is absent, when it is a service the bundle
+    /// was not given; nil otherwise.
+    func whyAbsent(inMessage message: String, bundle: String) -> String? {
+        guard let range = message.range(of: "(global '") else { return nil }
+        let name = message[range.upperBound...].prefix { $0 != "'" }
+        return whyAbsent(String(name), bundle: bundle)
+    }
+
     static func list(_ names: [String]) -> String {
         (names.count == 1 ? "the capability " : "the capabilities ") + names.map { "'\($0)'" }.joined(separator: ", ")
     }
