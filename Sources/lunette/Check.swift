@@ -79,7 +79,8 @@ struct Check: ParsableCommand {
         }
         defer { if let temporary { try? FileManager.default.removeItem(atPath: temporary) } }
         do {
-            let loaded = try ScriptBundle.load(bundle, calendar: calendar, grants: try host.grants(forBundleAt: bundle))
+            let policy = try host.plugins()
+            let loaded = try ScriptBundle.load(bundle, calendar: calendar, grantsFor: { policy?.grants(for: $0) })
             id = loaded.manifest.id
             let runtime = WidgetRuntime(bundle: loaded, services: try host.services(of: loaded, store: SharedStore(root: root), calendar: calendar, at: start, cap: cap))
             var values: [String: LuaValue] = [:]

@@ -91,35 +91,22 @@ extension HostOptions {
         var policy = try hostPolicy()
         cap?.apply(to: &policy)
         var services = HostServices(store: store, clock: VirtualClock(start), calendar: calendar, policy: policy)
-        services.grants = try grants(forBundleAt: bundle.path)
+        services.grants = bundle.grants
         do { return try services.withActivities(of: bundle) } catch { throw CLIFailure("error: \(error.message)") }
     }
 }
 
 extension HostOptions {
-    /// What --plugin-policy grants the bundle at `path`; nil without it
-    /// (every service, as a host that is not a plugin host gives).
-    func grants(forBundleAt path: String) throws -> Set<String>? {
+    /// The plugin policy of --plugin-policy, read once; nil without it.
+    func plugins() throws -> PluginPolicy? {
         guard let pluginPolicy else { return nil }
         try requireFile(pluginPolicy, what: "plugin policy file")
-        do {
-            return try PluginPolicy.load(pluginPolicy).grants(for: BundleManifest.load(path + "/bundle.json"))
-        } catch {
-            throw CLIFailure(error.description)
-        }
-    }
-
-    /// A ledger with --plugin-policy's quotas for the bundle, or nil without one.
-    func ledger(for bundle: ScriptBundle) throws -> PluginLedger? {
-        guard let pluginPolicy else { return nil }
-        do { return PluginLedger(plugin: bundle.manifest.id, quotas: try PluginPolicy.load(pluginPolicy).quotas) } catch {
-            throw CLIFailure(error.description)
-        }
+        do { return try PluginPolicy.load(pluginPolicy) } catch { throw CLIFailure(error.description) }
     }
 
     /// Loads the bundle at `path`, as a plugin when --plugin-policy is given.
     func load(_ path: String, calendar: HostCalendar) throws -> ScriptBundle {
-        try loadBundle(path, calendar: calendar, grants: try grants(forBundleAt: path))
+        try loadBundle(path, calendar: calendar, policy: try plugins())
     }
 }
 
@@ -149,9 +136,9 @@ func requireFile(_ path: String, what: String) throws {
 }
 
 /// Loads a bundle, or reports every problem and exits 1 (2 when there is no such directory).
-func loadBundle(_ path: String, calendar: HostCalendar, grants: Set<String>? = nil) throws -> ScriptBundle {
+func loadBundle(_ path: String, calendar: HostCalendar, policy: PluginPolicy? = nil) throws -> ScriptBundle {
     try requireDirectory(path)
-    do { return try ScriptBundle.load(path, calendar: calendar, grants: grants) } catch {
+    do { return try ScriptBundle.load(path, calendar: calendar, grantsFor: { policy?.grants(for: $0) }) } catch {
         throw CLIFailure(error.description)
     }
 }

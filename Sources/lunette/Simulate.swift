@@ -70,7 +70,8 @@ struct Simulate: ParsableCommand {
 
     func run() throws {
         let calendar = host.calendar()
-        let bundle = try host.load(self.bundle, calendar: calendar)
+        let plugins = try host.plugins()
+        let bundle = try loadBundle(self.bundle, calendar: calendar, policy: plugins)
         var startTime = calendar.startOfDay(SystemClock().now())
         if let start {
             switch ISODate.parse(start, calendar: calendar) {
@@ -114,8 +115,8 @@ struct Simulate: ParsableCommand {
 
         for warning in scenario.rangeWarnings() { FileOutput.standardError.write("warning: \(warning)\n") }
         let simulator = Simulator(bundle: bundle, scenario: scenario, store: SharedStore(root: root), calendar: calendar)
-        simulator.grants = try host.grants(forBundleAt: self.bundle)
-        simulator.ledger = try host.ledger(for: bundle)
+        simulator.grants = bundle.grants
+        simulator.ledger = plugins.map { PluginLedger(plugin: bundle.manifest.id, quotas: $0.quotas) }
         let progress = ProgressBar(enabled: isatty(2) != 0)
         simulator.onProgress = { progress.update($0) }
         let report = simulator.run()

@@ -297,5 +297,7 @@ struct PluginLedgerTests {
         #expect(logLedger.quarantine?.cause == .logBytes)
         #expect(logLedger.quarantine?.reason == "it logged 2000 bytes in the last 1 h, over its quota of 1000")
         #expect(logLedger.usage(at: BundleFixture.midnight).logBytes == 2000)
+        #expect(logLedger.usage(at: BundleFixture.midnight + 3600).logBytes == 0 && logLedger.usage(at: BundleFixture.midnight + 3600).cpuSeconds == 0,
+                "the window's totals go down as calls leave it")
     }
 }

@@ -36,10 +36,15 @@ public struct BundleManifest: Sendable, Equatable {
     /// Reads bundle.json at `path`. Every problem is reported, each with
     /// the file, line and column of what it is about.
     public static func load(_ path: String) throws(LocatedErrors) -> BundleManifest {
+        try loadWithBytes(path).manifest
+    }
+
+    /// The manifest and the file's bytes (for the bundle's version), read once.
+    static func loadWithBytes(_ path: String) throws(LocatedErrors) -> (manifest: BundleManifest, bytes: [UInt8]) {
         let file = try JSONFile.load(path)
         let manifest = read(file)
         try file.check()
-        return manifest
+        return (manifest, file.bytes)
     }
 
     /// The manifest in `file`; its problems are reported to `file` (a value

@@ -23,6 +23,9 @@ public final class ScriptBundle: Sendable {
     /// files give the same version and any edit gives another. Each call's
     /// outcome names the version it ran (`CallOutcome.bundleVersion`).
     public let version: String
+    /// The capabilities it was loaded under, as a plugin
+    /// (`ScriptBundle.load(…grants:)`); nil: no plugin policy, every service.
+    public let grants: Set<String>?
 
     /// A Lua file of the bundle.
     public struct Source: Sendable {
@@ -35,8 +38,9 @@ public final class ScriptBundle: Sendable {
     public static let maxSourceBytes = 8 << 20
 
     init(path: String, manifest: BundleManifest, main: Source, modules: [String: Source], declarations: BundleDeclarations,
-         manifestBytes: [UInt8] = []) {
+         manifestBytes: [UInt8] = [], grants: Set<String>? = nil) {
         self.path = path
+        self.grants = grants
         self.manifest = manifest
         self.main = main
         self.modules = modules

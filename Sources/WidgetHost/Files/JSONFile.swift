@@ -11,12 +11,15 @@ final class JSONFile {
     let path: String
     /// The parsed text.
     let root: JSONValue
+    /// The text it was parsed from (empty when made from a tree).
+    let bytes: [UInt8]
     /// The problems reported so far, in the order they were found.
     private(set) var problems: [LocatedError] = []
 
-    init(path: String, root: JSONValue) {
+    init(path: String, root: JSONValue, bytes: [UInt8] = []) {
         self.path = path
         self.root = root
+        self.bytes = bytes
     }
 
     /// Reads and parses `path`. A file that cannot be read, or is not JSON,
@@ -32,7 +35,7 @@ final class JSONFile {
     /// located by the parser's fields (line, column).
     static func parse(bytes: [UInt8], path: String) throws(LocatedErrors) -> JSONFile {
         do {
-            return JSONFile(path: path, root: try JSONValue.parse(bytes: bytes))
+            return JSONFile(path: path, root: try JSONValue.parse(bytes: bytes), bytes: bytes)
         } catch {
             throw LocatedErrors([LocatedError(file: path, at: error.location, message: "invalid JSON: \(error.reason)")])
         }

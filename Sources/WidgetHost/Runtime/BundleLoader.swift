@@ -11,6 +11,13 @@ extension ScriptBundle {
     /// for more than `grants`, or declares Live Activities without asking
     /// for them, is refused (`CapabilityCheck`).
     public static func load(_ path: String, calendar: HostCalendar = .fromEnvironment(), grants: Set<String>? = nil) throws(LocatedErrors) -> ScriptBundle {
+        try load(path, calendar: calendar, grantsFor: { _ in grants })
+    }
+
+    /// The same, with the grants chosen from the bundle's own bundle.json
+    /// (a plugin policy's `grants(for:)`), read once.
+    public static func load(_ path: String, calendar: HostCalendar = .fromEnvironment(),
+                            grantsFor: (BundleManifest) -> Set<String>?) throws(LocatedErrors) -> ScriptBundle {
         let root = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: root, isDirectory: &isDirectory) else {
@@ -19,8 +26,8 @@ extension ScriptBundle {
         guard isDirectory.boolValue else {
             throw LocatedErrors([LocatedError(file: root, message: "a bundle is a directory with bundle.json and main.lua")])
         }
-        let manifest: BundleManifest
-        manifest = try BundleManifest.load(root + "/bundle.json")
+        let (manifest, manifestBytes) = try BundleManifest.loadWithBytes(root + "/bundle.json")
+        let grants = grantsFor(manifest)
         let sources: (main: Source, modules: [String: Source])
         do { sources = try readSources(root) } catch { throw LocatedErrors([error]) }
         let unchecked = ScriptBundle(path: root, manifest: manifest, main: sources.main, modules: sources.modules,
@@ -46,9 +53,8 @@ extension ScriptBundle {
             problems.append(LocatedError(file: activity.location.file, line: activity.location.line,
                                          message: "activity '\(activity.type)': activities live in an app group's store; list one in appGroups of bundle.json"))
         }
-        let manifestBytes = FileManager.default.contents(atPath: root + "/bundle.json").map { [UInt8]($0) } ?? []
         let bundle = ScriptBundle(path: root, manifest: manifest, main: sources.main, modules: sources.modules,
-                                  declarations: recorder.declarations, manifestBytes: manifestBytes)
+                                  declarations: recorder.declarations, manifestBytes: manifestBytes, grants: grants)
         problems += CapabilityCheck(bundle: bundle, grants: grants).problems(of: bundle)
         if !problems.isEmpty { throw LocatedErrors(problems) }
         if recorder.declarations.widgets.isEmpty && recorder.declarations.intents.isEmpty

@@ -63,7 +63,13 @@ public final class PluginLedger: @unchecked Sendable {
     public let plugin: String
     public let quotas: PluginQuotas
     private let lock = NSLock()
+    /// Calls in time order; those before `head` have left the window.
     private var recent: [(at: Double, cpu: Double, logBytes: Int)] = []
+    private var head = 0
+    /// The window's totals, kept as calls come and go (no sum per call).
+    private var cpuInWindow = 0.0
+    private var logBytesInWindow = 0
+    private var callsInWindow: Int { recent.count - head }
     private var failures = 0
     private var lastFailure: String?
     private var current: Quarantine?
@@ -84,6 +90,9 @@ public final class PluginLedger: @unchecked Sendable {
         lock.withLock {
             current = nil
             recent = []
+            head = 0
+            cpuInWindow = 0
+            logBytesInWindow = 0
             failures = 0
             lastFailure = nil
         }
@@ -93,8 +102,7 @@ public final class PluginLedger: @unchecked Sendable {
     public func usage(at now: Double) -> PluginUsage {
         lock.withLock {
             prune(now)
-            return PluginUsage(calls: recent.count, cpuSeconds: recent.reduce(0) { $0 + $1.cpu },
-                               logBytes: recent.reduce(0) { $0 + $1.logBytes }, failuresInARow: failures)
+            return PluginUsage(calls: callsInWindow, cpuSeconds: cpuInWindow, logBytes: logBytesInWindow, failuresInARow: failures)
         }
     }
 
@@ -105,9 +113,9 @@ public final class PluginLedger: @unchecked Sendable {
         let refusal: Diagnostic? = lock.withLock {
             if current == nil, let calls = quotas.calls {
                 prune(now)
-                if recent.count >= calls {
+                if callsInWindow >= calls {
                     current = Quarantine(cause: .calls, since: now,
-                                         reason: "it made \(recent.count) calls in the last \(Self.seconds(quotas.window)), its quota")
+                                         reason: "it made \(callsInWindow) calls in the last \(Self.seconds(quotas.window)), its quota")
                     newly = current
                 }
             }
@@ -123,7 +131,10 @@ public final class PluginLedger: @unchecked Sendable {
     public func record(_ outcome: CallOutcome, at now: Double) {
         guard outcome.status != .refused else { return }
         let newly: Quarantine? = lock.withLock {
-            recent.append((now, outcome.cpuTime, outcome.logs.reduce(0) { $0 + $1.text.utf8.count + 1 }))
+            let logged = outcome.logs.reduce(0) { $0 + $1.text.utf8.count + 1 }
+            recent.append((now, outcome.cpuTime, logged))
+            cpuInWindow += outcome.cpuTime
+            logBytesInWindow += logged
             if outcome.succeeded {
                 failures = 0
             } else {
@@ -132,30 +143,38 @@ public final class PluginLedger: @unchecked Sendable {
             }
             guard current == nil else { return nil }
             prune(now)
-            let cpu = recent.reduce(0) { $0 + $1.cpu }
-            let logged = recent.reduce(0) { $0 + $1.logBytes }
+            let cpu = cpuInWindow, loggedInWindow = logBytesInWindow
             if let limit = quotas.failuresInARow, failures >= limit {
                 current = Quarantine(cause: .failures, since: now,
                                      reason: "\(failures) calls failed in a row (the last: \(lastFailure ?? "?"))")
             } else if let limit = quotas.cpuSeconds, cpu > limit {
                 current = Quarantine(cause: .cpu, since: now,
                                      reason: "it used \(String(format: "%.1f", cpu)) s of CPU in the last \(Self.seconds(quotas.window)), over its quota of \(String(format: "%g", limit)) s")
-            } else if let limit = quotas.logBytes, logged > limit {
+            } else if let limit = quotas.logBytes, loggedInWindow > limit {
                 current = Quarantine(cause: .logBytes, since: now,
-                                     reason: "it logged \(logged) bytes in the last \(Self.seconds(quotas.window)), over its quota of \(limit)")
+                                     reason: "it logged \(loggedInWindow) bytes in the last \(Self.seconds(quotas.window)), over its quota of \(limit)")
             }
             return current
         }
         if let newly { onQuarantine?(newly) }
     }
 
-    /// Drops what is older than the window (called with the lock held).
+    /// Drops what is older than the window (called with the lock held):
+    /// each call leaves once, and the array is compacted now and then.
     private func prune(_ now: Double) {
         let start = now - quotas.window
-        if let first = recent.firstIndex(where: { $0.at > start }) {
-            if first > 0 { recent.removeFirst(first) }
-        } else {
-            recent.removeAll()
+        while head < recent.count, recent[head].at <= start {
+            cpuInWindow -= recent[head].cpu
+            logBytesInWindow -= recent[head].logBytes
+            head += 1
+        }
+        if head == recent.count {
+            recent.removeAll(keepingCapacity: true)
+            head = 0
+            cpuInWindow = 0   // no drift from adding and taking away floats
+        } else if head >= 1024, head * 2 >= recent.count {
+            recent.removeFirst(head)
+            head = 0
         }
     }
 
