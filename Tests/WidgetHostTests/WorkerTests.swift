@@ -59,6 +59,26 @@ struct WorkerTests {
     }
     #endif
 
+    #if os(Linux)
+    /// The worker's own limits, read from inside it (a worker that opens the
+    /// store is not locked down, so it can read /proc).
+    @Test func aWorkerRunsUnderItsLimits() throws {
+        let limits = try file("limits.lua", #"local f = io.open("/proc/self/limits"); return f and f:read("a") or "none""#)
+        let run = try CLI.run(["eval", "--isolation", "process", "--profile", "trusted", "--json",
+                               "--app-group", "group.w", "--store-dir", directory + "/store", limits])
+        let text = try #require((try rows(run.stdout).first?["results"] as? [Any])?.first as? String, "\(run.stdout)\(run.stderr)")
+        func limit(_ name: String) -> [Substring] {
+            text.split(separator: "\n").first { $0.hasPrefix(name) }.map { $0.dropFirst(name.count).split(separator: " ") } ?? []
+        }
+        #expect(limit("Max core file size").prefix(2) == ["0", "0"], "\(text)")
+        #expect(limit("Max open files").prefix(2) == ["64", "64"])
+        #expect(limit("Max processes").prefix(2) == ["0", "0"])
+        #expect(limit("Max cpu time").prefix(2) == ["600", "600"])
+        #expect(limit("Max file size").prefix(2) == ["1073741824", "1073741824"])
+        if !WorkerServer.isSanitizerBuild { #expect(limit("Max address space").prefix(2) == ["4294967296", "4294967296"]) }
+    }
+    #endif
+
     @Test func aWorkerPastItsDeadlineIsKilledEvenInTheTrustedProfile() throws {
         let spin = try file("spin.lua", "while true do end")
         let ok = try file("ok.lua", "return 'after'")

@@ -46,25 +46,20 @@ public enum WorkerServer {
             if status != 0 { refused.append(name) }
         }
         #if os(Linux)
-        func id(_ r: __rlimit_resource) -> Int32 { Int32(r.rawValue) }
-        set("RLIMIT_CORE", id(RLIMIT_CORE), 0)
-        if isSanitizerBuild { refused.append("RLIMIT_AS (a sanitizer build needs its shadow memory)") } else {
-            set("RLIMIT_AS", id(RLIMIT_AS), limits.addressSpace)
-        }
-        set("RLIMIT_CPU", id(RLIMIT_CPU), limits.cpuSeconds)
-        set("RLIMIT_NOFILE", id(RLIMIT_NOFILE), limits.openFiles)
-        set("RLIMIT_FSIZE", id(RLIMIT_FSIZE), limits.fileSize)
-        set("RLIMIT_NPROC", id(__rlimit_resource(rawValue: 6)), 0)   // RLIMIT_NPROC
+        let ids = (core: Int32(RLIMIT_CORE.rawValue), addressSpace: Int32(RLIMIT_AS.rawValue), cpu: Int32(RLIMIT_CPU.rawValue),
+                   files: Int32(RLIMIT_NOFILE.rawValue), fileSize: Int32(RLIMIT_FSIZE.rawValue), processes: Int32(6))   // RLIMIT_NPROC
         #else
-        set("RLIMIT_CORE", RLIMIT_CORE, 0)
-        if isSanitizerBuild { refused.append("RLIMIT_AS (a sanitizer build needs its shadow memory)") } else {
-            set("RLIMIT_AS", RLIMIT_AS, limits.addressSpace)
-        }
-        set("RLIMIT_CPU", RLIMIT_CPU, limits.cpuSeconds)
-        set("RLIMIT_NOFILE", RLIMIT_NOFILE, limits.openFiles)
-        set("RLIMIT_FSIZE", RLIMIT_FSIZE, limits.fileSize)
-        set("RLIMIT_NPROC", RLIMIT_NPROC, 0)
+        let ids = (core: RLIMIT_CORE, addressSpace: RLIMIT_AS, cpu: RLIMIT_CPU, files: RLIMIT_NOFILE, fileSize: RLIMIT_FSIZE,
+                   processes: RLIMIT_NPROC)
         #endif
+        set("RLIMIT_CORE", ids.core, 0)
+        if isSanitizerBuild { refused.append("RLIMIT_AS (a sanitizer build needs its shadow memory)") } else {
+            set("RLIMIT_AS", ids.addressSpace, limits.addressSpace)
+        }
+        set("RLIMIT_CPU", ids.cpu, limits.cpuSeconds)
+        set("RLIMIT_NOFILE", ids.files, limits.openFiles)
+        set("RLIMIT_FSIZE", ids.fileSize, limits.fileSize)
+        set("RLIMIT_NPROC", ids.processes, 0)
         return refused
     }
 
