@@ -105,7 +105,7 @@ struct Eval: ParsableCommand {
         // A worker locks itself down (no new files, sockets or processes) unless its
         // files need the store, which it opens as they run.
         let pool = isolation == .process
-            ? WorkerPool(executable: Bundle.main.executablePath ?? CommandLine.arguments[0], arguments: ["worker"] + (appGroups.isEmpty ? [] : ["--no-lockdown"]))
+            ? WorkerPool(executable: Bundle.main.executablePath ?? CommandLine.arguments[0], arguments: ["worker"] + (appGroups.isEmpty ? [] : ["--lockdown", "never"]))
             : nil
         defer { pool?.stop() }
         for file in files {
@@ -152,10 +152,11 @@ struct Eval: ParsableCommand {
         ]
         if let storeDir { request.append(("storeDir", .of(storeDir))) }
         let answer = try pool.call(.record(request), deadline: Double(timeoutMs) / 1000 + 1) { message in
-            guard !json, message["op"]?.text == "log", let line = message["line"]?.decodedBytes else { return }
+            guard !json, message["op"]?.text == "log", let line = message["line"]?.decodedBytes else { return nil }
             let name = message["level"]?.text
             let level = LuaLogLevel.allCases.first { $0.name == name } ?? .info
             out.write(bytes: Array(level.linePrefix.utf8) + line + [0x0A])
+            return nil
         }
         switch answer {
         case .success(let done):
@@ -184,18 +185,25 @@ struct WorkerCommand: ParsableCommand {
         abstract: "Serve a host's calls over standard input and output (process isolation).",
         shouldDisplay: false)
 
-    @Flag(name: .customLong("no-lockdown"), help: "Keep the right to open files (a worker whose calls open the store).")
-    var noLockdown = false
+    /// When the worker locks itself down.
+    enum Lockdown: String, ExpressibleByArgument, CaseIterable {
+        /// Before its first request (`lunette eval`'s workers).
+        case start
+        /// Once its bundle is open, with its app groups (a bundle's worker).
+        case open
+        /// Never (a worker whose calls open the store as they run).
+        case never
+    }
+
+    @Option(help: "When to lock down (no new files, sockets or processes): start, open (after the bundle's open request), never.")
+    var lockdown: Lockdown = .start
 
     func run() throws {
         let refused = WorkerServer.limit(WorkerServer.Limits())
         if !refused.isEmpty { FileOutput.standardError.write("lunette worker: not limited: \(refused.joined(separator: ", "))\n") }
-        if !noLockdown {
-            let missing = WorkerServer.lockDown()
-            if !missing.isEmpty { FileOutput.standardError.write("lunette worker: not locked down: \(missing.joined(separator: ", "))\n") }
-        }
+        if lockdown == .start { WorkerServer.lockDownSaying() }
         do {
-            try WorkerServer.serve(WorkerChannel(input: .standardInput, output: .standardOutput))
+            try WorkerServer.serve(WorkerChannel(input: .standardInput, output: .standardOutput), lockDownAtOpen: lockdown == .open)
         } catch {
             FileOutput.standardError.write("lunette worker: \(error)\n")
             throw ExitCode(3)

@@ -23,6 +23,9 @@ struct HostOptions: ParsableArguments {
     @Option(name: .customLong("plugin-policy"), help: ArgumentHelp("Run the bundle as a plugin under this plugin policy (docs/plugins.md): it gets only the capabilities the policy grants it.", valueName: "file"))
     var pluginPolicy: String?
 
+    @Option(help: ArgumentHelp("Where the bundle's calls run: inprocess (this process) or process (worker processes of its own, which a crash cannot take down with it; docs/plugins.md).", valueName: "mode"))
+    var isolation: Isolation = .inprocess
+
     func validate() throws {
         if let budget, budget < 0 { throw ValidationError("--budget must not be negative, not \(budget)") }
         if let budgetScope, BudgetScope(rawValue: budgetScope) == nil {
@@ -92,6 +95,7 @@ extension HostOptions {
         cap?.apply(to: &policy)
         var services = HostServices(store: store, clock: VirtualClock(start), calendar: calendar, policy: policy)
         services.grants = bundle.grants
+        if isolation == .process { services.workers = commandWorkers }
         do { return try services.withActivities(of: bundle) } catch { throw CLIFailure("error: \(error.message)") }
     }
 }
@@ -104,11 +108,15 @@ extension HostOptions {
         do { return try PluginPolicy.load(pluginPolicy) } catch { throw CLIFailure(error.description) }
     }
 
-    /// Loads the bundle at `path`, as a plugin when --plugin-policy is given.
+    /// Loads the bundle at `path`, as a plugin when --plugin-policy is
+    /// given, and first in a worker with --isolation process.
     func load(_ path: String, calendar: HostCalendar) throws -> ScriptBundle {
-        try loadBundle(path, calendar: calendar, policy: try plugins())
+        try loadBundle(path, calendar: calendar, policy: try plugins(), workers: isolation == .process ? commandWorkers : nil)
     }
 }
+
+/// The workers of a command run with --isolation process (they exit when it does: their input closes).
+let commandWorkers = BundleWorkers()
 
 /// A failure to report on standard error with exit status 1.
 struct CLIFailure: Error, CustomStringConvertible {
@@ -136,9 +144,9 @@ func requireFile(_ path: String, what: String) throws {
 }
 
 /// Loads a bundle, or reports every problem and exits 1 (2 when there is no such directory).
-func loadBundle(_ path: String, calendar: HostCalendar, policy: PluginPolicy? = nil) throws -> ScriptBundle {
+func loadBundle(_ path: String, calendar: HostCalendar, policy: PluginPolicy? = nil, workers: BundleWorkers? = nil) throws -> ScriptBundle {
     try requireDirectory(path)
-    do { return try ScriptBundle.load(path, calendar: calendar, grantsFor: { policy?.grants(for: $0) }) } catch {
+    do { return try ScriptBundle.load(path, calendar: calendar, grantsFor: { policy?.grants(for: $0) }, workers: workers) } catch {
         throw CLIFailure(error.description)
     }
 }

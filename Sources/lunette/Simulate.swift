@@ -71,7 +71,7 @@ struct Simulate: ParsableCommand {
     func run() throws {
         let calendar = host.calendar()
         let plugins = try host.plugins()
-        let bundle = try loadBundle(self.bundle, calendar: calendar, policy: plugins)
+        let bundle = try loadBundle(self.bundle, calendar: calendar, policy: plugins, workers: host.isolation == .process ? commandWorkers : nil)
         var startTime = calendar.startOfDay(SystemClock().now())
         if let start {
             switch ISODate.parse(start, calendar: calendar) {
@@ -116,6 +116,7 @@ struct Simulate: ParsableCommand {
         for warning in scenario.rangeWarnings() { FileOutput.standardError.write("warning: \(warning)\n") }
         let simulator = Simulator(bundle: bundle, scenario: scenario, store: SharedStore(root: root), calendar: calendar)
         simulator.grants = bundle.grants
+        if host.isolation == .process { simulator.workers = commandWorkers }
         simulator.ledger = plugins.map { PluginLedger(plugin: bundle.manifest.id, quotas: $0.quotas) }
         let progress = ProgressBar(enabled: isatty(2) != 0)
         simulator.onProgress = { progress.update($0) }

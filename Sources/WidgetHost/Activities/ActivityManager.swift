@@ -474,6 +474,12 @@ public final class ActivityManager: StoreAttachment {
     /// A script call starts: until `endCall`, operations work on a copy
     /// read at the first one, and commit with the call. `source` names the
     /// caller in `changes` ("intent Start").
+    /// Changes a call in a worker process committed (`BundleWorkers`): its
+    /// rows are in the store already; the changes join this manager's.
+    func adopt(_ committed: [ActivityChange]) {
+        changes += committed
+    }
+
     func beginCall(source: String) {
         call = (preparedSource ?? source, false)
         callWrite = nil
@@ -515,6 +521,12 @@ public final class ActivityManager: StoreAttachment {
     func prepareCall(handling mark: ActivityEventMark, source: String) {
         preparedMark = mark
         preparedSource = source
+    }
+
+    /// The event the next call is prepared for, and its source (for a call
+    /// in a worker process, which prepares its own manager the same way).
+    var prepared: (mark: ActivityEventMark, source: String)? {
+        preparedMark.map { ($0, preparedSource ?? "") }
     }
 
     /// Forgets a prepared event that no call took (the call failed before

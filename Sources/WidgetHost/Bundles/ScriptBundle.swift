@@ -37,9 +37,13 @@ public final class ScriptBundle: Sendable {
     public static let maxFiles = 500
     public static let maxSourceBytes = 8 << 20
 
+    /// bundle.json's bytes (sent to a worker process with the sources).
+    let manifestBytes: [UInt8]
+
     init(path: String, manifest: BundleManifest, main: Source, modules: [String: Source], declarations: BundleDeclarations,
          manifestBytes: [UInt8] = [], grants: Set<String>? = nil) {
         self.path = path
+        self.manifestBytes = manifestBytes
         self.grants = grants
         self.manifest = manifest
         self.main = main

@@ -1,10 +1,10 @@
 /// Every number of the widget-system rules the host emulates
 /// (docs/rules.md), with its default. Times are in
 /// seconds, sizes in bytes unless the name says otherwise.
-public struct HostPolicy: Sendable, Equatable {
+public struct HostPolicy: Sendable, Equatable, Codable {
     /// A soft deadline (over it, the call draws a warning) and a hard one
     /// (at it, the call is ended).
-    public struct Deadline: Sendable, Equatable {
+    public struct Deadline: Sendable, Equatable, Codable {
         public var soft: Double
         public var hard: Double
         public init(soft: Double, hard: Double) {
@@ -79,7 +79,7 @@ public struct HostPolicy: Sendable, Equatable {
 }
 
 /// What one refresh budget covers (rule B1).
-public enum BudgetScope: String, Sendable, CaseIterable {
+public enum BudgetScope: String, Sendable, CaseIterable, Codable {
     /// Each configured widget instance has its own budget (the default).
     case instance
     /// All instances of a widget kind share one.

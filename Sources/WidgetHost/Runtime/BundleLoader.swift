@@ -16,8 +16,12 @@ extension ScriptBundle {
 
     /// The same, with the grants chosen from the bundle's own bundle.json
     /// (a plugin policy's `grants(for:)`), read once.
+    ///
+    /// With `workers` (process isolation), main.lua first runs in a worker
+    /// process: a bundle whose load crashes it, or does not finish, is
+    /// refused (status `crashed` or `timeout`) before it runs in this process.
     public static func load(_ path: String, calendar: HostCalendar = .fromEnvironment(),
-                            grantsFor: (BundleManifest) -> Set<String>?) throws(LocatedErrors) -> ScriptBundle {
+                            grantsFor: (BundleManifest) -> Set<String>?, workers: BundleWorkers? = nil) throws(LocatedErrors) -> ScriptBundle {
         let root = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: root, isDirectory: &isDirectory) else {
@@ -30,6 +34,19 @@ extension ScriptBundle {
         let grants = grantsFor(manifest)
         let sources: (main: Source, modules: [String: Source])
         do { sources = try readSources(root) } catch { throw LocatedErrors([error]) }
+        if let workers {
+            let unchecked = ScriptBundle(path: root, manifest: manifest, main: sources.main, modules: sources.modules,
+                                         declarations: BundleDeclarations(), manifestBytes: manifestBytes, grants: grants)
+            if let refused = workers.tryLoad(unchecked, calendar: calendar) { throw LocatedErrors([refused]) }
+        }
+        return try load(root: root, manifest: manifest, manifestBytes: manifestBytes, sources: sources, grants: grants, calendar: calendar)
+    }
+
+    /// Checks a bundle whose files are read: main.lua runs in a sandbox of
+    /// the `.load` role, which records its declarations. (A worker process
+    /// loads the sources the host sends it this way.)
+    static func load(root: String, manifest: BundleManifest, manifestBytes: [UInt8], sources: (main: Source, modules: [String: Source]),
+                     grants: Set<String>?, calendar: HostCalendar) throws(LocatedErrors) -> ScriptBundle {
         let unchecked = ScriptBundle(path: root, manifest: manifest, main: sources.main, modules: sources.modules,
                                      declarations: BundleDeclarations())
         let recorder: DeclarationRecorder

@@ -58,7 +58,7 @@ final class BundleSandbox {
     private var startedCPU = 0.0
     /// CPU time is read (a system call each side of the call) only for a
     /// host that keeps a plugin's ledger.
-    private var measuresCPU: Bool { services.ledger != nil }
+    private var measuresCPU: Bool { services.ledger != nil || services.measuresCPU }
 
     init(bundle: ScriptBundle, services: HostServices, role: CallRole) throws(LuaError) {
         self.bundle = bundle

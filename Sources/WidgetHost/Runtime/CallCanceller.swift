@@ -11,7 +11,7 @@ import LuaSandbox
 /// the scope ends; outside one, it affects only the call running now.
 public final class CallCanceller: @unchecked Sendable {
     private let lock = NSLock()
-    private var current: LuaCancelHandle?
+    private var current: (() -> Bool)?
     private var inScope = false
     private var requested = false
 
@@ -25,7 +25,7 @@ public final class CallCanceller: @unchecked Sendable {
         if inScope { requested = true }
         let handle = current
         lock.unlock()
-        return handle?.cancel() ?? false
+        return handle?() ?? false
     }
 
     /// Runs `body` as one cancellable operation.
@@ -40,6 +40,11 @@ public final class CallCanceller: @unchecked Sendable {
 
     /// The call now running (nil: none).
     func running(_ handle: LuaCancelHandle?) {
-        lock.withLock { current = handle }
+        lock.withLock { current = handle.map { handle in { handle.cancel() } } }
+    }
+
+    /// The call now running ends with `cancel` (a worker's: it kills the worker).
+    func running(cancel: @escaping () -> Bool) {
+        lock.withLock { current = cancel }
     }
 }

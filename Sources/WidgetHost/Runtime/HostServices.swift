@@ -33,6 +33,13 @@ public struct HostServices {
     /// The plugin's quotas and quarantine (a plugin host's): every call is
     /// admitted by it first and counted after; nil: no quotas.
     public var ledger: PluginLedger? = nil
+    /// Process isolation (a plugin host's): each call runs in a worker
+    /// process of the bundle's own (`BundleWorkers`); nil (the default):
+    /// in this process.
+    public var workers: BundleWorkers? = nil
+    /// Calls read their CPU time even without a ledger (a worker's, for
+    /// its host's ledger).
+    var measuresCPU = false
 
     public init(store: SharedStore? = nil, clock: HostClock = SystemClock(),
                 calendar: HostCalendar = .fromEnvironment(), policy: HostPolicy = .standard,

@@ -7,8 +7,10 @@ import LuaSandbox
 final class SandboxPool {
     let bundle: ScriptBundle
     var services: HostServices {
-        didSet { sandboxes = [:] }
+        didSet { sandboxes = [:]; link = nil }
     }
+    /// The key and open request of this bundle's workers (process isolation).
+    private var link: BundleWorkers.Link?
     private var sandboxes: [CallRole: BundleSandbox] = [:]
     /// Ends the running call from another thread.
     let canceller: CallCanceller
@@ -40,6 +42,12 @@ final class SandboxPool {
             metrics.call(role, outcome)
             return outcome
         }
+        if let workers = services.workers {
+            let outcome = inWorker(workers, role, what, id, field, arguments, budget)
+            metrics.call(role, outcome)
+            ledger?.record(outcome, at: now)
+            return outcome
+        }
         let sandbox: BundleSandbox
         if let pooled = sandboxes[role], pooled.isReusable { sandbox = pooled } else {
             do { sandbox = try BundleSandbox(bundle: bundle, services: services, role: role) } catch {
@@ -53,6 +61,26 @@ final class SandboxPool {
         let outcome = sandbox.call(what, id, field, arguments)
         metrics.call(role, outcome)
         ledger?.record(outcome, at: now)
+        return outcome
+    }
+
+    /// The same call, in a worker process of the bundle's own.
+    private func inWorker(_ workers: BundleWorkers, _ role: CallRole, _ what: String, _ id: String, _ field: String,
+                          _ arguments: [LuaValue], _ budget: (used: Int, remaining: Int)?) -> CallOutcome {
+        if link == nil {
+            do { link = try workers.link(bundle, services) } catch {
+                return CallOutcome(Diagnostic(.crashed, "could not describe bundle \(bundle.manifest.id) to a worker: \(error)"))
+            }
+        }
+        var outcome = workers.call(link!, services: services, role: role, what, id, field, arguments, budget: budget)
+        outcome.bundleVersion = bundle.version
+        if let logger = services.scriptLogger {
+            for line in outcome.logs {
+                logger.log(level: BundleSandbox.loggerLevel(line.level), "\(line.text)",
+                           metadata: ["bundle": "\(bundle.manifest.id)", "role": "\(role.rawValue)", "kind": "\(id)",
+                                      "function": "\(what) \(id).\(field)", "isolation": "process"])
+            }
+        }
         return outcome
     }
 }

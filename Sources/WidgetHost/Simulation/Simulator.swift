@@ -18,6 +18,8 @@ public final class Simulator {
     /// The plugin's quotas and quarantine (`HostServices.ledger`): its
     /// quarantine, if the run puts it there, is a note of the report.
     public var ledger: PluginLedger?
+    /// Process isolation (`HostServices.workers`): the bundle's calls run in worker processes.
+    public var workers: BundleWorkers?
 
     public init(bundle: ScriptBundle, scenario: Scenario, store: SharedStore?, calendar: HostCalendar = .fromEnvironment()) {
         self.bundle = bundle
@@ -34,6 +36,7 @@ public final class Simulator {
         var services = HostServices(store: store, clock: clock, calendar: calendar, policy: scenario.policy)
         services.grants = grants
         services.ledger = ledger
+        services.workers = workers
         var notes: [CallNote] = []
         if let store, !bundle.declarations.activities.isEmpty {
             do { services.activities = try ActivityManager(bundle: bundle, store: store, policy: scenario.policy, clock: clock) } catch {

@@ -5,7 +5,7 @@ import Foundation
 /// big-endian length, then that many bytes of JSON, one object (docs/plugins.md,
 /// "Worker processes"). Bytes that may not be UTF-8 (Lua sources, log
 /// lines) travel as base64.
-public struct WorkerChannel {
+public struct WorkerChannel: @unchecked Sendable {
     /// The most bytes one message may hold: a bigger length is a broken peer.
     public static let maxMessage = 64 << 20
 

@@ -13,8 +13,10 @@ public final class WorkerProcess {
     public let arguments: [String]
     private let process = Process()
     private let channel: WorkerChannel
-    /// Set when the host killed it (a call past its deadline).
+    /// Set when the host killed it (a call past its deadline, or cancelled).
     private var killed = false
+    private var cancelled = false
+    private let lock = NSLock()
     /// Seconds a call may run past its own deadline before the worker is killed.
     public var grace: Double = 1
 
@@ -46,7 +48,7 @@ public final class WorkerProcess {
     }
 
     /// Whether it can take another call.
-    public var isAlive: Bool { process.isRunning && !killed }
+    public var isAlive: Bool { process.isRunning && !lock.withLock { killed } }
 
     public var processIdentifier: Int32 { process.processIdentifier }
 
@@ -54,6 +56,8 @@ public final class WorkerProcess {
     public enum Loss: Error, Sendable, Equatable {
         /// Killed by the host at `deadline` (seconds, grace included).
         case killed(deadline: Double)
+        /// Killed by the host when it cancelled the call.
+        case cancelled
         /// Died on its own: a signal, or an exit status.
         case died(signal: Int32?, status: Int32?)
         /// Broke the protocol (then killed).
@@ -64,6 +68,8 @@ public final class WorkerProcess {
             switch self {
             case .killed(let deadline):
                 return Diagnostic(.timeout, "the worker did not answer within \(Int((deadline * 1000).rounded())) ms (the call's deadline and a grace period) and was killed (SIGKILL); the call's effects are discarded")
+            case .cancelled:
+                return Diagnostic(.timeout, "cancelled by the host, which killed the worker (SIGKILL); the call's effects are discarded")
             case .died(let signal?, _):
                 return Diagnostic(.crashed, "the worker process died of signal \(signal) (\(Self.name(of: signal))); the call's effects are discarded, and the next call gets a fresh worker")
             case .died(nil, let status):
@@ -90,13 +96,13 @@ public final class WorkerProcess {
     }
 
     /// Sends `request` and reads messages until `done`; `onMessage` gets
-    /// each other message (log lines) as it comes. The worker is killed
-    /// when no `done` came within `deadline` seconds.
-    public func call(_ request: JSONValue, deadline: Double, onMessage: (JSONValue) -> Void = { _ in }) -> Result<JSONValue, Loss> {
+    /// each other message as it comes (a log line, a question), and what it
+    /// returns is sent back as the answer. The worker is killed when no
+    /// `done` came within `deadline` seconds.
+    public func call(_ request: JSONValue, deadline: Double, onMessage: (JSONValue) -> JSONValue? = { _ in nil }) -> Result<JSONValue, Loss> {
         let pid = process.processIdentifier
-        let lock = NSLock()
         let watchdog = DispatchWorkItem { [weak self] in
-            lock.withLock { self?.killed = true }
+            self?.lock.withLock { self?.killed = true }
             kill(pid, SIGKILL)
         }
         DispatchQueue.global().asyncAfter(deadline: .now() + deadline, execute: watchdog)
@@ -105,7 +111,7 @@ public final class WorkerProcess {
             try channel.send(request)
             while let message = try channel.receive() {
                 if message["op"]?.text == "done" { return .success(message) }
-                onMessage(message)
+                if let answer = onMessage(message) { try channel.send(answer) }
             }
         } catch {
             if !lock.withLock({ killed }) {
@@ -119,11 +125,23 @@ public final class WorkerProcess {
             }
         }
         process.waitUntilExit()
-        if lock.withLock({ killed }) { return .failure(.killed(deadline: deadline)) }
+        let (wasKilled, wasCancelled) = lock.withLock { (killed, cancelled) }
+        if wasCancelled { return .failure(.cancelled) }
+        if wasKilled { return .failure(.killed(deadline: deadline)) }
         switch process.terminationReason {
         case .uncaughtSignal: return .failure(.died(signal: process.terminationStatus, status: nil))
         default: return .failure(.died(signal: nil, status: process.terminationStatus))
         }
+    }
+
+    /// Kills the worker in its call (the host cancelled it): the call ends
+    /// `.cancelled`. True when it was alive.
+    @discardableResult
+    public func cancel() -> Bool {
+        guard process.isRunning else { return false }
+        lock.withLock { killed = true; cancelled = true }
+        kill(process.processIdentifier, SIGKILL)
+        return true
     }
 
     /// Ends the worker (its input closes; it exits when it reads the end).
@@ -148,7 +166,7 @@ public final class WorkerPool {
     }
 
     /// Runs `request` in a worker (see `WorkerProcess.call`).
-    public func call(_ request: JSONValue, deadline: Double, onMessage: (JSONValue) -> Void = { _ in }) throws -> Result<JSONValue, WorkerProcess.Loss> {
+    public func call(_ request: JSONValue, deadline: Double, onMessage: (JSONValue) -> JSONValue? = { _ in nil }) throws -> Result<JSONValue, WorkerProcess.Loss> {
         let worker: WorkerProcess
         if let ready = idle.popLast(), ready.isAlive { worker = ready } else {
             worker = try WorkerProcess(executable: executable, arguments: arguments)

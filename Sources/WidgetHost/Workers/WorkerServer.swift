@@ -13,6 +13,9 @@ import SharedStore
 ///   writes them, then `{"op": "done", "status", "text"?, "results": [...], "json"}`:
 ///   the file's row as `lunette eval` prints it (text: the failure; results:
 ///   what it returned, shown; json: its `--json` line).
+/// - `{"op": "open", …}` → `{"op": "done", "version"}` or `{"op": "done",
+///   "error"}`: the bundle this worker serves (`BundleWorkers.link`); then
+///   `{"op": "call", …}` → its outcome (`WorkerBundle`, `WorkerWire`).
 /// - `{"op": "ping"}` → `{"op": "done"}`: the worker is there (and what a
 ///   round trip costs).
 public enum WorkerServer {
@@ -92,10 +95,20 @@ public enum WorkerServer {
         return missing
     }
 
+    /// Locks down (`lockDown`), saying on standard error what could not be applied.
+    public static func lockDownSaying() {
+        let missing = lockDown()
+        if !missing.isEmpty {
+            FileHandle.standardError.write(Data("lunette worker: not locked down: \(missing.joined(separator: ", "))\n".utf8))
+        }
+    }
+
     /// Answers requests on `channel` until it ends. A request it cannot
-    /// read ends the worker (the host starts a fresh one).
-    public static func serve(_ channel: WorkerChannel) throws {
+    /// read ends the worker (the host starts a fresh one). With
+    /// `lockDownAtOpen`, it locks down once a bundle is open (`open`).
+    public static func serve(_ channel: WorkerChannel, lockDownAtOpen: Bool = false) throws {
         var stores: [String: SharedStore] = [:]   // by root: made once (reading the environment is not free)
+        var bundle: WorkerBundle?
         while let request = try channel.receive() {
             switch request["op"]?.text {
             case "eval":
@@ -103,6 +116,18 @@ public enum WorkerServer {
                 let store = stores[root] ?? SharedStore(root: root.isEmpty ? nil : root)
                 stores[root] = store
                 try eval(request, store: store, channel)
+            case "open":
+                guard bundle == nil else { throw WorkerProtocolError("a worker opens one bundle") }
+                do {
+                    bundle = try WorkerBundle(request, channel: channel)
+                    if lockDownAtOpen { lockDownSaying() }
+                    try channel.send(.record([("op", .of("done")), ("version", .of(bundle!.pool.bundle.version))]))
+                } catch let refused as WorkerOpenError {
+                    try channel.send(.record([("op", .of("done")), ("error", try WorkerWire.encoded(refused.diagnostic))]))
+                }
+            case "call":
+                guard let bundle else { throw WorkerProtocolError("a call before the bundle was opened") }
+                try channel.send(try bundle.call(request))
             case "ping":
                 try channel.send(.record([("op", .of("done"))]))
             case let op: throw WorkerProtocolError("unknown request \(op.map { "'\($0)'" } ?? "without an op")")

@@ -1,0 +1,279 @@
+import Foundation
+import LuaSandbox
+
+/// Process isolation for bundles' calls (issue 17): a host that sets
+/// `HostServices.workers` runs each call of the bundle in a worker process
+/// of that bundle's own, which a crash in native code kills instead of the
+/// host (docs/plugins.md, "Worker processes").
+///
+/// - A worker serves one bundle (one version, one set of services): its
+///   first request (`open`) sends the bundle's sources, the policy, the
+///   grants, the time zone and the store's root. The worker loads the bundle
+///   as the host did, opens the bundle's app groups, and then locks down: it
+///   cannot open another file, so it cannot reach another plugin's store.
+/// - Each call sends the role, the function, its arguments and the host's
+///   time; the worker runs it exactly as `SandboxPool` runs it in process
+///   (fresh globals, main.lua, the function, store writes and Live Activity
+///   changes committed with the call or not at all) and answers its whole
+///   outcome. The store is the same SQLite file, so the all-or-nothing rule
+///   holds across the processes: a worker that dies mid-call commits nothing.
+/// - A call that outlives its hard deadline plus `grace` gets its worker
+///   killed (SIGKILL, status `timeout`); a worker that dies ends the call
+///   `crashed` with the signal. The next call starts a fresh worker.
+/// - The app's own modules (`HostModule`) run in the host: a worker sends
+///   each call of one over the channel, and the host answers it from a
+///   state of its own.
+///
+/// Idle workers are kept for the next call (at most `maxIdle` over all
+/// bundles; the least recently used one is stopped first).
+public final class BundleWorkers: @unchecked Sendable {
+    /// The `lunette` executable the workers run (`lunette worker --lockdown open`).
+    public let executable: String
+    /// Seconds a call may run past its hard deadline before its worker is killed.
+    public var grace: Double = 1
+    /// Idle workers kept alive, over all bundles.
+    public let maxIdle: Int
+    private let lock = NSLock()
+    /// Idle workers by key, the most recently used last in `order`.
+    private var idle: [String: [WorkerProcess]] = [:]
+    private var order: [String] = []
+    private var started = 0
+    /// Serves the app modules' calls of workers (one at a time).
+    private let modules = NSLock()
+    private var moduleStates: [String: (state: LuaState, call: LuaFunctionRef)] = [:]
+
+    /// Workers run `executable` (by default this program: a host that is
+    /// not `lunette` itself names the `lunette` binary).
+    public init(executable: String = BundleWorkers.thisExecutable, maxIdle: Int = 64) {
+        self.executable = executable
+        self.maxIdle = max(0, maxIdle)
+    }
+
+    /// This process's executable.
+    public static var thisExecutable: String { Bundle.main.executablePath ?? CommandLine.arguments[0] }
+
+    /// Workers started so far (fresh ones after losses included).
+    public var workersStarted: Int { lock.withLock { started } }
+
+    /// Workers alive and idle now.
+    public var idleWorkers: Int { lock.withLock { idle.values.reduce(0) { $0 + $1.count } } }
+
+    /// Stops every idle worker.
+    public func stop() {
+        let all = lock.withLock { () -> [WorkerProcess] in
+            defer { idle = [:]; order = [] }
+            return idle.values.flatMap { $0 }
+        }
+        for worker in all { worker.stop() }
+    }
+
+    deinit { stop() }
+
+    // MARK: Calls
+
+    /// What a `SandboxPool` keeps for its bundle: the key of its workers and
+    /// the request that opens one.
+    struct Link {
+        let key: String
+        let open: JSONValue
+        let openDeadline: Double
+    }
+
+    /// The link of `bundle` with `services`.
+    func link(_ bundle: ScriptBundle, _ services: HostServices) throws -> Link {
+        var sources: [JSONValue] = []
+        for name in bundle.modules.keys.sorted() {
+            let source = bundle.modules[name]!
+            sources.append(.list([.of(name), .of(source.chunkName), .base64(source.bytes)]))
+        }
+        let modules = services.modules.map { module in
+            JSONValue.list([.of(module.name), .of(module.capability), .list(module.functions.map { .of($0.name) })])
+        }
+        let policy = try WorkerWire.encoded(services.policy)
+        let storeDir: JSONValue = services.store.map { .of($0.root) } ?? .null
+        let grants: JSONValue = services.grants.map { .list($0.sorted().map { .of($0) }) } ?? .null
+        let zone = services.calendar.timeZone.identifier
+        let open = JSONValue.record([
+            ("op", .of("open")), ("path", .of(bundle.path)), ("manifest", .base64(bundle.manifestBytes)),
+            ("main", .list([.of(bundle.main.chunkName), .base64(bundle.main.bytes)])), ("modules", .list(sources)),
+            ("policy", policy), ("grants", grants), ("zone", .of(zone)), ("storeDir", storeDir),
+            ("appModules", .list(modules)), ("systemClock", .of(services.clock is SystemClock)),
+            ("measureCPU", .of(services.ledger != nil)),
+        ])
+        // One worker serves one bundle version with one set of services.
+        var digest = ScriptBundle.VersionDigest()
+        digest.add("open", Array(Self.text(open).utf8))
+        return Link(key: "\(bundle.manifest.id)@\(bundle.version)/\(digest.hex)", open: open,
+                    openDeadline: CallRole.load.deadline(services.policy).hard + grace)
+    }
+
+    static func text(_ json: JSONValue) -> String {
+        let writer = JSONWriter()
+        json.writeJSON(to: writer)
+        return writer.text
+    }
+
+    /// Runs one call of the bundle of `link` in a worker.
+    func call(_ link: Link, services: HostServices, role: CallRole, _ what: String, _ id: String, _ field: String,
+              _ arguments: [LuaValue], budget: (used: Int, remaining: Int)?) -> CallOutcome {
+        let began = ContinuousClock.now
+        var fields: [(String, JSONValue)] = [
+            ("op", .of("call")), ("role", .of(role.rawValue)), ("what", .of(what)), ("id", .of(id)), ("field", .of(field)),
+            ("arguments", WorkerWire.values(arguments)),
+        ]
+        if let budget { fields.append(("budget", .list([.of(budget.used), .of(budget.remaining)]))) }
+        if let prepared = services.activities?.prepared { fields.append(("prepared", WorkerWire.mark(prepared.mark, source: prepared.source))) }
+        if !(services.clock is SystemClock) { fields.append(("now", WorkerWire.value(.number(services.clock.now())))) }
+        var deadline = role.deadline(services.policy).hard
+        if let cap = services.policy.callCap { deadline = min(deadline, cap) }
+        let canceller = services.canceller
+        let result: Result<JSONValue, WorkerProcess.Loss>
+        do {
+            let worker = try checkOut(link)
+            canceller?.running(cancel: { worker.cancel() })
+            result = worker.call(.record(fields), deadline: deadline + grace) { message in self.serve(message, services) }
+            canceller?.running(nil)
+            checkIn(worker, link.key)
+        } catch let refused as WorkerOpenError {
+            var outcome = CallOutcome(refused.diagnostic)
+            outcome.elapsed = BundleSandbox.seconds(ContinuousClock.now - began)
+            return outcome
+        } catch {
+            var outcome = CallOutcome(Diagnostic(.crashed, "could not start a worker process (\(executable)): \(error)"))
+            outcome.elapsed = BundleSandbox.seconds(ContinuousClock.now - began)
+            return outcome
+        }
+        switch result {
+        case .success(let answer):
+            do {
+                let (outcome, changes) = try WorkerWire.outcome(answer)
+                if !changes.isEmpty { services.activities?.adopt(changes) }
+                return outcome
+            } catch {
+                var outcome = CallOutcome(Diagnostic(.crashed, "the worker's answer could not be read (\(error))"))
+                outcome.elapsed = BundleSandbox.seconds(ContinuousClock.now - began)
+                return outcome
+            }
+        case .failure(let loss):
+            var outcome = CallOutcome(loss.diagnostic)
+            outcome.elapsed = BundleSandbox.seconds(ContinuousClock.now - began)
+            return outcome
+        }
+    }
+
+    /// Loads `bundle` in a fresh worker, which is stopped after: nil when
+    /// it loads there, else why not (its load error, or the worker's loss:
+    /// `crashed`, `timeout`).
+    func tryLoad(_ bundle: ScriptBundle, calendar: HostCalendar) -> Diagnostic? {
+        var services = HostServices(clock: SystemClock(), calendar: calendar)
+        services.grants = bundle.grants
+        do {
+            let worker = try checkOut(try link(bundle, services))
+            worker.stop()
+            return nil
+        } catch let refused as WorkerOpenError {
+            var diagnostic = refused.diagnostic
+            if diagnostic.kind == .crashed || diagnostic.kind == .timeout {
+                diagnostic.file = diagnostic.file ?? bundle.main.chunkName
+                diagnostic.message = "bundle \(bundle.manifest.id) " + diagnostic.message
+            }
+            return diagnostic
+        } catch {
+            return Diagnostic(.crashed, "could not start a worker process (\(executable)): \(error)", file: bundle.main.chunkName)
+        }
+    }
+
+    /// An idle worker of `link`, or a fresh one that has opened its bundle.
+    private func checkOut(_ link: Link) throws -> WorkerProcess {
+        let reused = lock.withLock { () -> WorkerProcess? in
+            while let worker = idle[link.key]?.popLast() {
+                if idle[link.key]?.isEmpty == true { idle[link.key] = nil; order.removeAll { $0 == link.key } }
+                if worker.isAlive { return worker }
+            }
+            return nil
+        }
+        if let reused { return reused }
+        let worker = try WorkerProcess(executable: executable, arguments: ["worker", "--lockdown", "open"])
+        lock.withLock { started += 1 }
+        switch worker.call(link.open, deadline: link.openDeadline) {
+        case .success(let answer):
+            if let refused = try WorkerWire.decoded(Diagnostic.self, answer["error"]) {
+                worker.stop()
+                throw WorkerOpenError(diagnostic: refused)
+            }
+            return worker
+        case .failure(let loss):
+            var diagnostic = loss.diagnostic
+            diagnostic.message = "while the worker loaded the bundle: " + diagnostic.message
+            throw WorkerOpenError(diagnostic: diagnostic)
+        }
+    }
+
+    private func checkIn(_ worker: WorkerProcess, _ key: String) {
+        guard worker.isAlive else { return }
+        let surplus = lock.withLock { () -> [WorkerProcess] in
+            idle[key, default: []].append(worker)
+            order.removeAll { $0 == key }
+            order.append(key)
+            var surplus: [WorkerProcess] = []
+            var count = idle.values.reduce(0) { $0 + $1.count }
+            while count > maxIdle, let oldest = order.first {
+                if let first = idle[oldest]?.first {
+                    surplus.append(first)
+                    idle[oldest]?.removeFirst()
+                    count -= 1
+                }
+                if idle[oldest]?.isEmpty ?? true { idle[oldest] = nil; order.removeFirst() }
+            }
+            return surplus
+        }
+        for worker in surplus { worker.stop() }
+    }
+
+    // MARK: App modules, served to workers
+
+    /// Answers a worker's message during a call: a call of an app module.
+    private func serve(_ message: JSONValue, _ services: HostServices) -> JSONValue? {
+        guard message["op"]?.text == "module", let name = message["module"]?.text, let function = message["function"]?.text else {
+            return nil
+        }
+        let reply: JSONValue
+        do {
+            let arguments = try WorkerWire.values(message["arguments"])
+            let values = try runModule(name, function, arguments, services.modules)
+            reply = .record([("op", .of("reply")), ("values", WorkerWire.values(values))])
+        } catch let error as LuaError {
+            reply = .record([("op", .of("reply")), ("error", .of(ScriptBundle.strip(error.diagnostic.message)))])
+        } catch {
+            reply = .record([("op", .of("reply")), ("error", .of("\(error)"))])
+        }
+        return reply
+    }
+
+    /// Runs the app module function `name.function` in the host's own state for modules.
+    private func runModule(_ name: String, _ function: String, _ arguments: [LuaValue], _ all: [HostModule]) throws -> [LuaValue] {
+        try modules.withLock {
+            let entry: (state: LuaState, call: LuaFunctionRef)
+            if let ready = moduleStates[name] { entry = ready } else {
+                guard let module = all.first(where: { $0.name == name }) else {
+                    throw WorkerProtocolError("the worker called module '\(name)', which this host does not have")
+                }
+                let state = try LuaState(profile: .sandbox)
+                try module.install(in: state, bundle: "", capabilities: [module.capability])
+                let call = try state.load("local f = ...; return require(\(Self.quoted(name)))[f](select(2, ...))", name: "=module")
+                entry = (state, call)
+                moduleStates[name] = entry
+            }
+            return try entry.state.call(entry.call, [.string(LuaString(function))] + arguments)
+        }
+    }
+
+    static func quoted(_ s: String) -> String {
+        "\"" + s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+    }
+}
+
+/// A worker that could not open its bundle (the bundle failed to load there).
+struct WorkerOpenError: Error {
+    var diagnostic: Diagnostic
+}

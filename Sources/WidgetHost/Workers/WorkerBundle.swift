@@ -1,0 +1,114 @@
+import Foundation
+import LuaSandbox
+import SharedStore
+
+/// The bundle a worker process serves (the worker's side of
+/// `BundleWorkers`): loaded from the sources the host sent, with its app
+/// groups opened before the worker locks down, and its calls run by a
+/// `SandboxPool` exactly as in the host.
+final class WorkerBundle {
+    let pool: SandboxPool
+    /// The host's time, set before each call (nil: the system's clock).
+    private let clock: WorkerClock?
+
+    /// Opens the bundle of an `open` request. Errors: `WorkerOpenError` (the
+    /// bundle does not load here), `WorkerProtocolError` (a broken request).
+    init(_ request: JSONValue, channel: WorkerChannel) throws {
+        guard let path = request["path"]?.text, let manifestBytes = request["manifest"]?.decodedBytes,
+              let main = request["main"]?.items, main.count == 2, let mainName = main[0].text, let mainBytes = main[1].decodedBytes,
+              let policy = try WorkerWire.decoded(HostPolicy.self, request["policy"]) else {
+            throw WorkerProtocolError("open needs a path, a manifest, main.lua and a policy")
+        }
+        var modules: [String: ScriptBundle.Source] = [:]
+        for item in request["modules"]?.items ?? [] {
+            guard let parts = item.items, parts.count == 3, let name = parts[0].text, let chunk = parts[1].text,
+                  let bytes = parts[2].decodedBytes else { throw WorkerProtocolError("a module that is not [name, chunk, base64]") }
+            modules[name] = ScriptBundle.Source(chunkName: chunk, bytes: bytes)
+        }
+        let grants = request["grants"]?.items.map { Set($0.compactMap(\.text)) }
+        let calendar = request["zone"]?.text.flatMap { HostCalendar(timeZoneNamed: $0) } ?? .fromEnvironment()
+        let bundle: ScriptBundle
+        do {
+            let file = try JSONFile.parse(bytes: manifestBytes, path: path + "/bundle.json")
+            let manifest = BundleManifest.read(file)
+            try file.check()
+            bundle = try ScriptBundle.load(root: path, manifest: manifest, manifestBytes: manifestBytes,
+                                           sources: (ScriptBundle.Source(chunkName: mainName, bytes: mainBytes), modules),
+                                           grants: grants, calendar: calendar)
+        } catch {
+            throw WorkerOpenError(diagnostic: error.errors.count == 1 ? error.errors[0] : Diagnostic(.error, error.text))
+        }
+        clock = request["systemClock"]?.kind == .boolean(true) ? nil : WorkerClock()
+        var services = HostServices(clock: clock ?? SystemClock(), calendar: calendar, policy: policy)
+        services.grants = grants
+        services.measuresCPU = request["measureCPU"]?.kind == .boolean(true)
+        if let root = request["storeDir"]?.text {
+            let store = SharedStore(root: root)
+            // Opened now: once the worker locks down, it cannot open a file.
+            for group in bundle.manifest.appGroups { _ = try? store.group(group) }
+            services.store = store
+        }
+        for item in request["appModules"]?.items ?? [] {
+            guard let parts = item.items, parts.count == 3, let name = parts[0].text, let capability = parts[1].text,
+                  let functions = parts[2].items?.compactMap(\.text) else { throw WorkerProtocolError("an app module that is not [name, capability, functions]") }
+            var module = HostModule(name: name, capability: capability)
+            for function in functions {
+                module.add(function) { args in try Self.askHost(channel, name, function, args) }
+            }
+            services.modules.append(module)
+        }
+        if services.grants.map({ $0.contains(ServiceCapability.activities.rawValue) }) ?? true {
+            do { services = try services.withActivities(of: bundle) } catch {
+                throw WorkerOpenError(diagnostic: Diagnostic(.error, error.message))
+            }
+        }
+        pool = SandboxPool(bundle: bundle, services: services)
+    }
+
+    /// Runs the call of a `call` request; answers its outcome.
+    func call(_ request: JSONValue) throws -> JSONValue {
+        guard let roleName = request["role"]?.text, let role = CallRole(rawValue: roleName), let what = request["what"]?.text,
+              let id = request["id"]?.text, let field = request["field"]?.text else {
+            throw WorkerProtocolError("call needs a role, what, id and field")
+        }
+        let arguments = try WorkerWire.values(request["arguments"])
+        var budget: (used: Int, remaining: Int)?
+        if let parts = request["budget"]?.items, parts.count == 2, let used = parts[0].int, let remaining = parts[1].int {
+            budget = (used, remaining)
+        }
+        if let clock, let now = try request["now"].map(WorkerWire.value)?.doubleValue { clock.set(now) }
+        let activities = pool.services.activities
+        let before = activities?.changes.count ?? 0
+        if let prepared = try request["prepared"].map(WorkerWire.mark) {
+            // An updater's event: marked handled with the call's own changes, as in the host.
+            activities?.prepareCall(handling: prepared.mark, source: prepared.source)
+        }
+        let outcome = pool.call(role, what, id, field, arguments, budget: budget)
+        activities?.discardPrepared()
+        let changes = activities.map { Array($0.changes.dropFirst(before)) } ?? []
+        return try WorkerWire.outcome(outcome, activityChanges: changes)
+    }
+
+    /// A call of an app module, run by the host: its answer, or its error
+    /// as the script's.
+    static func askHost(_ channel: WorkerChannel, _ module: String, _ function: String, _ args: LuaArguments) throws -> [LuaValue] {
+        var values: [LuaValue] = []
+        if args.count > 0 { for n in 1...args.count { values.append(try args.value(n)) } }
+        try channel.send(.record([("op", .of("module")), ("module", .of(module)), ("function", .of(function)),
+                                  ("arguments", WorkerWire.values(values))]))
+        guard let reply = try channel.receive(), reply["op"]?.text == "reply" else {
+            throw WorkerProtocolError("the host did not answer a module call")
+        }
+        if let message = reply["error"]?.text { throw LuaFunctionError(message) }
+        return try WorkerWire.values(reply["values"])
+    }
+}
+
+/// A worker's clock: the host's time, set at each call.
+final class WorkerClock: HostClock, @unchecked Sendable {
+    private let lock = NSLock()
+    private var time: Double = 0
+
+    func now() -> Double { lock.withLock { time } }
+    func set(_ t: Double) { lock.withLock { time = t } }
+}
