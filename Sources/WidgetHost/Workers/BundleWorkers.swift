@@ -38,6 +38,8 @@ public final class BundleWorkers: @unchecked Sendable {
     private var idle: [String: [WorkerProcess]] = [:]
     private var order: [String] = []
     private var started = 0
+    /// Workers in a call now, by process id.
+    private var busy: Set<Int32> = []
     /// Serves the app modules' calls of workers (one at a time).
     private let modules = NSLock()
     private var moduleStates: [String: (state: LuaState, call: LuaFunctionRef)] = [:]
@@ -54,6 +56,9 @@ public final class BundleWorkers: @unchecked Sendable {
 
     /// Workers started so far (fresh ones after losses included).
     public var workersStarted: Int { lock.withLock { started } }
+
+    /// The process ids of the workers in a call now.
+    public var busyProcessIdentifiers: [Int32] { lock.withLock { busy.sorted() } }
 
     /// Workers alive and idle now.
     public var idleWorkers: Int { lock.withLock { idle.values.reduce(0) { $0 + $1.count } } }
@@ -130,9 +135,12 @@ public final class BundleWorkers: @unchecked Sendable {
         let result: Result<JSONValue, WorkerProcess.Loss>
         do {
             let worker = try checkOut(link)
+            let pid = worker.processIdentifier
+            lock.withLock { _ = busy.insert(pid) }
             canceller?.running(cancel: { worker.cancel() })
             result = worker.call(.record(fields), deadline: deadline + grace) { message in self.serve(message, services) }
             canceller?.running(nil)
+            lock.withLock { _ = busy.remove(pid) }
             checkIn(worker, link.key)
         } catch let refused as WorkerOpenError {
             var outcome = CallOutcome(refused.diagnostic)

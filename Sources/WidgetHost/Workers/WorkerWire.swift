@@ -88,8 +88,11 @@ enum WorkerWire {
 
     // MARK: Codable values, as a JSON text in a string
 
+    /// `value` as JSON text, its keys sorted (the same value, the same text).
     static func encoded<T: Encodable>(_ value: T) throws -> JSONValue {
-        .of(String(decoding: try JSONEncoder().encode(value), as: UTF8.self))
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return .of(String(decoding: try encoder.encode(value), as: UTF8.self))
     }
 
     static func decoded<T: Decodable>(_ type: T.Type, _ json: JSONValue?) throws -> T? {

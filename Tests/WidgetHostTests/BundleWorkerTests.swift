@@ -1,0 +1,205 @@
+import Foundation
+import LuaSandbox
+import SharedStore
+import Testing
+@testable import WidgetHost
+
+/// Issue 17, point 3: a bundle's calls in worker processes of its own
+/// (`HostServices.workers`), with the same results as in process, the
+/// store's all-or-nothing rule kept across processes, and a crash that
+/// costs the call and nothing else.
+@Suite("Bundles in worker processes")
+struct BundleWorkerTests {
+    let t0 = BundleFixture.midnight
+
+    static let main = """
+        widget { kind = "W", placeholder = function() return {} end,
+          timeline = function(context)
+            local g = store.group("group.test")
+            local n = (g:get("n") or 0)
+            log.info("timeline at " .. clock.now())
+            return { entries = { { date = clock.now(), n = n, half = 0.5, nan = 0/0, big = math.maxinteger,
+                                   mixed = { 1, 2, x = "y" }, bytes = "\\0\\255", family = context.family } },
+                     policy = { after = clock.now() + 3600 } }
+          end }
+        intent { id = "Add", parameters = { { name = "by", type = "int", default = 1 } },
+          perform = function(params)
+            local g = store.group("group.test")
+            g:set("n", (g:get("n") or 0) + params.by)
+            reload.timelines("W")
+            if params.by < 0 then while true do end end
+            return { n = g:get("n") }
+          end }
+        """
+
+    func services(_ fixture: BundleFixture, workers: BundleWorkers?, clock: VirtualClock, policy: HostPolicy = .standard) -> HostServices {
+        var services = HostServices(store: fixture.store, clock: clock, calendar: .utc, policy: policy)
+        services.workers = workers
+        return services
+    }
+
+    static func workers() -> BundleWorkers { BundleWorkers(executable: CLI.binary.path) }
+
+    @Test func aBundlesCallsInAWorkerGiveWhatTheyGiveInProcess() throws {
+        let fixture = try BundleFixture(main: Self.main)
+        let bundle = try fixture.load()
+        let workers = Self.workers()
+        defer { workers.stop() }
+        func run(_ workers: BundleWorkers?) throws -> (timeline: CallOutcome, add: CallOutcome, after: CallOutcome) {
+            let clock = VirtualClock(t0)
+            let services = services(fixture, workers: workers, clock: clock)
+            try fixture.store.group("group.test").set("n", .integer(0))
+            let runtime = WidgetRuntime(bundle: bundle, services: services)
+            let intents = IntentRuntime(bundle: bundle, services: services)
+            let first = runtime.timeline(try runtime.configuration(kind: "W")).outcome
+            let add = try intents.perform("Add", parameters: ["by": .integer(2)]).outcome
+            try clock.advance(by: 60)
+            let after = runtime.timeline(try runtime.configuration(kind: "W")).outcome
+            return (first, add, after)
+        }
+        let inProcess = try run(nil)
+        let inWorker = try run(workers)
+        for (a, b) in [(inProcess.timeline, inWorker.timeline), (inProcess.add, inWorker.add), (inProcess.after, inWorker.after)] {
+            try #require(b.status == .ok, "\(b.message ?? "")")
+            // NaN is not equal to itself: compare the rendering of the values.
+            #expect(a.values.map(\.description) == b.values.map(\.description))
+            #expect(a.logs.map(\.text) == b.logs.map(\.text))
+            #expect(a.reloadRequests == b.reloadRequests)
+            #expect(b.bundleVersion == bundle.version)
+            #expect(b.memoryPeak > 0)
+        }
+        let entry = try #require(inWorker.after.values.first?.tableValue?["entries"].tableValue?[1].tableValue)
+        #expect(entry["n"] == .integer(2), "the worker's write is in the host's store, read by the next call")
+        #expect(entry["half"] == .number(0.5) && entry["big"] == .integer(.max) && entry["bytes"] == .string(LuaString(bytes: [0, 255])))
+        #expect(entry["mixed"] == .table(LuaTable(array: [1, 2], fields: ["x": "y"])))
+        #expect(inWorker.add.reloadRequests == [.timelines(kind: "W")])
+        #expect(workers.workersStarted == 1, "one worker served every call of the bundle")
+        #expect(try fixture.store.group("group.test").get("n") == .integer(2))
+    }
+
+    @Test func aWorkerThatDiesInACallCommitsNothingAndTheNextCallGetsAFreshOne() throws {
+        let fixture = try BundleFixture(main: Self.main)
+        let workers = Self.workers()
+        defer { workers.stop() }
+        var policy = HostPolicy.standard
+        policy.intentDeadline = 10
+        let services = services(fixture, workers: workers, clock: VirtualClock(t0), policy: policy)
+        let intents = IntentRuntime(bundle: try fixture.load(), services: services)
+        #expect(try intents.perform("Add", parameters: ["by": .integer(1)]).outcome.status == .ok)
+        // The call writes n = 0, then loops: the worker dies of SIGSEGV (as
+        // a crash in native code would) before the call commits.
+        let killer = Thread {
+            let deadline = Date().addingTimeInterval(5)
+            while workers.busyProcessIdentifiers.isEmpty && Date() < deadline { usleep(1000) }
+            usleep(50_000)
+            for pid in workers.busyProcessIdentifiers { kill(pid, SIGSEGV) }
+        }
+        killer.start()
+        let crashed = try intents.perform("Add", parameters: ["by": .integer(-1)]).outcome
+        #expect(crashed.status == .crashed)
+        #expect(crashed.message == "the worker process died of signal 11 (SIGSEGV); the call's effects are discarded, and the next call gets a fresh worker")
+        #expect(crashed.reloadRequests.isEmpty)
+        #expect(try fixture.store.group("group.test").get("n") == .integer(1), "the dead call's write is not in the store")
+        let next = try intents.perform("Add", parameters: ["by": .integer(5)]).outcome
+        #expect(next.status == .ok && next.values.first?.tableValue?["n"] == .integer(6), "\(next.message ?? "")")
+        #expect(workers.workersStarted == 2)
+    }
+
+    @Test func aCallPastItsDeadlineEndsAsTimeoutAndAScriptErrorIsTheScripts() throws {
+        let fixture = try BundleFixture(main: Self.main + """
+            intent { id = "Fail", perform = function() error("no data") end }
+            """)
+        let workers = Self.workers()
+        defer { workers.stop() }
+        var policy = HostPolicy.standard
+        policy.intentDeadline = 0.2
+        let intents = IntentRuntime(bundle: try fixture.load(), services: services(fixture, workers: workers, clock: VirtualClock(t0), policy: policy))
+        let loop = try intents.perform("Add", parameters: ["by": .integer(-1)]).outcome
+        #expect(loop.status == .timeout, "\(loop.message ?? "")")
+        #expect(try fixture.store.group("group.test").get("n") == nil)
+        let failed = try intents.perform("Fail").outcome
+        #expect(failed.status == .error && failed.diagnostic?.line == 17, "\(failed.diagnostic.map { "\($0)" } ?? "")")
+        #expect(failed.message?.hasSuffix("no data") == true)
+        #expect(workers.workersStarted == 1, "a script's own failure does not cost the worker")
+    }
+
+    @Test func anAppModuleRunsInTheHostForAWorker() throws {
+        var weather = HostModule(name: "app.weather", capability: "weather")
+        weather.add("today") { args in
+            let city = try args.text(1)
+            if city == "Nowhere" { throw LuaFunctionError("no forecast for Nowhere") }
+            return [.table(LuaTable(fields: ["city": .string(LuaString(city)), "high": 21.5, "pid": .integer(Int64(getpid()))]))]
+        }
+        let fixture = try BundleFixture(main: """
+            widget { kind = "W", placeholder = function() return {} end,
+              timeline = function() return { entries = { { date = clock.now(), today = require("app.weather").today("Lyon") } } } end }
+            intent { id = "Nowhere", perform = function() return require("app.weather").today("Nowhere") end }
+            """, manifest: #"{ "id": "com.example.test", "appGroups": ["group.test"], "capabilities": ["weather"] }"#)
+        let workers = Self.workers()
+        defer { workers.stop() }
+        var services = services(fixture, workers: workers, clock: VirtualClock(t0))
+        services.modules = [weather]
+        let runtime = WidgetRuntime(bundle: try fixture.load(), services: services)
+        let outcome = runtime.timeline(try runtime.configuration(kind: "W")).outcome
+        try #require(outcome.status == .ok, "\(outcome.message ?? "")")
+        let today = outcome.values.first?.tableValue?["entries"].tableValue?[1].tableValue?["today"].tableValue
+        #expect(today?["city"] == "Lyon" && today?["high"] == .number(21.5))
+        #expect(today?["pid"] == .integer(Int64(getpid())), "the module ran in the host")
+        let refused = try IntentRuntime(bundle: try fixture.load(), services: services).perform("Nowhere").outcome
+        #expect(refused.status == .error && refused.message?.contains("no forecast for Nowhere") == true, "\(refused.message ?? "")")
+    }
+
+    @Test func aBundleThatDoesNotLoadInAWorkerIsRefusedWithTheErrorOfItsLoad() throws {
+        let fixture = try BundleFixture(main: """
+            local x = nil
+            widget { kind = "W", placeholder = function() return {} end, timeline = function() return { entries = {} } end }
+            return x.field
+            """)
+        let workers = Self.workers()
+        defer { workers.stop() }
+        let loaded = Result { () throws(LocatedErrors) in try ScriptBundle.load(fixture.path, calendar: .utc, grantsFor: { _ in nil }, workers: workers) }
+        guard case .failure(let error) = loaded else { Issue.record("the bundle loaded"); return }
+        #expect(error.errors.map(\.locatedMessage) == fixture.loadErrors(), "the same error as a load in process")
+        #expect(error.errors.first?.line == 3, "\(error)")
+        #expect(workers.idleWorkers == 0, "the worker that tried the load is stopped")
+    }
+
+    #if os(Linux)
+    /// The worker locks down once its bundle is open: no_new_privs and a seccomp filter (mode 2).
+    @Test(.enabled(if: !WorkerServer.isSanitizerBuild, "a sanitizer build does not lock workers down"))
+    func aBundlesWorkerLocksDownOnceItsGroupsAreOpen() throws {
+        let fixture = try BundleFixture(main: """
+            widget { kind = "W", placeholder = function() return {} end,
+              timeline = function() local i = 0; while true do i = i + 1 end end }
+            """)
+        let workers = Self.workers()
+        defer { workers.stop() }
+        var policy = HostPolicy.standard
+        policy.timelineDeadline = .init(soft: 0.5, hard: 0.5)
+        let runtime = WidgetRuntime(bundle: try fixture.load(), services: services(fixture, workers: workers, clock: VirtualClock(t0), policy: policy))
+        let status = Locked<String>("")
+        let reader = Thread {
+            let deadline = Date().addingTimeInterval(5)
+            while workers.busyProcessIdentifiers.isEmpty && Date() < deadline { usleep(1000) }
+            if let pid = workers.busyProcessIdentifiers.first {
+                status.set((try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? "")
+            }
+        }
+        reader.start()
+        #expect(runtime.timeline(try runtime.configuration(kind: "W")).outcome.status == .timeout)
+        let text = status.get()
+        #expect(text.contains("NoNewPrivs:\t1") && text.contains("Seccomp:\t2"), "\(text)")
+        let open = try FileManager.default.contentsOfDirectory(atPath: fixture.storeRoot)
+        #expect(open == ["group.test"], "the worker opened the bundle's group before it locked down")
+    }
+    #endif
+}
+
+/// A value shared with a thread.
+final class Locked<T>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: T
+    init(_ value: T) { self.value = value }
+    func get() -> T { lock.withLock { value } }
+    func set(_ new: T) { lock.withLock { value = new } }
+}
