@@ -85,6 +85,14 @@ public final class JSONWriter {
         needsComma = true
     }
 
+    /// Writes `json`, a whole JSON value another writer wrote (a report
+    /// inside a summary), as it is.
+    public func value(json: String) {
+        separate()
+        text += json
+        needsComma = true
+    }
+
     private func separate() {
         if needsComma { text += "," }
     }

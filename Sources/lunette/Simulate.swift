@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import WidgetHost
 
-/// `lunette simulate BUNDLE [--scenario FILE] [--duration 24h] [--start ISO] [--json] [--html FILE]`
+/// `lunette simulate BUNDLE... [--scenario FILE] [--duration 24h] [--start ISO] [--json] [--html FILE]`
 struct Simulate: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Play a stretch of widget life on a virtual clock and report it.",
@@ -28,11 +28,23 @@ struct Simulate: ParsableCommand {
             makes that 0, for scenarios that test failures) or the bundle or \
             scenario has errors; 2 for usage errors (a bundle directory or \
             scenario file that does not exist).
+            With several bundles (lunette simulate DIR1 DIR2 …) they run \
+            together as plugins of one host (docs/plugins.md): one clock, one \
+            store, each plugin its own quotas (--plugin-policy's, else the \
+            standard ones), each playing each of its widget kinds. The report \
+            is a summary per plugin (calls, failures, crashes, timeouts, \
+            refused calls, quarantine, CPU, peak memory) and the plugins \
+            refused at load; --json adds each plugin's own report. A plugin \
+            that fails to load is reported and the others run (exit 1 unless \
+            --allow-failures). --isolation process runs every call in worker \
+            processes, one set per plugin.
             """
     )
 
-    @Argument(help: "The bundle directory (bundle.json, main.lua).", completion: .directory)
-    var bundle: String
+    @Argument(help: "The bundle directory (bundle.json, main.lua); several: plugins of one host.", completion: .directory)
+    var bundles: [String]
+
+    var bundle: String { bundles[0] }
 
     @Option(help: ArgumentHelp("A scenario JSON file.", valueName: "file"), completion: .file(extensions: ["json"]))
     var scenario: String?
@@ -63,12 +75,18 @@ struct Simulate: ParsableCommand {
     @OptionGroup var host: HostOptions
 
     func validate() throws {
+        if bundles.isEmpty { throw ValidationError("give a bundle directory (or several, to simulate them as plugins of one host)") }
+        if bundles.count > 1 && scenario != nil {
+            throw ValidationError("--scenario plays one bundle; with \(bundles.count) bundles each plugin plays each of its widget kinds (simulate one bundle with its scenario on its own)")
+        }
+        if bundles.count > 1 && html != nil { throw ValidationError("--html draws one bundle's report; with several bundles use --json (each plugin's report is inside)") }
         if let duration, (Durations.seconds(duration) ?? 0) <= 0 {
             throw ValidationError("--duration \(duration): expected a positive duration like 24h, 90m, 2d or seconds")
         }
     }
 
     func run() throws {
+        if bundles.count > 1 { return try runPlugins() }
         let calendar = host.calendar()
         let plugins = try host.plugins()
         let bundle = try loadBundle(self.bundle, calendar: calendar, policy: plugins, workers: host.isolation == .process ? commandWorkers : nil)
@@ -133,6 +151,77 @@ struct Simulate: ParsableCommand {
         let failed = report.instances.reduce(0) { $0 + report.reloadCounts($1).failed }
         if failed > 0 && !allowFailures {
             FileOutput.standardError.write("simulate: \(failed) provider call\(failed == 1 ? "" : "s") failed (see the report; --allow-failures exits 0)\n")
+            throw ExitCode.failure
+        }
+    }
+
+    /// Several bundles as plugins of one host (`PluginSimulation`).
+    func runPlugins() throws {
+        let calendar = host.calendar()
+        let plugins = try host.plugins()
+        let workers = host.isolation == .process ? commandWorkers : nil
+        var startTime = calendar.startOfDay(SystemClock().now())
+        if let start {
+            switch ISODate.parse(start, calendar: calendar) {
+            case .success(let t): startTime = t
+            case .failure(let error): throw ValidationError("--start: \(error.message)")
+            }
+        }
+        for path in bundles { try requireDirectory(path) }
+        var temporary: String? = nil
+        let root: String
+        if let storeDir { root = storeDir } else {
+            let dir = FileManager.default.temporaryDirectory.appendingPathComponent("lunette-sim-\(getpid())-\(UInt32.random(in: 0 ... .max))").path
+            temporary = dir
+            root = dir
+        }
+        defer { if let temporary { try? FileManager.default.removeItem(atPath: temporary) } }
+        let store = SharedStore(root: root)
+        var policy = try host.hostPolicy()
+        cap.apply(to: &policy)
+        var simulators: [Simulator] = []
+        var refused: [PluginSimulationReport.Refused] = []
+        var seen: [String: String] = [:]
+        for path in bundles {
+            let bundle: ScriptBundle
+            do { bundle = try ScriptBundle.load(path, calendar: calendar, grantsFor: { plugins?.grants(for: $0) }, workers: workers) } catch {
+                refused.append(.init(path: path, diagnostics: error.errors))
+                continue
+            }
+            if let other = seen[bundle.manifest.id] {
+                refused.append(.init(path: path, diagnostics: [Diagnostic(.invalid, "bundle id \(bundle.manifest.id) is already the id of \(other): a host runs one plugin per id", file: path + "/bundle.json")]))
+                continue
+            }
+            seen[bundle.manifest.id] = path
+            let runtime = WidgetRuntime(bundle: bundle, services: HostServices(calendar: calendar, policy: policy))
+            var scenario: Scenario
+            do { scenario = try Scenario.everyKind(of: runtime, start: startTime) } catch {
+                refused.append(.init(path: path, diagnostics: [Diagnostic(.invalid, error.message, file: path)]))
+                continue
+            }
+            scenario.policy = policy
+            if let duration { scenario.duration = Durations.seconds(duration)! }
+            let simulator = Simulator(bundle: bundle, scenario: scenario, store: store, calendar: calendar)
+            simulator.grants = bundle.grants
+            simulator.workers = workers
+            simulator.ledger = PluginLedger(plugin: bundle.manifest.id, quotas: plugins?.quotas ?? .standard)
+            simulators.append(simulator)
+        }
+        let simulation = PluginSimulation(simulators)
+        let progress = ProgressBar(enabled: isatty(2) != 0)
+        simulation.onProgress = { progress.update($0) }
+        var report = simulation.run()
+        progress.finish()
+        report.refused = refused
+        report.isolation = host.isolation.rawValue
+        let out = FileOutput.standardOutput
+        out.write(json ? report.json + "\n" : report.text(width: wide ? nil : TerminalWidth.columns()))
+        let failed = report.plugins.reduce(0) { $0 + $1.totals.failures + $1.totals.refused }
+        if (failed > 0 || !refused.isEmpty) && !allowFailures {
+            var parts: [String] = []
+            if failed > 0 { parts.append("\(failed) call\(failed == 1 ? "" : "s") failed or were refused") }
+            if !refused.isEmpty { parts.append("\(refused.count) plugin\(refused.count == 1 ? "" : "s") refused at load") }
+            FileOutput.standardError.write("simulate: \(parts.joined(separator: ", ")) (see the report; --allow-failures exits 0)\n")
             throw ExitCode.failure
         }
     }

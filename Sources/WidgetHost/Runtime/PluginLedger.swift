@@ -59,6 +59,28 @@ public struct PluginUsage: Sendable, Equatable {
 /// calls are refused with status `refused` and the reason, so its widgets
 /// keep their last good entry (rule T10), until the host releases it.
 /// Thread-safe: an app's UI may read it while calls run.
+/// What a plugin did over its whole life in the host (a release does not
+/// reset it): the figures of a plugin summary.
+public struct PluginTotals: Sendable, Equatable {
+    /// Calls that ran (refused ones are not among them).
+    public var calls = 0
+    /// Calls that ran and did not end `ok`.
+    public var failures = 0
+    /// Of the failures: calls whose worker process died (`crashed`).
+    public var crashes = 0
+    /// Of the failures: calls that ran out of time (`timeout`).
+    public var timeouts = 0
+    /// Calls refused without running (quarantined).
+    public var refused = 0
+    /// Times it was quarantined.
+    public var quarantines = 0
+    /// CPU time of its calls, in seconds.
+    public var cpuSeconds = 0.0
+    /// The most memory one of its calls held, in bytes.
+    public var peakMemory = 0
+    public init() {}
+}
+
 public final class PluginLedger: @unchecked Sendable {
     public let plugin: String
     public let quotas: PluginQuotas
@@ -73,6 +95,7 @@ public final class PluginLedger: @unchecked Sendable {
     private var failures = 0
     private var lastFailure: String?
     private var current: Quarantine?
+    private var lifetime = PluginTotals()
     /// Called (on the calling thread, outside the ledger's lock) when the
     /// plugin is quarantined.
     public var onQuarantine: (@Sendable (Quarantine) -> Void)?
@@ -84,6 +107,9 @@ public final class PluginLedger: @unchecked Sendable {
 
     /// Why and since when its calls are refused, or nil.
     public var quarantine: Quarantine? { lock.withLock { current } }
+
+    /// What the plugin did since the ledger was made, releases included.
+    public var totals: PluginTotals { lock.withLock { lifetime } }
 
     /// Lets its calls run again, with a fresh window and no failures counted.
     public func release() {
@@ -117,9 +143,11 @@ public final class PluginLedger: @unchecked Sendable {
                     current = Quarantine(cause: .calls, since: now,
                                          reason: "it made \(callsInWindow) calls in the last \(Self.seconds(quotas.window)), its quota")
                     newly = current
+                    lifetime.quarantines += 1
                 }
             }
             guard let current else { return nil }
+            lifetime.refused += 1
             return Diagnostic(.refused, "plugin \(plugin) is quarantined since \(ISODate.format(current.since)): \(current.reason); the host can release it")
         }
         if let newly { onQuarantine?(newly) }
@@ -135,6 +163,14 @@ public final class PluginLedger: @unchecked Sendable {
             recent.append((now, outcome.cpuTime, logged))
             cpuInWindow += outcome.cpuTime
             logBytesInWindow += logged
+            lifetime.calls += 1
+            lifetime.cpuSeconds += outcome.cpuTime
+            lifetime.peakMemory = max(lifetime.peakMemory, outcome.memoryPeak)
+            if !outcome.succeeded {
+                lifetime.failures += 1
+                if outcome.status == .crashed { lifetime.crashes += 1 }
+                if outcome.status == .timeout { lifetime.timeouts += 1 }
+            }
             if outcome.succeeded {
                 failures = 0
             } else {
@@ -154,6 +190,7 @@ public final class PluginLedger: @unchecked Sendable {
                 current = Quarantine(cause: .logBytes, since: now,
                                      reason: "it logged \(loggedInWindow) bytes in the last \(Self.seconds(quotas.window)), over its quota of \(limit)")
             }
+            if current != nil { lifetime.quarantines += 1 }
             return current
         }
         if let newly { onQuarantine?(newly) }

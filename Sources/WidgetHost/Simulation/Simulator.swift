@@ -31,75 +31,27 @@ public final class Simulator {
     /// Runs the scenario and reports what each widget did.
     public func run() -> SimulationReport {
         let clock = VirtualClock(scenario.start)
-        var calendar = self.calendar
-        if let zone = scenario.timeZone, let c = HostCalendar(timeZoneNamed: zone) { calendar = c }
-        var services = HostServices(store: store, clock: clock, calendar: calendar, policy: scenario.policy)
-        services.grants = grants
-        services.ledger = ledger
-        services.workers = workers
-        var notes: [CallNote] = []
-        if let store, !bundle.declarations.activities.isEmpty {
-            do { services.activities = try ActivityManager(bundle: bundle, store: store, policy: scenario.policy, clock: clock) } catch {
-                notes.append(CallNote(at: scenario.start, message: error.message))
-            }
-        }
-        let runtime = WidgetRuntime(bundle: bundle, services: services)
-        let engine = TimelineEngine(runtime: runtime)
-        engine.historyRetention = .infinity   // the report shows the whole run
-        let center = ControlCenter(engine: engine)
-        let activities = services.activities.map { ActivityLive(updaters: ActivityUpdaters(runtime: runtime, manager: $0)) }
-        if let manager = services.activities, let existing = try? manager.all(), !existing.isEmpty {
-            // A store given with --store-dir may hold activities of an earlier run, at other times.
-            notes.append(CallNote(at: scenario.start, message: "the store already holds \(existing.count) activities of \(bundle.manifest.id) (\(existing.map(\.id).joined(separator: ", "))), from before this run: they count towards the limits (A2) and ids go on from them"))
-        }
-        let end = scenario.start + scenario.duration
-        for widget in scenario.widgets { engine.addWidget(widget) }
-        for control in scenario.controls { _ = try? center.add(control) }
-        var next = 0
+        let run = SimulationRun(self, clock: clock)
         var lastReported = -1
         let wallStart = ContinuousClock.now
-        while true {
-            let event = next < scenario.events.count ? scenario.events[next].at : .infinity
-            let due = min(engine.nextDue() ?? .infinity, activities?.nextDue(notes: &notes, at: clock.time) ?? .infinity)
-            let t = max(min(event, due), clock.time)
-            guard t < end else { break }
+        while let t = run.next() {
             try? clock.advance(to: t)   // t ≥ clock.time: never refused
             if let onProgress {
                 let percent = Int((t - scenario.start) / scenario.duration * 100)
                 if percent > lastReported { lastReported = percent; onProgress(Double(percent) / 100) }
             }
-            if event <= due {
-                apply(scenario.events[next], engine: engine, center: center, runtime: runtime, activities: activities, notes: &notes)
-                next += 1
-            } else {
-                engine.runDue()
-                activities?.runDue(notes: &notes, at: t)
-            }
+            run.step()
         }
         onProgress?(1)
-        if let quarantine = ledger?.quarantine {
-            notes.append(CallNote(at: quarantine.since, message: "plugin \(bundle.manifest.id) quarantined (\(quarantine.cause.rawValue)): \(quarantine.reason); its calls were refused from then on"))
-        }
-        let wall = ContinuousClock.now - wallStart
-        var pending: [Int: NextReload] = [:]
-        for instance in engine.instances {
-            if let next = engine.nextReload(of: instance.id) { pending[instance.id] = next }
-        }
-        return SimulationReport(bundle: bundle.manifest.id, start: scenario.start, end: end, policy: scenario.policy,
-                                instances: engine.instances, pending: pending, notes: notes,
-                                performances: engine.performances, controls: center.controls,
-                                activities: activities?.lanes(end: end, notes: &notes) ?? [],
-                                events: scenario.events.filter { $0.at < end }.map { event in
-                                    var mark = event.mark
-                                    mark.at = max(mark.at, scenario.start)   // one before the start happens at the start
-                                    return mark
-                                },
-                                wallSeconds: Double(wall.components.seconds) + Double(wall.components.attoseconds) / 1e18,
-                                calendar: calendar)
+        return run.report(wall: Self.seconds(ContinuousClock.now - wallStart))
     }
 
-    private func apply(_ event: ScenarioEvent, engine: TimelineEngine, center: ControlCenter, runtime: WidgetRuntime,
-                       activities: ActivityLive?, notes: inout [CallNote]) {
+    static func seconds(_ d: Duration) -> Double {
+        Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
+    }
+
+    fileprivate func apply(_ event: ScenarioEvent, engine: TimelineEngine, center: ControlCenter, runtime: WidgetRuntime,
+                           activities: ActivityLive?, notes: inout [CallNote]) {
         switch event.kind {
         case .startActivity, .push, .activityEvent, .endActivity, .activitiesEnabled:
             guard let activities else {
@@ -164,7 +116,7 @@ public final class Simulator {
 /// The simulation's Live Activities: the manager and updaters, and the ids
 /// of the activities the scenario started, in order (events name them by
 /// index).
-private final class ActivityLive {
+fileprivate final class ActivityLive {
     let updaters: ActivityUpdaters
     var manager: ActivityManager { updaters.manager }
     /// One per startActivity event, in time order: its id, or nil when it was refused.
@@ -245,5 +197,103 @@ private final class ActivityLive {
             notes.append(CallNote(at: end, message: error.message))
             return []
         }
+    }
+}
+
+/// One bundle's simulation under way, on a clock the caller moves: the
+/// time of its next moment (`next`), and what happens then (`step`).
+/// `Simulator.run` drives one; `PluginSimulation` drives several on one
+/// clock, as plugins of one host.
+final class SimulationRun {
+    let simulator: Simulator
+    let clock: VirtualClock
+    let calendar: HostCalendar
+    let runtime: WidgetRuntime
+    let engine: TimelineEngine
+    let center: ControlCenter
+    fileprivate let activities: ActivityLive?
+    var notes: [CallNote] = []
+    let end: Double
+    private var nextEvent = 0
+
+    init(_ simulator: Simulator, clock: VirtualClock) {
+        self.simulator = simulator
+        self.clock = clock
+        let scenario = simulator.scenario, bundle = simulator.bundle
+        var calendar = simulator.calendar
+        if let zone = scenario.timeZone, let c = HostCalendar(timeZoneNamed: zone) { calendar = c }
+        self.calendar = calendar
+        var services = HostServices(store: simulator.store, clock: clock, calendar: calendar, policy: scenario.policy)
+        services.grants = simulator.grants
+        services.ledger = simulator.ledger
+        services.workers = simulator.workers
+        if let store = simulator.store, !bundle.declarations.activities.isEmpty {
+            do { services.activities = try ActivityManager(bundle: bundle, store: store, policy: scenario.policy, clock: clock) } catch {
+                notes.append(CallNote(at: scenario.start, message: error.message))
+            }
+        }
+        runtime = WidgetRuntime(bundle: bundle, services: services)
+        engine = TimelineEngine(runtime: runtime)
+        engine.historyRetention = .infinity   // the report shows the whole run
+        center = ControlCenter(engine: engine)
+        let runtime = self.runtime
+        activities = services.activities.map { ActivityLive(updaters: ActivityUpdaters(runtime: runtime, manager: $0)) }
+        if let manager = services.activities, let existing = try? manager.all(), !existing.isEmpty {
+            // A store given with --store-dir may hold activities of an earlier run, at other times.
+            notes.append(CallNote(at: scenario.start, message: "the store already holds \(existing.count) activities of \(bundle.manifest.id) (\(existing.map(\.id).joined(separator: ", "))), from before this run: they count towards the limits (A2) and ids go on from them"))
+        }
+        end = scenario.start + scenario.duration
+        for widget in scenario.widgets { engine.addWidget(widget) }
+        for control in scenario.controls { _ = try? center.add(control) }
+    }
+
+    private var nextEventTime: Double {
+        nextEvent < simulator.scenario.events.count ? simulator.scenario.events[nextEvent].at : .infinity
+    }
+
+    private func nextDue() -> Double {
+        min(engine.nextDue() ?? .infinity, activities?.nextDue(notes: &notes, at: clock.time) ?? .infinity)
+    }
+
+    /// When its next moment is (never before the clock's time); nil when
+    /// none comes before the end.
+    func next() -> Double? {
+        let t = max(min(nextEventTime, nextDue()), clock.time)
+        return t < end ? t : nil
+    }
+
+    /// What happens at the clock's time: the next event, or the reloads and
+    /// activity work due.
+    func step() {
+        let t = clock.time
+        if nextEventTime <= nextDue() {
+            simulator.apply(simulator.scenario.events[nextEvent], engine: engine, center: center, runtime: runtime, activities: activities, notes: &notes)
+            nextEvent += 1
+        } else {
+            engine.runDue()
+            activities?.runDue(notes: &notes, at: t)
+        }
+    }
+
+    /// The report of the run so far, which took `wall` seconds.
+    func report(wall: Double) -> SimulationReport {
+        let scenario = simulator.scenario, bundle = simulator.bundle
+        if let quarantine = simulator.ledger?.quarantine {
+            notes.append(CallNote(at: quarantine.since, message: "plugin \(bundle.manifest.id) quarantined (\(quarantine.cause.rawValue)): \(quarantine.reason); its calls were refused from then on"))
+        }
+        var pending: [Int: NextReload] = [:]
+        for instance in engine.instances {
+            if let next = engine.nextReload(of: instance.id) { pending[instance.id] = next }
+        }
+        return SimulationReport(bundle: bundle.manifest.id, start: scenario.start, end: end, policy: scenario.policy,
+                                instances: engine.instances, pending: pending, notes: notes,
+                                performances: engine.performances, controls: center.controls,
+                                activities: activities?.lanes(end: end, notes: &notes) ?? [],
+                                events: scenario.events.filter { $0.at < end }.map { event in
+                                    var mark = event.mark
+                                    mark.at = max(mark.at, scenario.start)   // one before the start happens at the start
+                                    return mark
+                                },
+                                wallSeconds: wall, calendar: calendar)
     }
 }

@@ -1,0 +1,186 @@
+import LuaSandbox
+
+/// Several bundles simulated together as plugins of one host (issue 17,
+/// `lunette simulate DIR1 DIR2 …`): one virtual clock, one store, one set
+/// of worker processes when calls are isolated, and each plugin its own
+/// ledger (quotas and quarantine). Time jumps to the earliest moment any
+/// plugin has; plugins whose moments coincide run in the order given.
+public final class PluginSimulation {
+    public let simulators: [Simulator]
+    /// Called with the fraction of simulated time done (0…1), at most every 1%.
+    public var onProgress: ((Double) -> Void)?
+
+    /// Each simulator is a plugin; one without a ledger gets one with the
+    /// standard quotas. Their scenarios share the first one's start and duration.
+    public init(_ simulators: [Simulator]) {
+        for simulator in simulators where simulator.ledger == nil {
+            simulator.ledger = PluginLedger(plugin: simulator.bundle.manifest.id)
+        }
+        self.simulators = simulators
+    }
+
+    public func run() -> PluginSimulationReport {
+        guard let first = simulators.first else {
+            return PluginSimulationReport(start: 0, end: 0, plugins: [], wallSeconds: 0)
+        }
+        let start = first.scenario.start, end = start + first.scenario.duration
+        let clock = VirtualClock(start)
+        let runs = simulators.map { SimulationRun($0, clock: clock) }
+        var lastReported = -1
+        let wallStart = ContinuousClock.now
+        while true {
+            var earliest: (t: Double, run: SimulationRun)?
+            for run in runs {
+                if let t = run.next(), t < end, t < (earliest?.t ?? .infinity) { earliest = (t, run) }
+            }
+            guard let (t, run) = earliest else { break }
+            try? clock.advance(to: t)   // t ≥ clock.time: never refused
+            if let onProgress {
+                let percent = Int((t - start) / (end - start) * 100)
+                if percent > lastReported { lastReported = percent; onProgress(Double(percent) / 100) }
+            }
+            run.step()
+        }
+        onProgress?(1)
+        let wall = Simulator.seconds(ContinuousClock.now - wallStart)
+        let plugins = runs.map { run in
+            let ledger = run.simulator.ledger!
+            return PluginSimulationReport.Plugin(id: run.simulator.bundle.manifest.id, path: run.simulator.bundle.path,
+                                                 totals: ledger.totals, quarantine: ledger.quarantine, report: run.report(wall: wall))
+        }
+        return PluginSimulationReport(start: start, end: end, plugins: plugins, wallSeconds: wall,
+                                      calendar: first.calendar)
+    }
+}
+
+/// What a `PluginSimulation` found: each plugin's summary and report.
+public struct PluginSimulationReport: Sendable {
+    public struct Plugin: Sendable {
+        public var id: String
+        public var path: String
+        /// Calls, failures, crashes, timeouts, refusals, quarantines, CPU, peak memory.
+        public var totals: PluginTotals
+        /// Its quarantine at the end (nil: it was not quarantined, or was released).
+        public var quarantine: Quarantine?
+        /// Its own simulation report, as `lunette simulate DIR` prints it.
+        public var report: SimulationReport
+    }
+
+    /// A plugin the host refused, or could not load: it ran no call.
+    public struct Refused: Sendable {
+        public var path: String
+        public var diagnostics: [Diagnostic]
+        public init(path: String, diagnostics: [Diagnostic]) {
+            self.path = path
+            self.diagnostics = diagnostics
+        }
+    }
+
+    public var start: Double
+    public var end: Double
+    public var plugins: [Plugin]
+    public var refused: [Refused] = []
+    public var wallSeconds: Double
+    public var calendar: HostCalendar = .utc
+    /// "inprocess" or "process".
+    public var isolation = "inprocess"
+
+    init(start: Double, end: Double, plugins: [Plugin], wallSeconds: Double, calendar: HostCalendar = .utc) {
+        self.start = start
+        self.end = end
+        self.plugins = plugins
+        self.wallSeconds = wallSeconds
+        self.calendar = calendar
+    }
+
+    /// Calls made by every plugin.
+    public var calls: Int { plugins.reduce(0) { $0 + $1.totals.calls } }
+
+    // MARK: Text
+
+    /// The summary as text: one row per plugin, then the quarantines and
+    /// the plugins refused at load, each with why.
+    public func text(width: Int? = nil) -> String {
+        var out = "\(plugins.count + refused.count) plugins, \(calendar.timeText(start, day: true)) to \(calendar.timeText(end, day: true)), "
+            + "isolation \(isolation): \(calls) calls in \(String(format: "%.2f", wallSeconds)) s\n\n"
+        var table = TextTable(["plugin", "calls", "failed", "crashed", "timeouts", "refused", "quarantined", "CPU", "peak memory"])
+        for plugin in plugins {
+            let t = plugin.totals
+            table.add([plugin.id, "\(t.calls)", "\(t.failures)", "\(t.crashes)", "\(t.timeouts)", "\(t.refused)",
+                       plugin.quarantine.map { "\($0.cause.rawValue) since \(calendar.timeText($0.since, day: false))" } ?? (t.quarantines > 0 ? "released" : "no"),
+                       String(format: "%.3f s", t.cpuSeconds), Self.bytes(t.peakMemory)])
+        }
+        for refused in refused {
+            table.add([refused.path, "-", "-", "-", "-", "-", "refused at load", "-", "-"])
+        }
+        out += table.render(indent: "  ", width: width)
+        let quarantined = plugins.filter { $0.quarantine != nil }
+        if !quarantined.isEmpty {
+            out += "\nQuarantined\n"
+            for plugin in quarantined {
+                let q = plugin.quarantine!
+                out += "  \(plugin.id) at \(calendar.timeText(q.since, day: true)) (\(q.cause.rawValue)): \(q.reason)\n"
+            }
+        }
+        if !refused.isEmpty {
+            out += "\nRefused at load\n"
+            for refused in refused {
+                for diagnostic in refused.diagnostics { out += "  \(refused.path): \(diagnostic.text)\n" }
+            }
+        }
+        return out
+    }
+
+    static func bytes(_ n: Int) -> String {
+        n >= 1 << 20 ? String(format: "%.1f MB", Double(n) / Double(1 << 20)) : "\(n / 1024) KB"
+    }
+
+    // MARK: JSON
+
+    /// The summary as JSON, each plugin's report inside (docs/plugins.md).
+    public var json: String {
+        let o = JSONWriter()
+        o.object {
+            o.field("start", number: start)
+            o.field("end", number: end)
+            o.field("isolation", string: isolation)
+            o.field("wallSeconds", number: (wallSeconds * 1000).rounded() / 1000)
+            o.field("calls", integer: calls)
+            o.key("plugins")
+            o.array(plugins) { plugin in
+                o.object {
+                    o.field("id", string: plugin.id)
+                    o.field("path", string: plugin.path)
+                    let t = plugin.totals
+                    o.field("calls", integer: t.calls)
+                    o.field("failures", integer: t.failures)
+                    o.field("crashes", integer: t.crashes)
+                    o.field("timeouts", integer: t.timeouts)
+                    o.field("refused", integer: t.refused)
+                    o.field("quarantines", integer: t.quarantines)
+                    o.field("cpuSeconds", number: (t.cpuSeconds * 1e6).rounded() / 1e6)
+                    o.field("peakMemoryBytes", integer: t.peakMemory)
+                    o.key("quarantine")
+                    if let q = plugin.quarantine {
+                        o.object {
+                            o.field("cause", string: q.cause.rawValue)
+                            o.field("since", number: q.since)
+                            o.field("reason", string: q.reason)
+                        }
+                    } else { o.null() }
+                    o.key("report")
+                    o.value(json: plugin.report.json)
+                }
+            }
+            o.key("refused")
+            o.array(refused) { refused in
+                o.object {
+                    o.field("path", string: refused.path)
+                    o.key("diagnostics")
+                    o.array(refused.diagnostics) { d in o.object { Diagnostic.writeFields(of: d, to: o) } }
+                }
+            }
+        }
+        return o.text
+    }
+}
