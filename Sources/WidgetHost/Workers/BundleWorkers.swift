@@ -38,8 +38,8 @@ public final class BundleWorkers: @unchecked Sendable {
     private var idle: [String: [WorkerProcess]] = [:]
     private var order: [String] = []
     private var started = 0
-    /// Workers in a call now, by process id.
-    private var busy: Set<Int32> = []
+    /// Workers in a call now: process id → bundle id.
+    private var busy: [Int32: String] = [:]
     /// Serves the app modules' calls of workers (one at a time).
     private let modules = NSLock()
     private var moduleStates: [String: (state: LuaState, call: LuaFunctionRef)] = [:]
@@ -58,7 +58,12 @@ public final class BundleWorkers: @unchecked Sendable {
     public var workersStarted: Int { lock.withLock { started } }
 
     /// The process ids of the workers in a call now.
-    public var busyProcessIdentifiers: [Int32] { lock.withLock { busy.sorted() } }
+    public var busyProcessIdentifiers: [Int32] { lock.withLock { busy.keys.sorted() } }
+
+    /// The workers in a call now, with the bundle each serves.
+    public var busyWorkers: [(pid: Int32, bundle: String)] {
+        lock.withLock { busy.map { ($0.key, $0.value) }.sorted { $0.pid < $1.pid } }
+    }
 
     /// Workers alive and idle now.
     public var idleWorkers: Int { lock.withLock { idle.values.reduce(0) { $0 + $1.count } } }
@@ -79,6 +84,7 @@ public final class BundleWorkers: @unchecked Sendable {
     /// What a `SandboxPool` keeps for its bundle: the key of its workers and
     /// the request that opens one.
     struct Link {
+        let bundle: String
         let key: String
         let open: JSONValue
         let openDeadline: Double
@@ -108,7 +114,7 @@ public final class BundleWorkers: @unchecked Sendable {
         // One worker serves one bundle version with one set of services.
         var digest = ScriptBundle.VersionDigest()
         digest.add("open", Array(Self.text(open).utf8))
-        return Link(key: "\(bundle.manifest.id)@\(bundle.version)/\(digest.hex)", open: open,
+        return Link(bundle: bundle.manifest.id, key: "\(bundle.manifest.id)@\(bundle.version)/\(digest.hex)", open: open,
                     openDeadline: CallRole.load.deadline(services.policy).hard + grace)
     }
 
@@ -136,11 +142,11 @@ public final class BundleWorkers: @unchecked Sendable {
         do {
             let worker = try checkOut(link)
             let pid = worker.processIdentifier
-            lock.withLock { _ = busy.insert(pid) }
+            lock.withLock { busy[pid] = link.bundle }
             canceller?.running(cancel: { worker.cancel() })
             result = worker.call(.record(fields), deadline: deadline + grace) { message in self.serve(message, services) }
             canceller?.running(nil)
-            lock.withLock { _ = busy.remove(pid) }
+            lock.withLock { busy[pid] = nil }
             checkIn(worker, link.key)
         } catch let refused as WorkerOpenError {
             var outcome = CallOutcome(refused.diagnostic)
