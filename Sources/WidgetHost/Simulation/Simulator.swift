@@ -255,23 +255,27 @@ final class SimulationRun {
         min(engine.nextDue() ?? .infinity, activities?.nextDue(notes: &notes, at: clock.time) ?? .infinity)
     }
 
+    /// Whether the moment `next` found is the next event (else due work).
+    private var eventIsNext = false
+
     /// When its next moment is (never before the clock's time); nil when
     /// none comes before the end.
     func next() -> Double? {
-        let t = max(min(nextEventTime, nextDue()), clock.time)
+        let event = nextEventTime, due = nextDue()
+        eventIsNext = event <= due
+        let t = max(min(event, due), clock.time)
         return t < end ? t : nil
     }
 
-    /// What happens at the clock's time: the next event, or the reloads and
-    /// activity work due.
+    /// What happens at the clock's time, the moment `next` found: the next
+    /// event, or the reloads and activity work due.
     func step() {
-        let t = clock.time
-        if nextEventTime <= nextDue() {
+        if eventIsNext {
             simulator.apply(simulator.scenario.events[nextEvent], engine: engine, center: center, runtime: runtime, activities: activities, notes: &notes)
             nextEvent += 1
         } else {
             engine.runDue()
-            activities?.runDue(notes: &notes, at: t)
+            activities?.runDue(notes: &notes, at: clock.time)
         }
     }
 
