@@ -203,3 +203,67 @@ final class Locked<T>: @unchecked Sendable {
     func get() -> T { lock.withLock { value } }
     func set(_ new: T) { lock.withLock { value = new } }
 }
+
+/// `--isolation process` and `lunette simulate DIR1 DIR2 …` from the command line.
+@Suite("Plugins from the command line")
+struct PluginsFromTheCommandLineTests {
+    func bundle(_ id: String, _ main: String) throws -> String {
+        try BundleFixture(main: main, manifest: #"{ "id": "\#(id)", "appGroups": ["group.\#(id)"] }"#).path
+    }
+
+    static let counting = """
+        widget { kind = "W", placeholder = function() return {} end,
+          timeline = function()
+            local g = store.group(GROUP)
+            g:set("n", (g:get("n") or 0) + 1)
+            return { entries = { { date = clock.now(), n = g:get("n"), x = 0.25 } }, policy = { after = clock.now() + 3600 } }
+          end }
+        """
+
+    @Test func aTimelineInAWorkerPrintsWhatItPrintsInProcess() throws {
+        let path = try bundle("com.example.a", "local GROUP = 'group.com.example.a'\n" + Self.counting)
+        let store = FileManager.default.temporaryDirectory.appendingPathComponent("lunette-cli-\(UUID().uuidString)").path
+        let args = ["timeline", path, "--kind", "W", "--at", "2026-11-21T00:00:00Z", "--json", "--store-dir", store]
+        let inProcess = try CLI.run(args)
+        let inWorker = try CLI.run(args + ["--isolation", "process"])
+        #expect(inProcess.status == 0 && inWorker.status == 0, "\(inProcess.stderr)\(inWorker.stderr)")
+        func entries(_ out: String) throws -> String {
+            // The line's "entries" member, as printed (the call's time differs).
+            let start = try #require(out.range(of: #""entries":"#)), end = try #require(out.range(of: #","policy":"#))
+            return String(out[start.upperBound..<end.lowerBound])
+        }
+        #expect(try entries(inProcess.stdout) == #"[{"date":1795219200,"n":1,"x":0.25}]"#, "\(inProcess.stdout)")
+        #expect(try entries(inWorker.stdout) == #"[{"date":1795219200,"n":2,"x":0.25}]"#,
+                "the worker's call read and wrote the same store: \(inWorker.stdout)")
+    }
+
+    @Test func severalBundlesRunAsPluginsOfOneHostWithASummaryAndRefusalsReported() throws {
+        let a = try bundle("com.example.a", "local GROUP = 'group.com.example.a'\n" + Self.counting)
+        let b = try bundle("com.example.b", """
+            widget { kind = "W", placeholder = function() return {} end, timeline = function() error("down") end }
+            """)
+        let broken = try bundle("com.example.c", "widget { kind = ")
+        let twin = try bundle("com.example.a", "local GROUP = 'group.com.example.a'\n" + Self.counting)
+        let run = try CLI.run(["simulate", a, b, broken, twin, "--start", "2026-11-21T00:00:00Z", "--duration", "6h",
+                               "--isolation", "process", "--json"])
+        #expect(run.status == 1, "calls failed and plugins were refused: \(run.stderr)")
+        #expect(run.stderr.contains("plugins refused at load") || run.stderr.contains("plugin refused at load"), "\(run.stderr)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any], "\(run.stdout)")
+        #expect(report["isolation"] as? String == "process")
+        let plugins = try #require(report["plugins"] as? [[String: Any]])
+        #expect(plugins.map { $0["id"] as? String } == ["com.example.a", "com.example.b"])
+        #expect(plugins[0]["failures"] as? Int == 0 && (plugins[0]["calls"] as? Int ?? 0) >= 6, "\(plugins[0])")
+        #expect((plugins[1]["failures"] as? Int ?? 0) > 0 && (plugins[1]["report"] as? [String: Any])?["bundle"] as? String == "com.example.b")
+        let refused = try #require(report["refused"] as? [[String: Any]])
+        #expect(refused.map { $0["path"] as? String } == [broken, twin])
+        let twinMessage = ((refused[1]["diagnostics"] as? [[String: Any]])?.first?["message"] as? String) ?? ""
+        #expect(twinMessage.contains("bundle id com.example.a is already the id of \(a)"), "\(twinMessage)")
+        let text = try CLI.run(["simulate", a, b, "--start", "2026-11-21T00:00:00Z", "--duration", "6h", "--allow-failures"])
+        #expect(text.status == 0, "\(text.stderr)")
+        #expect(text.stdout.hasPrefix("2 plugins, 2026-11-21 00:00+00:00 to 2026-11-21 06:00+00:00, isolation inprocess: "), "\(text.stdout)")
+        #expect(text.stdout.contains("plugin ") && text.stdout.contains("com.example.b"), "\(text.stdout)")
+        let usage = try CLI.run(["simulate", a, b, "--scenario", "x.json"])
+        #expect(usage.status == 2, "\(usage.status)")
+        #expect(usage.stderr.contains("--scenario plays one bundle"), "\(usage.stderr)")
+    }
+}
