@@ -149,6 +149,26 @@ struct BundleWorkerTests {
         #expect(refused.status == .error && refused.message?.contains("no forecast for Nowhere") == true, "\(refused.message ?? "")")
     }
 
+    @Test func theHostServesAWorkerOnlyTheModulesItsBundleIsGranted() throws {
+        var weather = HostModule(name: "app.weather", capability: "weather")
+        weather.add("today") { _ in [.integer(21)] }
+        var secrets = HostModule(name: "app.secrets", capability: "secrets")
+        secrets.add("token") { _ in ["s3cr3t"] }
+        let fixture = try BundleFixture(main: "widget { kind = \"W\", placeholder = function() return {} end, timeline = function() return { entries = {} } end }",
+                                        manifest: #"{ "id": "com.example.test", "capabilities": ["weather", "secrets"] }"#)
+        let workers = Self.workers()
+        var services = HostServices(clock: VirtualClock(t0), calendar: .utc, modules: [weather, secrets])
+        services.grants = ["weather"]
+        let link = try workers.link(try fixture.load(), services)
+        func ask(_ module: String, _ function: String) -> JSONValue? {
+            // What a worker sends in a call; one whose native code was taken over could send anything.
+            workers.serve(.record([("op", .of("module")), ("module", .of(module)), ("function", .of(function)), ("arguments", .list([]))]), link, services)
+        }
+        #expect(ask("app.weather", "today")?["values"] == .list([.of(21)]))
+        #expect(ask("app.secrets", "token")?["error"]?.text == "app.secrets.token: bundle com.example.test may not call it (not one of the app's functions, or its capability is not granted)")
+        #expect(ask("app.weather", "other")?["error"] != nil)
+    }
+
     @Test func aBundleThatDoesNotLoadInAWorkerIsRefusedWithTheErrorOfItsLoad() throws {
         let fixture = try BundleFixture(main: """
             local x = nil

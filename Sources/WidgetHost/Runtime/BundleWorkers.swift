@@ -85,6 +85,10 @@ public final class BundleWorkers: @unchecked Sendable {
     /// the request that opens one.
     struct Link {
         let bundle: String
+        /// The app modules' functions the bundle may call ("module.function"):
+        /// those of the capabilities it asks for and is granted. A worker's
+        /// request for any other is refused, whatever runs in the worker.
+        let modules: Set<String>
         let key: String
         let open: JSONValue
         let openDeadline: Double
@@ -114,7 +118,12 @@ public final class BundleWorkers: @unchecked Sendable {
         // One worker serves one bundle version with one set of services.
         var digest = ScriptBundle.VersionDigest()
         digest.add("open", Array(Self.text(open).utf8))
-        return Link(bundle: bundle.manifest.id, key: "\(bundle.manifest.id)@\(bundle.version)/\(digest.hex)", open: open,
+        let capabilities = CapabilityCheck(bundle: bundle, grants: services.grants)
+        var allowed: Set<String> = []
+        for module in services.modules where bundle.manifest.capabilities.contains(module.capability) && capabilities.has(module.capability) {
+            for function in module.functions { allowed.insert(module.name + "." + function.name) }
+        }
+        return Link(bundle: bundle.manifest.id, modules: allowed, key: "\(bundle.manifest.id)@\(bundle.version)/\(digest.hex)", open: open,
                     openDeadline: CallRole.load.deadline(services.policy).hard + grace)
     }
 
@@ -144,7 +153,7 @@ public final class BundleWorkers: @unchecked Sendable {
             let pid = worker.processIdentifier
             lock.withLock { busy[pid] = link.bundle }
             canceller?.running(cancel: { worker.cancel() })
-            result = worker.call(.record(fields), deadline: deadline + grace) { message in self.serve(message, services) }
+            result = worker.call(.record(fields), deadline: deadline + grace) { message in self.serve(message, link, services) }
             canceller?.running(nil)
             lock.withLock { busy[pid] = nil }
             checkIn(worker, link.key)
@@ -247,11 +256,14 @@ public final class BundleWorkers: @unchecked Sendable {
     // MARK: App modules, served to workers
 
     /// Answers a worker's message during a call: a call of an app module.
-    private func serve(_ message: JSONValue, _ services: HostServices) -> JSONValue? {
+    func serve(_ message: JSONValue, _ link: Link, _ services: HostServices) -> JSONValue? {
         guard message["op"]?.text == "module", let name = message["module"]?.text, let function = message["function"]?.text else {
             return nil
         }
         let reply: JSONValue
+        guard link.modules.contains(name + "." + function) else {
+            return .record([("op", .of("reply")), ("error", .of("\(name).\(function): bundle \(link.bundle) may not call it (not one of the app's functions, or its capability is not granted)"))])
+        }
         do {
             let arguments = try WorkerWire.values(message["arguments"])
             let values = try runModule(name, function, arguments, services.modules)
