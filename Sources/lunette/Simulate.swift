@@ -90,13 +90,7 @@ struct Simulate: ParsableCommand {
         let calendar = host.calendar()
         let plugins = try host.plugins()
         let bundle = try loadBundle(self.bundle, calendar: calendar, policy: plugins, workers: host.isolation == .process ? commandWorkers : nil)
-        var startTime = calendar.startOfDay(SystemClock().now())
-        if let start {
-            switch ISODate.parse(start, calendar: calendar) {
-            case .success(let t): startTime = t
-            case .failure(let error): throw ValidationError("--start: \(error.message)")
-            }
-        }
+        let startTime = try self.startTime(calendar)
         let runtime = WidgetRuntime(bundle: bundle, services: HostServices(calendar: calendar, policy: try host.hostPolicy()))
         var scenario: Scenario
         if let path = self.scenario {
@@ -122,13 +116,7 @@ struct Simulate: ParsableCommand {
         if let duration { scenario.duration = Durations.seconds(duration)! }
         cap.apply(to: &scenario.policy)
 
-        var temporary: String? = nil
-        let root: String
-        if let storeDir { root = storeDir } else {
-            let dir = FileManager.default.temporaryDirectory.appendingPathComponent("lunette-sim-\(getpid())-\(UInt32.random(in: 0 ... .max))").path
-            temporary = dir
-            root = dir
-        }
+        let (root, temporary) = simulationStore()
         defer { if let temporary { try? FileManager.default.removeItem(atPath: temporary) } }
 
         for warning in scenario.rangeWarnings() { FileOutput.standardError.write("warning: \(warning)\n") }
@@ -155,26 +143,30 @@ struct Simulate: ParsableCommand {
         }
     }
 
+    /// --store-dir, else a fresh temporary folder, which the caller removes (`temporary`).
+    func simulationStore() -> (root: String, temporary: String?) {
+        if let storeDir { return (storeDir, nil) }
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("lunette-sim-\(getpid())-\(UInt32.random(in: 0 ... .max))").path
+        return (dir, dir)
+    }
+
+    /// --start, else the start of today.
+    func startTime(_ calendar: HostCalendar) throws -> Double {
+        guard let start else { return calendar.startOfDay(SystemClock().now()) }
+        switch ISODate.parse(start, calendar: calendar) {
+        case .success(let t): return t
+        case .failure(let error): throw ValidationError("--start: \(error.message)")
+        }
+    }
+
     /// Several bundles as plugins of one host (`PluginSimulation`).
     func runPlugins() throws {
         let calendar = host.calendar()
         let plugins = try host.plugins()
         let workers = host.isolation == .process ? commandWorkers : nil
-        var startTime = calendar.startOfDay(SystemClock().now())
-        if let start {
-            switch ISODate.parse(start, calendar: calendar) {
-            case .success(let t): startTime = t
-            case .failure(let error): throw ValidationError("--start: \(error.message)")
-            }
-        }
+        let startTime = try self.startTime(calendar)
         for path in bundles { try requireDirectory(path) }
-        var temporary: String? = nil
-        let root: String
-        if let storeDir { root = storeDir } else {
-            let dir = FileManager.default.temporaryDirectory.appendingPathComponent("lunette-sim-\(getpid())-\(UInt32.random(in: 0 ... .max))").path
-            temporary = dir
-            root = dir
-        }
+        let (root, temporary) = simulationStore()
         defer { if let temporary { try? FileManager.default.removeItem(atPath: temporary) } }
         let store = SharedStore(root: root)
         var policy = try host.hostPolicy()
