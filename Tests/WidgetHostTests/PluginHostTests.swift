@@ -266,3 +266,65 @@ struct PluginHostTests {
         #expect(text.contains(#""cause":"failures""#) && text.contains(#""isolation":"process""#), "\(text)")
     }
 }
+
+/// docs/plugins.md's plugin host snippet, compiled and run; the page holds the same code.
+@Suite("docs/plugins.md snippets")
+struct PluginHostDocTests {
+    @Test func thePluginHostSnippetRuns() async throws {
+        let groupRoot = BundleFixture.temporaryStore().root
+        let lunettePath = CLI.binary.path
+        let notesFixture = try BundleFixture(main: """
+            widget { kind = "Notes", placeholder = function() return {} end,
+              timeline = function() return { entries = { { date = clock.now(), n = store.group("group.notes"):get("n") or 0 } } } end }
+            """, manifest: #"{ "id": "com.example.notes", "appGroups": ["group.notes"], "capabilities": ["store", "log"] }"#)
+        let clockFixture = try BundleFixture(main: """
+            widget { kind = "Clock", placeholder = function() error("no data") end, timeline = function() error("no data") end }
+            """, manifest: #"{ "id": "com.example.clock", "capabilities": ["log"] }"#)
+        let notesPath = notesFixture.path, clockPath = clockFixture.path
+        let policyPath = notesFixture.path + "-plugins.json"
+        try #"{ "plugins": { "com.example.clock": "trusted", "com.example.notes": ["store", "log"] }, "quotas": { "failuresInARow": 2 } }"#
+            .write(toFile: policyPath, atomically: true, encoding: .utf8)
+
+        // snippet: host
+        let service = WidgetService(store: SharedStore(root: groupRoot), clock: SystemClock(),
+                                    pluginPolicy: try PluginPolicy.load(policyPath),   // trust levels, grants, quotas
+                                    workers: BundleWorkers(executable: lunettePath))    // for isolation .process
+        let notes = try await service.loadPlugin(notesPath)                      // refused if it asks for more than granted
+        let clock = try await service.loadPlugin(clockPath, isolation: .process) // its calls in worker processes of its own
+        print(try await service.grants(of: notes), try await service.isolation(of: clock))
+        let widget = try await service.addWidget(bundle: clock, kind: "Clock")    // from here on, a bundle like any other
+
+        let watcher = Task {
+            for await event in service.events {
+                switch event {
+                case .pluginQuarantined(let plugin, let quarantine): print(plugin, quarantine.cause, quarantine.reason, "since", quarantine.since)
+                case .pluginReleased(let plugin, _, _): print(plugin, "runs again")
+                case .bundleUnloaded(let plugin, let widgets): print(plugin, "unloaded; widgets removed:", widgets)
+                default: break
+                }
+            }
+        }
+        if let quarantine = try await service.quarantine(of: clock) {   // its calls are refused, its widgets keep their last good entry
+            print(quarantine.reason, try await service.usage(of: clock))
+            try await service.release(clock)                              // when the app's user says so
+        }
+        try await service.unload(notes)                                   // its widgets go, its workers stop
+        watcher.cancel()
+        // end snippet
+        #expect(try await service.widget(widget).failures.count == 2)
+        #expect(try await service.quarantine(of: clock) == nil, "quarantined by the two failures of addWidget, then released")
+        #expect(await service.bundles == [clock])
+        service.workers?.stop()
+    }
+
+    @Test func thePageAndTheTestHoldTheSameSnippet() throws {
+        let here = URL(fileURLWithPath: #filePath)
+        let page = try String(contentsOf: here.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("docs/plugins.md"), encoding: .utf8)
+        let test = try String(contentsOf: here, encoding: .utf8)
+        let inPage = EmbeddingDocTests.snippets(in: page, end: "```")
+        let inTest = EmbeddingDocTests.snippets(in: test, end: "// end snippet")
+        #expect(inPage.keys.sorted() == ["host"], "\(inPage.keys.sorted())")
+        #expect(inPage["host"] != nil && inTest["host"] == inPage["host"], "the snippet differs between docs/plugins.md and this test")
+    }
+}
