@@ -231,6 +231,24 @@ struct PluginHostTests {
         #expect(h.workers.idleWorkers == 0)
     }
 
+    @Test func aPluginsNewVersionLoadsUnderTheSameGrantsAndLedger() async throws {
+        let h = try host()
+        defer { h.workers.stop() }
+        let flaky = try await h.service.loadPlugin(h.flaky.path)
+        _ = try await h.service.addWidget(bundle: flaky, kind: "Clock")
+        try #"{ "id": "com.example.flaky", "capabilities": ["log", "reload"] }"#.write(toFile: h.flaky.path + "/bundle.json", atomically: true, encoding: .utf8)
+        do {
+            try await h.service.update(bundle: flaky)
+            Issue.record("a version asking for more than it is granted was swapped in")
+        } catch let error as BundleUpdateError {
+            #expect(error.description.contains("bundle com.example.flaky asks for the capability 'reload', which this host does not grant it (granted: log)"), "\(error)")
+        }
+        try #"{ "id": "com.example.flaky", "capabilities": [ "log" ] }"#.write(toFile: h.flaky.path + "/bundle.json", atomically: true, encoding: .utf8)
+        try await h.service.update(bundle: flaky)
+        #expect(try await h.service.grants(of: flaky) == ["log"])
+        #expect(try await h.service.usage(of: flaky).calls == 5, "the same ledger: 2 calls of addWidget, 2 of the check, 1 reload (newVersion)")
+    }
+
     @Test func mistakesSayWhatIsMissing() async throws {
         let h = try host()
         let plain = WidgetService(store: h.store, clock: h.clock, calendar: .utc, persistence: .none)
