@@ -63,6 +63,10 @@ struct WidgetServiceTests {
         case .updaterRan(_, let run): return "updater \(run.activity) \(run.kind) \(run.diagnostic == nil ? "ok" : "failed")"
         case .activityPhase(_, let activity, _, let phase): return "phase \(activity) \(phase.rawValue)"
         case .controlValue(_, let kind, _, let value, _): return "control \(kind) \(value?.description ?? "nil")"
+        case .bundleUnloaded(let bundle, let widgets): return "unloaded \(bundle) \(widgets.map(\.number))"
+        case .pluginLoaded(let plugin, _, let isolation, let grants): return "plugin loaded \(plugin) \(isolation.rawValue) \(grants)"
+        case .pluginQuarantined(let plugin, let q): return "plugin quarantined \(plugin) \(q.cause.rawValue)"
+        case .pluginReleased(let plugin, _, _): return "plugin released \(plugin)"
         }
     }
 

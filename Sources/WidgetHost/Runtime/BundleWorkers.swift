@@ -77,6 +77,24 @@ public final class BundleWorkers: @unchecked Sendable {
         for worker in all { worker.stop() }
     }
 
+    /// Stops the idle workers of bundle `id`, of every version (a plugin
+    /// host unloads it).
+    public func stop(bundle id: String) {
+        // A key is "<id>@<version>/<digest>": the id is what comes before the last "@".
+        func owner(_ key: String) -> Substring { key[..<(key.lastIndex(of: "@") ?? key.endIndex)] }
+        let stopped = lock.withLock { () -> [WorkerProcess] in
+            let keys = idle.keys.filter { owner($0) == id }
+            order.removeAll { owner($0) == id }
+            return keys.flatMap { idle.removeValue(forKey: $0) ?? [] }
+        }
+        for worker in stopped { worker.stop() }
+    }
+
+    /// Idle workers of bundle `id` alive now.
+    public func idleWorkers(of id: String) -> Int {
+        lock.withLock { idle.filter { $0.key[..<($0.key.lastIndex(of: "@") ?? $0.key.endIndex)] == id }.values.reduce(0) { $0 + $1.count } }
+    }
+
     deinit { stop() }
 
     // MARK: Calls

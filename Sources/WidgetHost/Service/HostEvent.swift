@@ -47,4 +47,16 @@ public enum HostEvent: Sendable, Codable {
     case bundleUpdated(bundle: String, version: String, previous: String)
     /// A new version of a bundle failed its check: the running version stays.
     case bundleUpdateFailed(bundle: String, version: String?, diagnostics: [Diagnostic])
+    /// A bundle was unloaded (`WidgetService.unload`): its widgets removed.
+    case bundleUnloaded(bundle: String, widgets: [WidgetID])
+    /// A plugin was loaded (`WidgetService.loadPlugin`): its version, where
+    /// its calls run, and the capabilities it was granted (sorted).
+    case pluginLoaded(plugin: String, version: String, isolation: PluginIsolation, grants: [String])
+    /// A plugin went over a quota: its calls are refused from `quarantine.since`
+    /// on (its widgets keep their last good entry), for `quarantine.cause`
+    /// and `quarantine.reason`, until the host releases it.
+    case pluginQuarantined(plugin: String, Quarantine)
+    /// The host released a quarantined plugin at `at` (`WidgetService.release`):
+    /// its calls run again.
+    case pluginReleased(plugin: String, at: Double, quarantine: Quarantine)
 }

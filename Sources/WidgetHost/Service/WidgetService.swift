@@ -31,15 +31,20 @@ public actor WidgetService {
     /// What happens, in order. One consumer reads it; events are kept (up
     /// to `eventBuffer`, the oldest dropped first) until it does.
     public nonisolated let events: AsyncStream<HostEvent>
-    private let continuation: AsyncStream<HostEvent>.Continuation
+    let continuation: AsyncStream<HostEvent>.Continuation
 
     public nonisolated let store: SharedStore
     public nonisolated let clock: HostClock
     public let calendar: HostCalendar
     public let policy: HostPolicy
 
-    private var loaded: [String: LoadedBundle] = [:]
-    private nonisolated let waker = Waker()
+    var loaded: [String: LoadedBundle] = [:]
+    nonisolated let waker = Waker()
+    /// The bundles loaded as plugins (`loadPlugin`), by id.
+    var pluginRecords: [String: PluginRecord] = [:]
+    /// Plugins' quarantines, told by their ledgers during calls, sent with
+    /// the next `publish()` after the events of the call that caused them.
+    nonisolated let pluginEvents = PendingPluginEvents()
     /// Ends the call running now when the task that asked for it is cancelled.
     private nonisolated let canceller = CallCanceller()
 
@@ -59,6 +64,13 @@ public actor WidgetService {
     public nonisolated let logger: Logger
     /// Where bundles' lasting state is kept (`persistence`).
     public nonisolated let persistence: Persistence
+    /// What the service grants the bundles it loads as plugins
+    /// (`loadPlugin`): capabilities per trust level, and quotas. nil: it
+    /// loads no plugins.
+    public nonisolated let pluginPolicy: PluginPolicy?
+    /// The worker processes of plugins loaded with `isolation: .process`
+    /// (nil: none can be).
+    public nonisolated let workers: BundleWorkers?
 
     /// Where a service keeps each bundle's lasting state: its widgets
     /// (stable ids, last timelines, pending requests), refresh-budget
@@ -78,8 +90,11 @@ public actor WidgetService {
     public init(store: SharedStore, clock: HostClock = SystemClock(), calendar: HostCalendar = .fromEnvironment(),
                 policy: HostPolicy = .standard, persistence: Persistence = .standard,
                 logger: Logger = Logger(label: "lunette.service"), scriptLogger: Logger = Logger(label: "lunette.scripts"),
-                metrics: MetricsFactory? = nil, modules: [HostModule] = [], threadName: String = "lunette.service") {
+                metrics: MetricsFactory? = nil, modules: [HostModule] = [], pluginPolicy: PluginPolicy? = nil,
+                workers: BundleWorkers? = nil, threadName: String = "lunette.service") {
         self.store = store
+        self.pluginPolicy = pluginPolicy
+        self.workers = workers
         self.clock = clock
         self.calendar = calendar
         self.policy = policy
@@ -111,6 +126,12 @@ public actor WidgetService {
     /// dropped, with a warning in `logger`.
     @discardableResult
     public func add(_ bundle: ScriptBundle) throws -> String {
+        try insert(bundle, announcing: nil)
+    }
+
+    /// Adds `bundle`, sending `event` (when given) before the events of its
+    /// kept widgets.
+    func insert(_ bundle: ScriptBundle, announcing event: HostEvent?) throws -> String {
         let id = bundle.manifest.id
         guard loaded[id] == nil else { throw ServiceError("bundle \(id) is already loaded") }
         let b = LoadedBundle(bundle: bundle, services: try services(for: bundle))
@@ -121,6 +142,7 @@ public actor WidgetService {
             }
         }
         loaded[id] = b
+        if let event { continuation.yield(event) }
         publish()
         waker.wake()   // run() watches the new bundle, and its kept widgets may be due
         return id
@@ -133,6 +155,11 @@ public actor WidgetService {
         services.canceller = canceller
         services.metrics = metrics
         services.modules = modules
+        if let plugin = pluginRecords[bundle.manifest.id] {
+            services.grants = bundle.grants
+            services.ledger = plugin.ledger
+            if plugin.isolation == .process { services.workers = workers }
+        }
         return services
     }
 
@@ -150,7 +177,7 @@ public actor WidgetService {
         let old = try bundle(id)
         let candidate: LoadedBundle
         do {
-            let next = try ScriptBundle.load(path ?? old.bundle.path, calendar: calendar)
+            let next = try reloadBundle(path ?? old.bundle.path, id: id)
             guard next.manifest.id == id else {
                 throw BundleUpdateError(bundle: id, version: next.version, diagnostics: [
                     Diagnostic(.invalid, "bundle.json: the new version's id is \(next.manifest.id), not \(id)")])
@@ -254,6 +281,7 @@ public actor WidgetService {
                             values: [String: LuaValue] = [:]) async throws -> ProviderResult<TimelineEntry> {
         let runtime = try self.bundle(bundle).runtime
         let configuration = try runtime.configuration(kind: kind, family: family, values: values)
+        defer { publishPluginEvents() }
         return await cancellable { runtime.placeholder(configuration) }
     }
 
@@ -262,6 +290,7 @@ public actor WidgetService {
                          isPreview: Bool = true) async throws -> ProviderResult<TimelineEntry> {
         let runtime = try self.bundle(bundle).runtime
         let configuration = try runtime.configuration(kind: kind, family: family, values: values)
+        defer { publishPluginEvents() }
         return await cancellable { runtime.snapshot(configuration, isPreview: isPreview) }
     }
 
@@ -272,6 +301,7 @@ public actor WidgetService {
                          values: [String: LuaValue] = [:]) async throws -> ProviderResult<Timeline> {
         let runtime = try self.bundle(bundle).runtime
         let configuration = try runtime.configuration(kind: kind, family: family, values: values)
+        defer { publishPluginEvents() }
         return await cancellable { runtime.timeline(configuration) }
     }
 
@@ -460,7 +490,7 @@ public actor WidgetService {
 
     /// Runs `body` (a call into Lua); when the task is cancelled meanwhile,
     /// the running call ends as at its deadline.
-    private func cancellable<T, E: Error>(_ body: () throws(E) -> T) async throws(E) -> T {
+    func cancellable<T, E: Error>(_ body: () throws(E) -> T) async throws(E) -> T {
         let canceller = self.canceller
         let result: Result<T, E> = await withTaskCancellationHandler {
             Result { () throws(E) -> T in
@@ -481,7 +511,7 @@ public actor WidgetService {
         return try result.get()
     }
 
-    private func bundle(_ id: String) throws -> LoadedBundle {
+    func bundle(_ id: String) throws -> LoadedBundle {
         guard let b = loaded[id] else {
             throw ServiceError("no bundle \(id) in this service (bundles: \(bundles.isEmpty ? "none" : bundles.joined(separator: ", ")))")
         }
@@ -497,12 +527,21 @@ public actor WidgetService {
     /// events of what happened since the last time, bundle by bundle:
     /// reloads, failures, budget waits, changes of what is shown,
     /// performs, activity changes and updater runs.
-    private func publish() {
+    func publish() {
         let now = clock.now()
         for id in loaded.keys.sorted() {
             let b = loaded[id]!
             b.saveState(logger: logger)
             for event in b.newEvents(at: now) { continuation.yield(event) }
+            for event in pluginEvents.take(plugin: id) { continuation.yield(event) }
+        }
+    }
+
+    /// Sends what plugins' ledgers told since the last publish (after a
+    /// call that changes no widget: a provider call for the app).
+    func publishPluginEvents() {
+        for id in loaded.keys.sorted() {
+            for event in pluginEvents.take(plugin: id) { continuation.yield(event) }
         }
     }
 }
@@ -534,7 +573,7 @@ public struct ServiceError: Error, Sendable, Equatable, CustomStringConvertible 
 /// The sleeper resumes on its own executor (the service's thread): a timer
 /// on a dispatch queue or a wake-up resumes it, so it needs no thread of
 /// Swift's cooperative pool.
-private final class Waker: @unchecked Sendable {
+final class Waker: @unchecked Sendable {
     private let lock = NSLock()
     private var continuation: CheckedContinuation<Void, Never>?
     /// A wake-up came while nobody slept: the next sleep returns at once.
