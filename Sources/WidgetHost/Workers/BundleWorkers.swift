@@ -60,6 +60,11 @@ public final class BundleWorkers: @unchecked Sendable {
     /// The process ids of the workers in a call now.
     public var busyProcessIdentifiers: [Int32] { lock.withLock { busy.sorted() } }
 
+    /// The process ids of the workers alive now, idle or in a call.
+    public var processIdentifiers: [Int32] {
+        lock.withLock { (idle.values.flatMap { $0.map(\.processIdentifier) } + busy).sorted() }
+    }
+
     /// Workers alive and idle now.
     public var idleWorkers: Int { lock.withLock { idle.values.reduce(0) { $0 + $1.count } } }
 
