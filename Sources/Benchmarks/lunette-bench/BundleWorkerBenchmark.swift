@@ -133,6 +133,37 @@ enum BundleWorkerBenchmark {
         }
     }
 
+    /// The two messages of that call as they cross the pipes (taken with strace: 213 and 425 bytes of JSON).
+    static let request = #"{"op":"call","role":"timeline","what":"widget","id":"Bench","field":"timeline","arguments":[{"k":["displaySize",{"k":["height",170,"width",170]},"family","systemSmall","isPreview",false,"kind","Bench"]},null]}"#
+    static let answer = #"{"op":"done","values":[{"k":["entries",{"a":[{"k":["date",{"f":4745317790995004100},"label","entry 0","n",7]},{"k":["date",{"f":4745317791749978820},"label","entry 1","n",8]},{"k":["date",{"f":4745317792504953540},"label","entry 2","n",9]},{"k":["date",{"f":4745317793259928260},"label","entry 3","n",10]}]},"policy",{"k":["after",{"f":4745317794769877700}]}]}],"elapsed":{"f":4559129028646257537},"cpu":{"f":0},"peak":51191}"#
+
+    /// Pieces of a worker call's cost, measured in this process (µs): the
+    /// JSON of its two messages (each written once and parsed once), and
+    /// arming and cancelling a call's watchdog (`DispatchQueue.asyncAfter`).
+    static func wirePieces(iterations: Int) throws -> (json: Double, watchdog: Double) {
+        let messages = [Array(request.utf8), Array(answer.utf8)]
+        let c = ContinuousClock()
+        var t = c.now
+        var bytes = 0
+        for _ in 0..<iterations {
+            for message in messages {
+                let value = try JSONValue.parse(bytes: message)
+                let writer = JSONWriter()
+                value.writeJSON(to: writer)
+                bytes += writer.text.utf8.count
+            }
+        }
+        guard bytes == iterations * (messages[0].count + messages[1].count) else { throw WorkerBenchmark.failure("the messages did not round-trip") }
+        let json = microseconds(c.now - t) / Double(iterations)
+        t = c.now
+        for _ in 0..<iterations {
+            let watchdog = DispatchWorkItem { }
+            DispatchQueue.global().asyncAfter(deadline: .now() + 31, execute: watchdog)
+            watchdog.cancel()
+        }
+        return (json, microseconds(c.now - t) / Double(iterations))
+    }
+
     // MARK: 2. Cold start
 
     /// ms from nothing (a fresh BundleWorkers) to the first timeline call
@@ -281,7 +312,7 @@ enum BundleWorkerBenchmark {
     }
 
     /// The day in process, then in workers (fresh stores, the same bundles).
-    static func days(plugins: Int) throws -> (inProcess: DayFigures, inWorkers: DayFigures) {
+    static func days(plugins: Int) throws -> (inProcess: DayFigures, inWorkers: DayFigures, stopSeconds: Double) {
         try withScratch("day") { root in
             var bundles: [ScriptBundle] = []
             for i in 0..<plugins {
@@ -291,7 +322,10 @@ enum BundleWorkerBenchmark {
             let workers = BundleWorkers(executable: WorkerBenchmark.lunette, maxIdle: plugins + 28)
             defer { workers.stop() }
             let isolated = try day(bundles: bundles, storeRoot: root + "/store-workers", workers: workers)
-            return (local, isolated)
+            let c = ContinuousClock()
+            let t = c.now
+            workers.stop()
+            return (local, isolated, microseconds(c.now - t) / 1e6)
         }
     }
 }
@@ -319,6 +353,9 @@ func bundleWorkerFigures() throws {
     let (we, pe) = (median(call.workerElapsed), median(call.inProcessElapsed))
     print("of which the call itself (its pool's elapsed): \(figure(we)) µs in the worker, \(figure(pe)) µs in process;"
           + " the rest in a worker, \(figure(w - we)) µs, is the request and answer (wire form, JSON, pipes)")
+    let pieces = try BundleWorkerBenchmark.wirePieces(iterations: quick ? 2000 : 20_000)
+    print("profile, measured here: the call's two messages (213 + 425 bytes of JSON) written and parsed once each \(figure(pieces.json)) µs;"
+          + " a call's watchdog armed and cancelled (DispatchQueue.asyncAfter, caller's side) \(figure(pieces.watchdog)) µs")
     let colds = quick ? 5 : 20
     let cold = try BundleWorkerBenchmark.coldStart(samples: colds)
     print("a bundle worker's cold start to its first call answered (open: sources, load, groups, lockdown), median of \(colds): "
@@ -344,6 +381,6 @@ func bundleWorkerFigures() throws {
     print("  " + line("in workers", iw) + ", \(iw.workersStarted) workers started")
     print("  the \(iw.workersAlive) workers alive at the end: VmRSS \(mb(iw.workersRSSKB)) MB summed (\(mb(iw.workersRSSKB / max(1, iw.workersAlive))) MB each;"
           + " peaks VmHWM \(mb(iw.workersPeakKB)) MB summed), of which private RssAnon \(mb(iw.workersAnonKB)) MB (\(mb(iw.workersAnonKB / max(1, iw.workersAlive))) MB each);"
-          + " Pss (shared pages divided among their users) \(mb(iw.workersPssKB)) MB summed")
+          + " Pss (shared pages divided among their users) \(mb(iw.workersPssKB)) MB summed; BundleWorkers.stop() of the \(iw.workersAlive) took \(figure(day.stopSeconds, decimals: 2)) s")
     print("  " + line("baseline in process", day.inProcess) + "   (ratio \(figure(day.inWorkers.wallSeconds / day.inProcess.wallSeconds, decimals: 2)))")
 }
