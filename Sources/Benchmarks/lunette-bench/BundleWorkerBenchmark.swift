@@ -353,7 +353,7 @@ func bundleWorkerFigures() throws {
     let (we, pe) = (median(call.workerElapsed), median(call.inProcessElapsed))
     print("of which the call itself (its pool's elapsed): \(figure(we)) µs in the worker, \(figure(pe)) µs in process;"
           + " the rest in a worker, \(figure(w - we)) µs, is the request and answer (wire form, JSON, pipes)")
-    let pieces = try BundleWorkerBenchmark.wirePieces(iterations: quick ? 2000 : 20_000)
+    let pieces = try BundleWorkerBenchmark.wirePieces(iterations: 2000)   // few: each watchdog stays queued for its 31 s
     print("profile, measured here: the call's two messages (213 + 425 bytes of JSON) written and parsed once each \(figure(pieces.json)) µs;"
           + " a call's watchdog armed and cancelled (DispatchQueue.asyncAfter, caller's side) \(figure(pieces.watchdog)) µs")
     let colds = quick ? 5 : 20
