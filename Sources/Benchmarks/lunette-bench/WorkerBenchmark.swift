@@ -106,4 +106,5 @@ func workerFigures() throws {
     print("a worker's cold start, to its first answer: \(figure(cold)) ms   (goal ≤ 30 ms: \(cold <= 30 ? "met" : "MISSED"))")
     let recovery = try WorkerBenchmark.recovery(samples: quick ? 5 : 20)
     print("a crash (abort) → the next call answered by a fresh worker: \(figure(recovery)) ms")
+    try bundleWorkerFigures()
 }

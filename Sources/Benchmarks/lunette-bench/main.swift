@@ -164,6 +164,13 @@ if CommandLine.arguments.contains("--only-workers") {
     exit(0)
 }
 
+// --only-bundle-calls: just provider calls in a bundle's worker, for profilers (perf record).
+if CommandLine.arguments.contains("--only-bundle-calls") {
+    let us = try BundleWorkerBenchmark.workerCalls(quick ? 2000 : 20_000)
+    print("bundle_call_us \(figure(us))")
+    exit(0)
+}
+
 // --only-calls: just the Lunette call loop, for profilers (valgrind --tool=callgrind).
 if CommandLine.arguments.contains("--only-calls") {
     let ns = try BoundaryBenchmark.callNanoseconds(batches: 20)

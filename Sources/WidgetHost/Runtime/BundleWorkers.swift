@@ -65,6 +65,11 @@ public final class BundleWorkers: @unchecked Sendable {
         lock.withLock { busy.map { ($0.key, $0.value) }.sorted { $0.pid < $1.pid } }
     }
 
+    /// The process ids of the workers alive now, idle or in a call.
+    public var processIdentifiers: [Int32] {
+        lock.withLock { (idle.values.flatMap { $0.map(\.processIdentifier) } + busy).sorted() }
+    }
+
     /// Workers alive and idle now.
     public var idleWorkers: Int { lock.withLock { idle.values.reduce(0) { $0 + $1.count } } }
 
