@@ -67,7 +67,7 @@ public final class BundleWorkers: @unchecked Sendable {
 
     /// The process ids of the workers alive now, idle or in a call.
     public var processIdentifiers: [Int32] {
-        lock.withLock { (idle.values.flatMap { $0.map(\.processIdentifier) } + busy).sorted() }
+        lock.withLock { (idle.values.flatMap { $0.map(\.processIdentifier) } + busy.keys).sorted() }
     }
 
     /// Workers alive and idle now.
@@ -79,7 +79,7 @@ public final class BundleWorkers: @unchecked Sendable {
             defer { idle = [:]; order = [] }
             return idle.values.flatMap { $0 }
         }
-        for worker in all { worker.stop() }
+        WorkerProcess.stopAll(all)
     }
 
     /// Stops the idle workers of bundle `id`, of every version (a plugin
@@ -92,7 +92,7 @@ public final class BundleWorkers: @unchecked Sendable {
             order.removeAll { owner($0) == id }
             return keys.flatMap { idle.removeValue(forKey: $0) ?? [] }
         }
-        for worker in stopped { worker.stop() }
+        WorkerProcess.stopAll(stopped)
     }
 
     /// Idle workers of bundle `id` alive now.
@@ -160,23 +160,19 @@ public final class BundleWorkers: @unchecked Sendable {
     func call(_ link: Link, services: HostServices, role: CallRole, _ what: String, _ id: String, _ field: String,
               _ arguments: [LuaValue], budget: (used: Int, remaining: Int)?) -> CallOutcome {
         let began = ContinuousClock.now
-        var fields: [(String, JSONValue)] = [
-            ("op", .of("call")), ("role", .of(role.rawValue)), ("what", .of(what)), ("id", .of(id)), ("field", .of(field)),
-            ("arguments", WorkerWire.values(arguments)),
-        ]
-        if let budget { fields.append(("budget", .list([.of(budget.used), .of(budget.remaining)]))) }
-        if let prepared = services.activities?.prepared { fields.append(("prepared", WorkerWire.mark(prepared.mark, source: prepared.source))) }
-        if !(services.clock is SystemClock) { fields.append(("now", WorkerWire.value(.number(services.clock.now())))) }
+        let request = WorkerWire.call(.init(role: role, what: what, id: id, field: field, arguments: arguments, budget: budget,
+                                            now: services.clock is SystemClock ? nil : services.clock.now(),
+                                            prepared: services.activities?.prepared))
         var deadline = role.deadline(services.policy).hard
         if let cap = services.policy.callCap { deadline = min(deadline, cap) }
         let canceller = services.canceller
-        let result: Result<JSONValue, WorkerProcess.Loss>
+        let result: Result<[UInt8], WorkerProcess.Loss>
         do {
             let worker = try checkOut(link)
             let pid = worker.processIdentifier
             lock.withLock { busy[pid] = link.bundle }
             canceller?.running(cancel: { worker.cancel() })
-            result = worker.call(.record(fields), deadline: deadline + grace) { message in self.serve(message, link, services) }
+            result = worker.exchange(request, deadline: deadline + grace) { message in self.serve(message, link, services) }
             canceller?.running(nil)
             lock.withLock { busy[pid] = nil }
             checkIn(worker, link.key)
@@ -273,7 +269,7 @@ public final class BundleWorkers: @unchecked Sendable {
             }
             return surplus
         }
-        for worker in surplus { worker.stop() }
+        WorkerProcess.stopAll(surplus)
     }
 
     // MARK: App modules, served to workers

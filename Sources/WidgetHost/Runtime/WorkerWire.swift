@@ -2,10 +2,10 @@ import Foundation
 import LuaSandbox
 
 /// How a bundle call's data crosses the worker protocol, losing nothing
-/// (docs/plugins.md, "The protocol"). Lua values keep what JSON alone would
-/// lose: floats stay floats (NaN and the infinities included), integers stay
-/// integers, strings keep their bytes, and a table keeps its array part apart
-/// from its keys.
+/// (docs/plugins.md, "The protocol"). A call and its outcome are binary
+/// messages (`WireWriter`: floats as their bits, strings as their bytes, a
+/// table's array part apart from its keys). The app modules' calls, which
+/// are rare, are JSON, with Lua values in this form:
 ///
 /// | Lua | wire |
 /// |---|---|
@@ -76,16 +76,6 @@ enum WorkerWire {
         try (json?.items ?? []).map(value)
     }
 
-    static func logLevel(_ name: String) -> LuaLogLevel? {
-        switch name {
-        case "debug": return .debug
-        case "info": return .info
-        case "warn": return .warn
-        case "error": return .error
-        default: return nil
-        }
-    }
-
     // MARK: Codable values, as a JSON text in a string
 
     /// `value` as JSON text, its keys sorted (the same value, the same text).
@@ -98,28 +88,6 @@ enum WorkerWire {
     static func decoded<T: Decodable>(_ type: T.Type, _ json: JSONValue?) throws -> T? {
         guard let text = json?.text else { return nil }
         return try JSONDecoder().decode(type, from: Data(text.utf8))
-    }
-
-    // MARK: Reload requests
-
-    static func reload(_ request: ReloadRequest) -> JSONValue {
-        switch request {
-        case .timelines(let kind): return .list([.of("timelines"), .of(kind)])
-        case .allTimelines: return .list([.of("allTimelines")])
-        case .controls(let kind): return .list([.of("controls"), .of(kind)])
-        case .allControls: return .list([.of("allControls")])
-        }
-    }
-
-    static func reload(_ json: JSONValue) throws -> ReloadRequest {
-        let parts = json.items?.compactMap(\.text) ?? []
-        switch (parts.first, parts.count) {
-        case ("timelines", 2): return .timelines(kind: parts[1])
-        case ("allTimelines", 1): return .allTimelines
-        case ("controls", 2): return .controls(kind: parts[1])
-        case ("allControls", 1): return .allControls
-        default: throw WorkerProtocolError("not a reload request on the wire")
-        }
     }
 
     // MARK: Live Activity events
@@ -155,46 +123,103 @@ enum WorkerWire {
         return (ActivityEventMark(activity: activity, kind: parsed), json["source"]?.text ?? "")
     }
 
-    // MARK: Outcomes
+    // MARK: Calls and outcomes, in binary (`WireWriter`): most of the traffic
 
-    /// A call's outcome, with the Live Activity changes it committed.
-    static func outcome(_ o: CallOutcome, activityChanges: [ActivityChange]) throws -> JSONValue {
-        var fields: [(String, JSONValue)] = [("op", .of("done"))]
-        if let diagnostic = o.diagnostic { fields.append(("diagnostic", try encoded(diagnostic))) }
-        if !o.values.isEmpty { fields.append(("values", values(o.values))) }
-        fields.append(("elapsed", value(.number(o.elapsed))))
-        fields.append(("cpu", value(.number(o.cpuTime))))
-        fields.append(("peak", .of(o.memoryPeak)))
-        if !o.logs.isEmpty {
-            fields.append(("logs", .list(o.logs.map { .list([.of($0.level.name), .base64(Array($0.text.utf8))]) })))
-        }
-        if !o.reloadRequests.isEmpty { fields.append(("reloads", .list(o.reloadRequests.map(reload)))) }
-        if !o.deniedGroups.isEmpty { fields.append(("denied", .list(o.deniedGroups.map { .of($0) }))) }
-        if o.storeConflict { fields.append(("conflict", .of(true))) }
-        if !o.warnings.isEmpty { fields.append(("warnings", .list(o.warnings.map { .of($0) }))) }
-        if !activityChanges.isEmpty { fields.append(("activityChanges", try encoded(activityChanges))) }
-        return .record(fields)
+    /// A call, as the host sends it.
+    struct Call {
+        var role: CallRole
+        var what: String
+        var id: String
+        var field: String
+        var arguments: [LuaValue]
+        var budget: (used: Int, remaining: Int)?
+        /// The host's time (nil: the worker reads the system's clock).
+        var now: Double?
+        /// An updater's event, to mark handled with the call's changes.
+        var prepared: (mark: ActivityEventMark, source: String)?
     }
 
-    static func outcome(_ json: JSONValue) throws -> (CallOutcome, [ActivityChange]) {
-        var o = CallOutcome()
-        o.diagnostic = try decoded(Diagnostic.self, json["diagnostic"])
-        o.values = try values(json["values"])
-        o.elapsed = try value(json["elapsed"] ?? .null).doubleValue ?? 0
-        o.cpuTime = try value(json["cpu"] ?? .null).doubleValue ?? 0
-        o.memoryPeak = json["peak"]?.int ?? 0
-        for line in json["logs"]?.items ?? [] {
-            let parts = line.items ?? []
-            guard parts.count == 2, let level = parts[0].text.flatMap(logLevel), let bytes = parts[1].decodedBytes else {
-                throw WorkerProtocolError("not a log line on the wire")
+    static func call(_ c: Call) -> [UInt8] {
+        var w = WireWriter(.call)
+        w.string(c.role.rawValue); w.string(c.what); w.string(c.id); w.string(c.field)
+        w.values(c.arguments)
+        w.bool(c.budget != nil)
+        if let budget = c.budget { w.count(budget.used); w.count(budget.remaining) }
+        w.bool(c.now != nil)
+        if let now = c.now { w.double(now) }
+        w.bool(c.prepared != nil)
+        if let prepared = c.prepared { w.string(BundleWorkers.text(mark(prepared.mark, source: prepared.source))) }
+        return w.bytes
+    }
+
+    static func call(_ bytes: [UInt8]) throws -> Call {
+        var r = WireReader(bytes)
+        guard r.tag == .call else { throw WorkerProtocolError("not a call") }
+        let roleName = try r.string()
+        guard let role = CallRole(rawValue: roleName) else { throw WorkerProtocolError("a call of role '\(roleName)'") }
+        var c = Call(role: role, what: try r.string(), id: try r.string(), field: try r.string(), arguments: try r.values())
+        if try r.bool() { c.budget = (try r.count(), try r.count()) }
+        if try r.bool() { c.now = try r.double() }
+        if try r.bool() { c.prepared = try mark(try WorkerChannel.json(Array(try r.string().utf8))) }
+        return c
+    }
+
+    /// A call's outcome, with the Live Activity changes it committed.
+    static func outcome(_ o: CallOutcome, activityChanges: [ActivityChange]) throws -> [UInt8] {
+        var w = WireWriter(.done)
+        w.bool(o.diagnostic != nil)
+        if let diagnostic = o.diagnostic, let text = try encoded(diagnostic).text { w.string(text) }
+        w.values(o.values)
+        w.double(o.elapsed)
+        w.double(o.cpuTime)
+        w.count(o.memoryPeak)
+        w.count(o.logs.count)
+        for line in o.logs { w.byte(UInt8(line.level.rawValue)); w.string(line.text) }
+        w.count(o.reloadRequests.count)
+        for request in o.reloadRequests {
+            switch request {
+            case .timelines(let kind): w.byte(0); w.string(kind)
+            case .allTimelines: w.byte(1)
+            case .controls(let kind): w.byte(2); w.string(kind)
+            case .allControls: w.byte(3)
             }
-            o.logs.append((level, String(decoding: bytes, as: UTF8.self)))
         }
-        o.reloadRequests = try (json["reloads"]?.items ?? []).map(reload)
-        o.deniedGroups = (json["denied"]?.items ?? []).compactMap(\.text)
-        o.storeConflict = json["conflict"]?.kind == .boolean(true)
-        o.warnings = (json["warnings"]?.items ?? []).compactMap(\.text)
-        let changes = try decoded([ActivityChange].self, json["activityChanges"]) ?? []
+        w.count(o.deniedGroups.count)
+        for group in o.deniedGroups { w.string(group) }
+        w.bool(o.storeConflict)
+        w.count(o.warnings.count)
+        for warning in o.warnings { w.string(warning) }
+        w.bool(!activityChanges.isEmpty)
+        if !activityChanges.isEmpty, let text = try encoded(activityChanges).text { w.string(text) }
+        return w.bytes
+    }
+
+    static func outcome(_ bytes: [UInt8]) throws -> (CallOutcome, [ActivityChange]) {
+        var r = WireReader(bytes)
+        guard r.tag == .done else { throw WorkerProtocolError("not an outcome") }
+        var o = CallOutcome()
+        if try r.bool() { o.diagnostic = try decoded(Diagnostic.self, .of(try r.string())) }
+        o.values = try r.values()
+        o.elapsed = try r.double()
+        o.cpuTime = try r.double()
+        o.memoryPeak = try r.count()
+        for _ in 0..<(try r.count()) {
+            guard let level = LuaLogLevel(rawValue: Int(try r.byte())) else { throw WorkerProtocolError("a log line of no level") }
+            o.logs.append((level, try r.string()))
+        }
+        for _ in 0..<(try r.count()) {
+            switch try r.byte() {
+            case 0: o.reloadRequests.append(.timelines(kind: try r.string()))
+            case 1: o.reloadRequests.append(.allTimelines)
+            case 2: o.reloadRequests.append(.controls(kind: try r.string()))
+            case 3: o.reloadRequests.append(.allControls)
+            default: throw WorkerProtocolError("not a reload request")
+            }
+        }
+        for _ in 0..<(try r.count()) { o.deniedGroups.append(try r.string()) }
+        o.storeConflict = try r.bool()
+        for _ in 0..<(try r.count()) { o.warnings.append(try r.string()) }
+        let changes = try r.bool() ? try decoded([ActivityChange].self, .of(try r.string())) ?? [] : []
         return (o, changes)
     }
 }

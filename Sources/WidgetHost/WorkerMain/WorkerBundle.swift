@@ -65,25 +65,17 @@ final class WorkerBundle {
         pool = SandboxPool(bundle: bundle, services: services)
     }
 
-    /// Runs the call of a `call` request; answers its outcome.
-    func call(_ request: JSONValue) throws -> JSONValue {
-        guard let roleName = request["role"]?.text, let role = CallRole(rawValue: roleName), let what = request["what"]?.text,
-              let id = request["id"]?.text, let field = request["field"]?.text else {
-            throw WorkerProtocolError("call needs a role, what, id and field")
-        }
-        let arguments = try WorkerWire.values(request["arguments"])
-        var budget: (used: Int, remaining: Int)?
-        if let parts = request["budget"]?.items, parts.count == 2, let used = parts[0].int, let remaining = parts[1].int {
-            budget = (used, remaining)
-        }
-        if let clock, let now = try request["now"].map(WorkerWire.value)?.doubleValue { clock.set(now) }
+    /// Runs the call of a `call` message; answers its outcome.
+    func call(_ request: [UInt8]) throws -> [UInt8] {
+        let c = try WorkerWire.call(request)
+        if let clock, let now = c.now { clock.set(now) }
         let activities = pool.services.activities
         let before = activities?.changes.count ?? 0
-        if let prepared = try request["prepared"].map(WorkerWire.mark) {
+        if let prepared = c.prepared {
             // An updater's event: marked handled with the call's own changes, as in the host.
             activities?.prepareCall(handling: prepared.mark, source: prepared.source)
         }
-        let outcome = pool.call(role, what, id, field, arguments, budget: budget)
+        let outcome = pool.call(c.role, c.what, c.id, c.field, c.arguments, budget: c.budget)
         activities?.discardPrepared()
         let changes = activities.map { Array($0.changes.dropFirst(before)) } ?? []
         return try WorkerWire.outcome(outcome, activityChanges: changes)

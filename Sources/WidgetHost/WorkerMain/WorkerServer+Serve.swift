@@ -12,7 +12,13 @@ extension WorkerServer {
     public static func serve(_ channel: WorkerChannel, lockDownAtOpen: Bool = false) throws {
         var stores: [String: SharedStore] = [:]   // by root: made once (reading the environment is not free)
         var bundle: WorkerBundle?
-        while let request = try channel.receive() {
+        while let message = try channel.receive(until: nil) {
+            if message.first == WireTag.call.rawValue {
+                guard let bundle else { throw WorkerProtocolError("a call before the bundle was opened") }
+                try channel.send(bytes: try bundle.call(message))
+                continue
+            }
+            let request = try WorkerChannel.json(message)
             switch request["op"]?.text {
             case "eval":
                 let root = request["storeDir"]?.text ?? ""
@@ -28,9 +34,6 @@ extension WorkerServer {
                 } catch let refused as WorkerOpenError {
                     try channel.send(.record([("op", .of("done")), ("error", try WorkerWire.encoded(refused.diagnostic))]))
                 }
-            case "call":
-                guard let bundle else { throw WorkerProtocolError("a call before the bundle was opened") }
-                try channel.send(try bundle.call(request))
             case "ping":
                 try channel.send(.record([("op", .of("done"))]))
             case let op: throw WorkerProtocolError("unknown request \(op.map { "'\($0)'" } ?? "without an op")")

@@ -2,55 +2,127 @@ import Foundation
 
 /// The framed protocol between a host and a worker process (issue 17),
 /// over the worker's standard input and output: each message is a 4-byte
-/// big-endian length, then that many bytes of JSON, one object (docs/plugins.md,
-/// "Worker processes"). Bytes that may not be UTF-8 (Lua sources, log
-/// lines) travel as base64.
-public struct WorkerChannel: @unchecked Sendable {
+/// big-endian length, then that many bytes (docs/plugins.md, "Worker
+/// processes"). A message is a JSON object (its first byte `{`), or, for
+/// the calls of a bundle, which are most of the traffic, a binary one whose
+/// first byte says which (`WireTag`). In JSON, bytes that may not be UTF-8
+/// (Lua sources, log lines) travel as base64.
+///
+/// It reads and writes the file descriptors itself (a `read` fills a buffer
+/// that usually holds a whole message; a `write` sends the length and the
+/// message together), and waits for a message with `poll`, so that a
+/// deadline costs no thread.
+public final class WorkerChannel: @unchecked Sendable {
     /// The most bytes one message may hold: a bigger length is a broken peer.
     public static let maxMessage = 64 << 20
 
+    /// Kept so that their descriptors stay open.
     let input: FileHandle
     let output: FileHandle
+    private let inputFD: Int32
+    private let outputFD: Int32
+    /// Bytes read and not yet taken, from `start` on.
+    private var buffer: [UInt8] = []
+    private var start = 0
+    /// Where `read` puts what it gets.
+    private var scratch = [UInt8](repeating: 0, count: 64 << 10)
 
     public init(input: FileHandle, output: FileHandle) {
         self.input = input
         self.output = output
+        inputFD = input.fileDescriptor
+        outputFD = output.fileDescriptor
     }
 
-    /// Writes one message.
+    /// The deadline of `receive(until:)` passed first.
+    public struct TimedOut: Error {}
+
+    /// Writes one JSON message.
     public func send(_ message: JSONValue) throws {
         let writer = JSONWriter()
         message.writeJSON(to: writer)
-        let body = Array(writer.text.utf8)
-        var frame = [UInt8](repeating: 0, count: 4)
-        let n = UInt32(body.count)
-        frame[0] = UInt8(n >> 24); frame[1] = UInt8(n >> 16 & 0xFF); frame[2] = UInt8(n >> 8 & 0xFF); frame[3] = UInt8(n & 0xFF)
-        try output.write(contentsOf: Data(frame + body))
+        try send(bytes: Array(writer.text.utf8))
     }
 
-    /// Reads one message; nil at the end of the stream (the peer is gone).
+    /// Writes one message of `body`.
+    public func send(bytes body: [UInt8]) throws {
+        let n = UInt32(body.count)
+        var frame = [UInt8(n >> 24), UInt8(n >> 16 & 0xFF), UInt8(n >> 8 & 0xFF), UInt8(n & 0xFF)]
+        frame += body
+        var written = 0
+        try frame.withUnsafeBytes { raw in
+            while written < raw.count {
+                let w = write(outputFD, raw.baseAddress! + written, raw.count - written)
+                if w < 0 {
+                    if errno == EINTR { continue }
+                    throw WorkerProtocolError("cannot write to the peer: \(String(cString: strerror(errno)))")
+                }
+                written += w
+            }
+        }
+    }
+
+    /// Reads one JSON message; nil at the end of the stream (the peer is gone).
     public func receive() throws -> JSONValue? {
-        guard let header = try read(4) else { return nil }
-        let n = Int(header[0]) << 24 | Int(header[1]) << 16 | Int(header[2]) << 8 | Int(header[3])
-        guard n <= Self.maxMessage else { throw WorkerProtocolError("a message of \(n) bytes, over the limit of \(Self.maxMessage)") }
-        guard let body = try read(n) else { throw WorkerProtocolError("the stream ended inside a message") }
+        guard let body = try receive(until: nil) else { return nil }
+        return try Self.json(body)
+    }
+
+    /// A message's body as JSON.
+    public static func json(_ body: [UInt8]) throws -> JSONValue {
         do { return try JSONValue.parse(bytes: body) } catch {
             throw WorkerProtocolError("a message that is not JSON: \(error.reason)")
         }
     }
 
-    /// Exactly `count` bytes, or nil at the end of the stream before the first.
-    private func read(_ count: Int) throws -> [UInt8]? {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(count)
-        while bytes.count < count {
-            guard let chunk = try input.read(upToCount: count - bytes.count), !chunk.isEmpty else {
-                if bytes.isEmpty && count > 0 { return nil }
-                throw WorkerProtocolError("the stream ended inside a message")
+    /// Reads one message's bytes; nil at the end of the stream. With a
+    /// `deadline`, throws `TimedOut` when no whole message came by then.
+    public func receive(until deadline: ContinuousClock.Instant?) throws -> [UInt8]? {
+        while true {
+            let available = buffer.count - start
+            if available >= 4 {
+                let n = Int(buffer[start]) << 24 | Int(buffer[start + 1]) << 16 | Int(buffer[start + 2]) << 8 | Int(buffer[start + 3])
+                guard n <= Self.maxMessage else { throw WorkerProtocolError("a message of \(n) bytes, over the limit of \(Self.maxMessage)") }
+                if available >= 4 + n {
+                    let body = Array(buffer[(start + 4)..<(start + 4 + n)])
+                    start += 4 + n
+                    if start == buffer.count { buffer.removeAll(keepingCapacity: true); start = 0 }
+                    return body
+                }
             }
-            bytes += chunk
+            if let deadline { try wait(until: deadline) }
+            guard try fill() else {
+                if buffer.count > start { throw WorkerProtocolError("the stream ended inside a message") }
+                return nil
+            }
         }
-        return bytes
+    }
+
+    /// Waits until the input can be read, or throws `TimedOut` at `deadline`.
+    private func wait(until deadline: ContinuousClock.Instant) throws {
+        while true {
+            let left = deadline - ContinuousClock.now
+            if left <= .zero { throw TimedOut() }
+            let ms = Int32(clamping: left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1)
+            var fd = pollfd(fd: inputFD, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&fd, 1, ms)
+            if ready > 0 { return }
+            if ready < 0 && errno != EINTR { throw WorkerProtocolError("cannot wait for the peer: \(String(cString: strerror(errno)))") }
+        }
+    }
+
+    /// Reads what is there into the buffer; false at the end of the stream.
+    private func fill() throws -> Bool {
+        if start > 0 && start == buffer.count { buffer.removeAll(keepingCapacity: true); start = 0 }
+        while true {
+            let got = scratch.withUnsafeMutableBytes { raw in read(inputFD, raw.baseAddress!, raw.count) }
+            if got < 0 {
+                if errno == EINTR { continue }
+                throw WorkerProtocolError("cannot read from the peer: \(String(cString: strerror(errno)))")
+            }
+            buffer.append(contentsOf: scratch[0..<got])
+            return got > 0
+        }
     }
 }
 

@@ -100,31 +100,44 @@ public final class WorkerProcess {
     /// returns is sent back as the answer. The worker is killed when no
     /// `done` came within `deadline` seconds.
     public func call(_ request: JSONValue, deadline: Double, onMessage: (JSONValue) -> JSONValue? = { _ in nil }) -> Result<JSONValue, Loss> {
-        let pid = process.processIdentifier
-        let watchdog = DispatchWorkItem { [weak self] in
-            self?.lock.withLock { self?.killed = true }
-            kill(pid, SIGKILL)
+        let writer = JSONWriter()
+        request.writeJSON(to: writer)
+        switch exchange(Array(writer.text.utf8), deadline: deadline, onMessage: onMessage) {
+        case .success(let bytes):
+            do { return .success(try WorkerChannel.json(bytes)) } catch {
+                return .failure(lose(.broken("\(error)")))
+            }
+        case .failure(let loss): return .failure(loss)
         }
-        DispatchQueue.global().asyncAfter(deadline: .now() + deadline, execute: watchdog)
-        defer { watchdog.cancel() }
+    }
+
+    /// Sends the message `request` (JSON or binary) and returns the bytes
+    /// of the answer: a binary `done` (`WireTag.done`) or a JSON one (`"op":
+    /// "done"`). Other JSON messages go to `onMessage`, whose answer is sent
+    /// back. No answer within `deadline` seconds: the worker is killed
+    /// (SIGKILL) and the call is `.killed`.
+    public func exchange(_ request: [UInt8], deadline: Double, onMessage: (JSONValue) -> JSONValue? = { _ in nil }) -> Result<[UInt8], Loss> {
+        let until = ContinuousClock.now + .nanoseconds(Int64(deadline * 1e9))
         do {
-            try channel.send(request)
-            while let message = try channel.receive() {
-                if message["op"]?.text == "done" { return .success(message) }
-                if let answer = onMessage(message) { try channel.send(answer) }
+            try channel.send(bytes: request)
+            while let message = try channel.receive(until: until) {
+                if message.first == WireTag.done.rawValue { return .success(message) }
+                let json = try WorkerChannel.json(message)
+                if json["op"]?.text == "done" { return .success(message) }
+                if let answer = onMessage(json) { try channel.send(answer) }
             }
+        } catch is WorkerChannel.TimedOut {
+            lock.withLock { killed = true }
+            kill(process.processIdentifier, SIGKILL)
+            reap()
+            return .failure(.killed(deadline: deadline))
         } catch {
-            if !lock.withLock({ killed }) {
-                // A write to a dead worker (EPIPE), or a broken message from a live one.
-                if process.isRunning {
-                    kill(pid, SIGKILL)
-                    process.waitUntilExit()
-                    lock.withLock { killed = true }
-                    return .failure(.broken("\(error)"))
-                }
+            // A write to a dead worker (EPIPE), or a broken message from a live one.
+            if !lock.withLock({ killed }) && process.isRunning {
+                return .failure(lose(.broken("\(error)")))
             }
         }
-        process.waitUntilExit()
+        reap()
         let (wasKilled, wasCancelled) = lock.withLock { (killed, cancelled) }
         if wasCancelled { return .failure(.cancelled) }
         if wasKilled { return .failure(.killed(deadline: deadline)) }
@@ -132,6 +145,27 @@ public final class WorkerProcess {
         case .uncaughtSignal: return .failure(.died(signal: process.terminationStatus, status: nil))
         default: return .failure(.died(signal: nil, status: process.terminationStatus))
         }
+    }
+
+    /// Kills a worker that broke the protocol; returns `loss`.
+    private func lose(_ loss: Loss) -> Loss {
+        lock.withLock { killed = true }
+        kill(process.processIdentifier, SIGKILL)
+        reap()
+        return loss
+    }
+
+    /// Waits until the worker's end is known (its input closed or it was
+    /// killed): a short poll, where `Process.waitUntilExit` on Linux looks
+    /// only every 50 ms.
+    func reap(within seconds: Double = 10) {
+        let until = ContinuousClock.now + .nanoseconds(Int64(seconds * 1e9))
+        var pause: UInt32 = 50
+        while process.isRunning && ContinuousClock.now < until {
+            usleep(pause)
+            pause = min(pause * 2, 5000)
+        }
+        if process.isRunning { process.waitUntilExit() }
     }
 
     /// Kills the worker in its call (the host cancelled it): the call ends
@@ -146,8 +180,21 @@ public final class WorkerProcess {
 
     /// Ends the worker (its input closes; it exits when it reads the end).
     public func stop() {
+        close()
+        reap()
+    }
+
+    /// Closes the worker's input, without waiting for it to exit (`stop`
+    /// waits).
+    func close() {
         try? channel.output.close()
-        if process.isRunning { process.waitUntilExit() }
+    }
+
+    /// Stops `workers` together: every input is closed first, so they exit
+    /// side by side, then each is waited for.
+    public static func stopAll(_ workers: [WorkerProcess]) {
+        for worker in workers { worker.close() }
+        for worker in workers { worker.reap() }
     }
 }
 
@@ -179,7 +226,7 @@ public final class WorkerPool {
 
     /// Ends every idle worker.
     public func stop() {
-        for worker in idle { worker.stop() }
+        WorkerProcess.stopAll(idle)
         idle = []
     }
 }
