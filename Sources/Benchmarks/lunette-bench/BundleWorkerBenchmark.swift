@@ -77,6 +77,10 @@ enum BundleWorkerBenchmark {
 
     struct CallFigures {
         var worker: [Double] = [], inProcess: [Double] = []
+        /// In a worker that does not follow its caller's processor (`BundleWorkers.followsCaller` false).
+        var unpinned: [Double] = []
+        /// What one call's messages carry, for the wire figure.
+        var arguments: [LuaValue] = [], values: [LuaValue] = []
         /// The call's own time as its pool measured it (`CallOutcome.elapsed`): in the worker, and in process.
         var workerElapsed: [Double] = [], inProcessElapsed: [Double] = []
     }
@@ -88,16 +92,25 @@ enum BundleWorkerBenchmark {
             let store = try store(root + "/store", groups: 0..<1)
             let workers = BundleWorkers(executable: WorkerBenchmark.lunette)
             defer { workers.stop() }
+            let unpinnedWorkers = BundleWorkers(executable: WorkerBenchmark.lunette)
+            unpinnedWorkers.followsCaller = false
+            defer { unpinnedWorkers.stop() }
             let clock = SystemClock()
             let inWorker = WidgetRuntime(bundle: bundle, services: services(store, clock, workers))
+            let inUnpinned = WidgetRuntime(bundle: bundle, services: services(store, clock, unpinnedWorkers))
             let inProcess = WidgetRuntime(bundle: bundle, services: services(store, clock, nil))
             let widget = try inProcess.configuration(kind: "Bench")
-            // Warm both (the worker's open, the pool's first state).
+            // Warm them (the workers' open, the pool's first state).
             for _ in 0..<5 {
                 try expectOK(inWorker.timeline(widget).outcome, "the worker's call")
+                try expectOK(inUnpinned.timeline(widget).outcome, "the unpinned worker's call")
                 try expectOK(inProcess.timeline(widget).outcome, "the call in process")
             }
             var figures = CallFigures()
+            // The context a timeline gets (WidgetRuntime's), and no configuration.
+            figures.arguments = [.table(LuaTable(fields: ["displaySize": .table(LuaTable(fields: ["height": 170, "width": 170])),
+                                                          "family": "systemSmall", "isPreview": false, "kind": "Bench"])), .nil]
+            figures.values = inProcess.timeline(widget).outcome.values
             let c = ContinuousClock()
             for _ in 0..<samples {
                 var t = c.now
@@ -110,6 +123,10 @@ enum BundleWorkerBenchmark {
                 figures.inProcess.append(microseconds(c.now - t))
                 try expectOK(p, "the call in process")
                 figures.inProcessElapsed.append(p.elapsed * 1e6)
+                t = c.now
+                let u = inUnpinned.timeline(widget).outcome
+                figures.unpinned.append(microseconds(c.now - t))
+                try expectOK(u, "the unpinned worker's call")
             }
             guard workers.workersStarted == 1 else { throw WorkerBenchmark.failure("\(workers.workersStarted) workers served one bundle") }
             return figures
@@ -133,35 +150,21 @@ enum BundleWorkerBenchmark {
         }
     }
 
-    /// The two messages of that call as they cross the pipes (taken with strace: 213 and 425 bytes of JSON).
-    static let request = #"{"op":"call","role":"timeline","what":"widget","id":"Bench","field":"timeline","arguments":[{"k":["displaySize",{"k":["height",170,"width",170]},"family","systemSmall","isPreview",false,"kind","Bench"]},null]}"#
-    static let answer = #"{"op":"done","values":[{"k":["entries",{"a":[{"k":["date",{"f":4745317790995004100},"label","entry 0","n",7]},{"k":["date",{"f":4745317791749978820},"label","entry 1","n",8]},{"k":["date",{"f":4745317792504953540},"label","entry 2","n",9]},{"k":["date",{"f":4745317793259928260},"label","entry 3","n",10]}]},"policy",{"k":["after",{"f":4745317794769877700}]}]}],"elapsed":{"f":4559129028646257537},"cpu":{"f":0},"peak":51191}"#
-
-    /// Pieces of a worker call's cost, measured in this process (µs): the
-    /// JSON of its two messages (each written once and parsed once), and
-    /// arming and cancelling a call's watchdog (`DispatchQueue.asyncAfter`).
-    static func wirePieces(iterations: Int) throws -> (json: Double, watchdog: Double) {
-        let messages = [Array(request.utf8), Array(answer.utf8)]
+    /// µs to write and read back, in the binary wire form (`WireWriter`,
+    /// `WireReader`), what a call's two messages carry: `arguments` and the
+    /// answer's `values`.
+    static func wirePieces(arguments: [LuaValue], values: [LuaValue], iterations: Int) throws -> Double {
         let c = ContinuousClock()
-        var t = c.now
-        var bytes = 0
+        let t = c.now
         for _ in 0..<iterations {
-            for message in messages {
-                let value = try JSONValue.parse(bytes: message)
-                let writer = JSONWriter()
-                value.writeJSON(to: writer)
-                bytes += writer.text.utf8.count
+            for part in [arguments, values] {
+                var w = WireWriter(.call)
+                w.values(part)
+                var r = WireReader(w.bytes)
+                guard try r.values().count == part.count else { throw WorkerBenchmark.failure("the values did not round-trip") }
             }
         }
-        guard bytes == iterations * (messages[0].count + messages[1].count) else { throw WorkerBenchmark.failure("the messages did not round-trip") }
-        let json = microseconds(c.now - t) / Double(iterations)
-        t = c.now
-        for _ in 0..<iterations {
-            let watchdog = DispatchWorkItem { }
-            DispatchQueue.global().asyncAfter(deadline: .now() + 31, execute: watchdog)
-            watchdog.cancel()
-        }
-        return (json, microseconds(c.now - t) / Double(iterations))
+        return microseconds(c.now - t) / Double(iterations)
     }
 
     // MARK: 2. Cold start
@@ -352,10 +355,12 @@ func bundleWorkerFigures() throws {
           + "   (goal ≤ 2× + 30 µs = \(figure(goal)) µs: \(w <= goal ? "met" : "MISSED"))")
     let (we, pe) = (median(call.workerElapsed), median(call.inProcessElapsed))
     print("of which the call itself (its pool's elapsed): \(figure(we)) µs in the worker, \(figure(pe)) µs in process;"
-          + " the rest in a worker, \(figure(w - we)) µs, is the request and answer (wire form, JSON, pipes)")
-    let pieces = try BundleWorkerBenchmark.wirePieces(iterations: 2000)   // few: each watchdog stays queued for its 31 s
-    print("profile, measured here: the call's two messages (213 + 425 bytes of JSON) written and parsed once each \(figure(pieces.json)) µs;"
-          + " a call's watchdog armed and cancelled (DispatchQueue.asyncAfter, caller's side) \(figure(pieces.watchdog)) µs")
+          + " the rest in a worker, \(figure(w - we)) µs, is the request and answer (wire form, pipes, the processes' wake-ups)")
+    let unpinned = median(call.unpinned)
+    print("baseline, the same call in a worker that does not follow its caller's processor (followsCaller false): median \(figure(unpinned)) µs (p90 \(figure(percentile(call.unpinned, 90))))"
+          + "   ratio \(figure(unpinned / p, decimals: 2)) to in process")
+    let wire = try BundleWorkerBenchmark.wirePieces(arguments: call.arguments, values: call.values, iterations: 20_000)
+    print("profile, measured here: the call's arguments and its answer's values written and read back in the binary wire form: \(figure(wire)) µs")
     let colds = quick ? 5 : 20
     let cold = try BundleWorkerBenchmark.coldStart(samples: colds)
     print("a bundle worker's cold start to its first call answered (open: sources, load, groups, lockdown), median of \(colds): "

@@ -21,4 +21,11 @@ int lunette_worker_seccomp(void);
 /// needs a vast address space and opens its report files when it reports.
 int lunette_worker_sanitized(void);
 
+/// The processor the calling thread runs on, or -1 where that is not known.
+int lunette_current_cpu(void);
+
+/// Lets process `pid` run on processor `cpu` only (sched_setaffinity).
+/// 0, -1 with errno, or -2 where the system has no such thing.
+int lunette_pin_to_cpu(int pid, int cpu);
+
 #endif

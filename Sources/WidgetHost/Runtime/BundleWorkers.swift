@@ -33,6 +33,9 @@ public final class BundleWorkers: @unchecked Sendable {
     public var grace: Double = 1
     /// Idle workers kept alive, over all bundles.
     public let maxIdle: Int
+    /// Whether a worker moves to its caller's processor for each call
+    /// (`WorkerProcess.followsCaller`; Linux).
+    public var followsCaller = true
     private let lock = NSLock()
     /// Idle workers by key, the most recently used last in `order`.
     private var idle: [String: [WorkerProcess]] = [:]
@@ -236,6 +239,7 @@ public final class BundleWorkers: @unchecked Sendable {
         }
         if let reused { return reused }
         let worker = try WorkerProcess(executable: executable, arguments: ["worker", "--lockdown", "open"])
+        worker.followsCaller = followsCaller
         lock.withLock { started += 1 }
         switch worker.call(link.open, deadline: link.openDeadline) {
         case .success(let answer):
