@@ -13,10 +13,15 @@ int lunette_current_cpu(void) {
 }
 
 int lunette_pin_to_cpu(int pid, int cpu) {
-    if (cpu < 0 || cpu >= CPU_SETSIZE) { errno = EINVAL; return -1; }
     cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
+    if (cpu < 0) {
+        // Back to the processors the caller may use.
+        if (sched_getaffinity(0, sizeof(set), &set) != 0) return -1;
+    } else {
+        if (cpu >= CPU_SETSIZE) { errno = EINVAL; return -1; }
+        CPU_ZERO(&set);
+        CPU_SET(cpu, &set);
+    }
     return sched_setaffinity((pid_t)pid, sizeof(set), &set);
 }
 #else

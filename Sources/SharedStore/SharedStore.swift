@@ -21,6 +21,11 @@ public final class SharedStore: @unchecked Sendable {
     private let lock = NSLock()
     private var groups: [String: StoreGroup] = [:]
 
+    /// The longest a commit waits for another connection's lock, in seconds
+    /// (SQLite's busy timeout): a host that kills calls at a deadline gives
+    /// a call's commit this long first.
+    public static let lockWaitSeconds = Double(StoreDatabase.busyTimeoutMs) / 1000
+
     /// The database file of each group, under its folder.
     public static let databaseName = "store.sqlite"
 

@@ -165,6 +165,10 @@ final class StoreDatabase {
             _ = try connection.text("PRAGMA journal_mode=WAL")
         }
         try connection.exec(durability == .powerLoss ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL")
+        // Temporary tables, indexes and statement journals in memory: no file
+        // is opened after the connection (a worker process that has locked
+        // down can open none).
+        try connection.exec("PRAGMA temp_store=MEMORY")
         // 3. The schema, created or migrated in one write transaction.
         if !found.isCurrent { try prepareSchema() }
     }

@@ -149,6 +149,47 @@ struct BundleWorkerTests {
         #expect(refused.status == .error && refused.message?.contains("no forecast for Nowhere") == true, "\(refused.message ?? "")")
     }
 
+    @Test func theRuntimesCancellerKillsTheWorkerOfTheRunningCall() throws {
+        let fixture = try BundleFixture(main: """
+            widget { kind = "W", placeholder = function() return {} end,
+              timeline = function() local i = 0; while true do i = i + 1 end end }
+            """)
+        let workers = Self.workers()
+        defer { workers.stop() }
+        var policy = HostPolicy.standard
+        policy.timelineDeadline = .init(soft: 10, hard: 10)
+        let runtime = WidgetRuntime(bundle: try fixture.load(), services: services(fixture, workers: workers, clock: VirtualClock(t0), policy: policy))
+        let canceller = runtime.canceller
+        let stopper = Thread {
+            let deadline = Date().addingTimeInterval(5)
+            while workers.busyProcessIdentifiers.isEmpty && Date() < deadline { usleep(1000) }
+            usleep(20_000)
+            canceller.cancel()
+        }
+        stopper.start()
+        let started = ContinuousClock.now
+        let outcome = runtime.timeline(try runtime.configuration(kind: "W")).outcome
+        #expect(outcome.status == .timeout && outcome.message?.hasPrefix("cancelled by the host") == true, "\(outcome.message ?? "")")
+        #expect(ContinuousClock.now - started < .seconds(5), "the cancel ended the call, not its 10 s deadline")
+        #expect(workers.idleWorkers == 0, "the killed worker is not kept")
+    }
+
+    @Test func aWorkerThatStopsReadingOrClosesItsOutputCostsTheCallNotTheHost() throws {
+        // Stand-ins for a worker whose native code was taken over: real processes that break the protocol.
+        let deaf = try WorkerProcess(executable: "/bin/sh", arguments: ["-c", "exec sleep 30"])
+        let big = [UInt8](repeating: 0x7B, count: 1 << 20)   // more than a pipe holds: the write has to wait
+        let started = ContinuousClock.now
+        #expect(deaf.exchange(big, deadline: 0.3) == .failure(.killed(deadline: 0.3)))
+        #expect(ContinuousClock.now - started < .seconds(3), "the write waited under the deadline")
+        #expect(!deaf.isAlive)
+        let mute = try WorkerProcess(executable: "/bin/sh", arguments: ["-c", "exec 1>&-; exec sleep 30"])
+        let result = mute.exchange(Array("{}".utf8), deadline: 10)
+        #expect(result == .failure(.broken("it closed its output and did not exit")), "\(result)")
+        #expect(!mute.isAlive)
+        var reader = WireReader([WireTag.done.rawValue, 0x06, 0xFF, 0xFF, 0xFF, 0x1F])   // a table of 64 M items, in 6 bytes
+        #expect(throws: WorkerProtocolError.self) { try reader.value() }
+    }
+
     @Test func theHostServesAWorkerOnlyTheModulesItsBundleIsGranted() throws {
         var weather = HostModule(name: "app.weather", capability: "weather")
         weather.add("today") { _ in [.integer(21)] }

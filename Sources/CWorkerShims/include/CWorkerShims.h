@@ -21,10 +21,20 @@ int lunette_worker_seccomp(void);
 /// needs a vast address space and opens its report files when it reports.
 int lunette_worker_sanitized(void);
 
+/// Starts the program at `path` (argv, envp: NULL-terminated) as a worker:
+/// its standard input reads a new pipe whose write end goes to *to_child,
+/// its standard output writes a new pipe whose read end goes to
+/// *from_child, its standard error is the caller's, and no other descriptor
+/// of the caller's reaches it; it leads a process group of its own, with no
+/// signal blocked and SIGPIPE at its default. Returns its pid, or -1 with
+/// errno. The caller reaps it (waitpid).
+int lunette_spawn_worker(const char *path, char *const argv[], char *const envp[], int *to_child, int *from_child);
+
 /// The processor the calling thread runs on, or -1 where that is not known.
 int lunette_current_cpu(void);
 
-/// Lets process `pid` run on processor `cpu` only (sched_setaffinity).
+/// Lets process `pid` run on processor `cpu` only (sched_setaffinity); with
+/// `cpu` -1, on the processors the calling thread may use.
 /// 0, -1 with errno, or -2 where the system has no such thing.
 int lunette_pin_to_cpu(int pid, int cpu);
 

@@ -159,50 +159,54 @@ public final class BundleWorkers: @unchecked Sendable {
         return writer.text
     }
 
-    /// Runs one call of the bundle of `link` in a worker.
-    func call(_ link: Link, services: HostServices, role: CallRole, _ what: String, _ id: String, _ field: String,
-              _ arguments: [LuaValue], budget: (used: Int, remaining: Int)?) -> CallOutcome {
+    /// Runs one call of the bundle of `link` in a worker; `canceller` (the
+    /// runtime's) kills the worker to end the call.
+    func call(_ link: Link, services: HostServices, canceller: CallCanceller?, role: CallRole, _ what: String, _ id: String,
+              _ field: String, _ arguments: [LuaValue], budget: (used: Int, remaining: Int)?) -> CallOutcome {
         let began = ContinuousClock.now
+        func failed(_ diagnostic: Diagnostic) -> CallOutcome {
+            var outcome = CallOutcome(diagnostic)
+            outcome.elapsed = BundleSandbox.seconds(ContinuousClock.now - began)
+            return outcome
+        }
         let request = WorkerWire.call(.init(role: role, what: what, id: id, field: field, arguments: arguments, budget: budget,
                                             now: services.clock is SystemClock ? nil : services.clock.now(),
                                             prepared: services.activities?.prepared))
         var deadline = role.deadline(services.policy).hard
         if let cap = services.policy.callCap { deadline = min(deadline, cap) }
-        let canceller = services.canceller
-        let result: Result<[UInt8], WorkerProcess.Loss>
-        do {
-            let worker = try checkOut(link)
-            let pid = worker.processIdentifier
-            lock.withLock { busy[pid] = link.bundle }
-            canceller?.running(cancel: { worker.cancel() })
-            result = worker.exchange(request, deadline: deadline + grace) { message in self.serve(message, link, services) }
-            canceller?.running(nil)
-            lock.withLock { busy[pid] = nil }
-            checkIn(worker, link.key)
-        } catch let refused as WorkerOpenError {
-            var outcome = CallOutcome(refused.diagnostic)
-            outcome.elapsed = BundleSandbox.seconds(ContinuousClock.now - began)
-            return outcome
+        // The worker commits at the end of the call, after waiting for
+        // other writers' locks as long as the store lets it: it is killed
+        // only after that too, so a call it ends was not committed.
+        let hostDeadline = deadline + grace + (services.store == nil ? 0 : SharedStore.lockWaitSeconds)
+        let worker: WorkerProcess
+        do { worker = try checkOut(link) } catch let refused as WorkerOpenError {
+            return failed(refused.diagnostic)
         } catch {
-            var outcome = CallOutcome(Diagnostic(.crashed, "could not start a worker process (\(executable)): \(error)"))
-            outcome.elapsed = BundleSandbox.seconds(ContinuousClock.now - began)
-            return outcome
+            return failed(Diagnostic(.crashed, "could not start a worker process (\(executable)): \(error)"))
         }
+        let pid = worker.processIdentifier
+        lock.withLock { busy[pid] = link.bundle }
+        // CPU time as the host reads it: a worker cannot under-report it to its ledger.
+        let cpuBefore = services.ledger == nil ? nil : worker.cpuSeconds()
+        canceller?.running(cancel: { worker.cancel() })
+        let result = worker.exchange(request, deadline: hostDeadline) { message in self.serve(message, link, services) }
+        canceller?.running(nil)
+        let cpuAfter = cpuBefore == nil ? nil : worker.cpuSeconds()
+        lock.withLock { busy[pid] = nil }
         switch result {
         case .success(let answer):
-            do {
-                let (outcome, changes) = try WorkerWire.outcome(answer)
-                if !changes.isEmpty { services.activities?.adopt(changes) }
-                return outcome
-            } catch {
-                var outcome = CallOutcome(Diagnostic(.crashed, "the worker's answer could not be read (\(error))"))
-                outcome.elapsed = BundleSandbox.seconds(ContinuousClock.now - began)
-                return outcome
+            let decoded: (CallOutcome, [ActivityChange])
+            do { decoded = try WorkerWire.outcome(answer) } catch {
+                worker.stop(killing: true)
+                return failed(Diagnostic(.crashed, "the worker's answer could not be read (\(error)); the worker was killed"))
             }
-        case .failure(let loss):
-            var outcome = CallOutcome(loss.diagnostic)
-            outcome.elapsed = BundleSandbox.seconds(ContinuousClock.now - began)
+            checkIn(worker, link.key)
+            var (outcome, changes) = decoded
+            if let cpuBefore, let cpuAfter { outcome.cpuTime = max(0, cpuAfter - cpuBefore) }
+            if !changes.isEmpty { services.activities?.adopt(changes) }
             return outcome
+        case .failure(let loss):
+            return failed(loss.diagnostic)
         }
     }
 
@@ -255,8 +259,17 @@ public final class BundleWorkers: @unchecked Sendable {
         }
     }
 
+    /// The CPU seconds after which a worker is retired rather than kept:
+    /// half its lifetime limit (`RLIMIT_CPU`), so that a busy healthy
+    /// plugin's worker never meets SIGXCPU in a call.
+    public static let retireAfterCPUSeconds = Double(WorkerServer.Limits().cpuSeconds) / 2
+
     private func checkIn(_ worker: WorkerProcess, _ key: String) {
         guard worker.isAlive else { return }
+        if let cpu = worker.cpuSeconds(), cpu > Self.retireAfterCPUSeconds {
+            WorkerProcess.stopAll([worker])
+            return
+        }
         let surplus = lock.withLock { () -> [WorkerProcess] in
             idle[key, default: []].append(worker)
             order.removeAll { $0 == key }
@@ -285,11 +298,13 @@ public final class BundleWorkers: @unchecked Sendable {
         }
         let reply: JSONValue
         guard link.modules.contains(name + "." + function) else {
-            return .record([("op", .of("reply")), ("error", .of("\(name).\(function): bundle \(link.bundle) may not call it (not one of the app's functions, or its capability is not granted)"))])
+            // The names are the worker's: a few of their characters, not all, go back.
+            let asked = String((name + "." + function).prefix(120))
+            return .record([("op", .of("reply")), ("error", .of("\(asked): bundle \(link.bundle) may not call it (not one of the app's functions, or its capability is not granted)"))])
         }
         do {
             let arguments = try WorkerWire.values(message["arguments"])
-            let values = try runModule(name, function, arguments, services.modules)
+            let values = try runModule(name, function, arguments, services.modules, link)
             reply = .record([("op", .of("reply")), ("values", WorkerWire.values(values))])
         } catch let error as LuaError {
             reply = .record([("op", .of("reply")), ("error", .of(ScriptBundle.strip(error.diagnostic.message)))])
@@ -299,11 +314,14 @@ public final class BundleWorkers: @unchecked Sendable {
         return reply
     }
 
-    /// Runs the app module function `name.function` in the host's own state for modules.
-    private func runModule(_ name: String, _ function: String, _ arguments: [LuaValue], _ all: [HostModule]) throws -> [LuaValue] {
-        try modules.withLock {
+    /// Runs the app module function `name.function` in the host's own state
+    /// for the modules of `link`'s services (one per link and module: hosts
+    /// that share these workers may have modules of the same name).
+    private func runModule(_ name: String, _ function: String, _ arguments: [LuaValue], _ all: [HostModule], _ link: Link) throws -> [LuaValue] {
+        let key = link.key + " " + name
+        return try modules.withLock {
             let entry: (state: LuaState, call: LuaFunctionRef)
-            if let ready = moduleStates[name] { entry = ready } else {
+            if let ready = moduleStates[key] { entry = ready } else {
                 guard let module = all.first(where: { $0.name == name }) else {
                     throw WorkerProtocolError("the worker called module '\(name)', which this host does not have")
                 }
@@ -311,7 +329,7 @@ public final class BundleWorkers: @unchecked Sendable {
                 try module.install(in: state, bundle: "", capabilities: [module.capability])
                 let call = try state.load("local f = ...; return require(\(Self.quoted(name)))[f](select(2, ...))", name: "=module")
                 entry = (state, call)
-                moduleStates[name] = entry
+                moduleStates[key] = entry
             }
             return try entry.state.call(entry.call, [.string(LuaString(function))] + arguments)
         }

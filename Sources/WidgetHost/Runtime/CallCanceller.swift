@@ -43,8 +43,14 @@ public final class CallCanceller: @unchecked Sendable {
         lock.withLock { current = handle.map { handle in { handle.cancel() } } }
     }
 
-    /// The call now running ends with `cancel` (a worker's: it kills the worker).
+    /// The call now running ends with `cancel` (a worker's: it kills the
+    /// worker). A cancel of the scope that came before it, while the call
+    /// was getting ready (its worker starting), ends it at once.
     func running(cancel: @escaping () -> Bool) {
-        lock.withLock { current = cancel }
+        let already = lock.withLock { () -> Bool in
+            current = cancel
+            return requested
+        }
+        if already { _ = cancel() }
     }
 }

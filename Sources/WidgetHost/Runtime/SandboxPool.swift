@@ -72,7 +72,7 @@ final class SandboxPool {
                 return CallOutcome(Diagnostic(.crashed, "could not describe bundle \(bundle.manifest.id) to a worker: \(error)"))
             }
         }
-        var outcome = workers.call(link!, services: services, role: role, what, id, field, arguments, budget: budget)
+        var outcome = workers.call(link!, services: services, canceller: canceller, role: role, what, id, field, arguments, budget: budget)
         outcome.bundleVersion = bundle.version
         if let logger = services.scriptLogger {
             for line in outcome.logs {

@@ -203,11 +203,11 @@ enum WorkerWire {
         o.elapsed = try r.double()
         o.cpuTime = try r.double()
         o.memoryPeak = try r.count()
-        for _ in 0..<(try r.count()) {
+        for _ in 0..<(try r.count(each: 2)) {
             guard let level = LuaLogLevel(rawValue: Int(try r.byte())) else { throw WorkerProtocolError("a log line of no level") }
             o.logs.append((level, try r.string()))
         }
-        for _ in 0..<(try r.count()) {
+        for _ in 0..<(try r.count(each: 1)) {
             switch try r.byte() {
             case 0: o.reloadRequests.append(.timelines(kind: try r.string()))
             case 1: o.reloadRequests.append(.allTimelines)
@@ -216,9 +216,9 @@ enum WorkerWire {
             default: throw WorkerProtocolError("not a reload request")
             }
         }
-        for _ in 0..<(try r.count()) { o.deniedGroups.append(try r.string()) }
+        for _ in 0..<(try r.count(each: 1)) { o.deniedGroups.append(try r.string()) }
         o.storeConflict = try r.bool()
-        for _ in 0..<(try r.count()) { o.warnings.append(try r.string()) }
+        for _ in 0..<(try r.count(each: 1)) { o.warnings.append(try r.string()) }
         let changes = try r.bool() ? try decoded([ActivityChange].self, .of(try r.string())) ?? [] : []
         return (o, changes)
     }

@@ -11,9 +11,12 @@ final class WorkerBundle {
     /// The host's time, set before each call (nil: the system's clock).
     private let clock: WorkerClock?
 
-    /// Opens the bundle of an `open` request. Errors: `WorkerOpenError` (the
-    /// bundle does not load here), `WorkerProtocolError` (a broken request).
-    init(_ request: JSONValue, channel: WorkerChannel) throws {
+    /// Opens the bundle of an `open` request: reads bundle.json, opens the
+    /// app groups its granted services need, then calls `lockDown` (the
+    /// worker can open no file after), and only then runs main.lua. Errors:
+    /// `WorkerOpenError` (the bundle does not load here),
+    /// `WorkerProtocolError` (a broken request).
+    init(_ request: JSONValue, channel: WorkerChannel, lockDown: () -> Void) throws {
         guard let path = request["path"]?.text, let manifestBytes = request["manifest"]?.decodedBytes,
               let main = request["main"]?.items, main.count == 2, let mainName = main[0].text, let mainBytes = main[1].decodedBytes,
               let policy = try WorkerWire.decoded(HostPolicy.self, request["policy"]) else {
@@ -27,27 +30,37 @@ final class WorkerBundle {
         }
         let grants = request["grants"]?.items.map { Set($0.compactMap(\.text)) }
         let calendar = request["zone"]?.text.flatMap { HostCalendar(timeZoneNamed: $0) } ?? .fromEnvironment()
-        let bundle: ScriptBundle
+        func refused(_ error: LocatedErrors) -> WorkerOpenError {
+            WorkerOpenError(diagnostic: error.errors.count == 1 ? error.errors[0] : Diagnostic(.error, error.text))
+        }
+        let manifest: BundleManifest
         do {
             let file = try JSONFile.parse(bytes: manifestBytes, path: path + "/bundle.json")
-            let manifest = BundleManifest.read(file)
+            manifest = BundleManifest.read(file)
             try file.check()
-            bundle = try ScriptBundle.load(root: path, manifest: manifest, manifestBytes: manifestBytes,
-                                           sources: (ScriptBundle.Source(chunkName: mainName, bytes: mainBytes), modules),
-                                           grants: grants, calendar: calendar)
-        } catch {
-            throw WorkerOpenError(diagnostic: error.errors.count == 1 ? error.errors[0] : Diagnostic(.error, error.text))
-        }
+        } catch { throw refused(error) }
         clock = request["systemClock"]?.kind == .boolean(true) ? nil : WorkerClock()
         var services = HostServices(clock: clock ?? SystemClock(), calendar: calendar, policy: policy)
         services.grants = grants
         services.measuresCPU = request["measureCPU"]?.kind == .boolean(true)
+        let capabilities = CapabilityCheck(requested: manifest.capabilities, grants: grants)
         if let root = request["storeDir"]?.text {
             let store = SharedStore(root: root)
-            // Opened now: once the worker locks down, it cannot open a file.
-            for group in bundle.manifest.appGroups { _ = try? store.group(group) }
+            if capabilities.has(.store) || capabilities.has(.activities) {
+                // Opened now, and only those a granted service needs: once the
+                // worker locks down, it cannot open a file.
+                for group in manifest.appGroups { _ = try? store.group(group) }
+            }
             services.store = store
         }
+        // Nothing of the bundle's has run yet: main.lua runs locked down.
+        lockDown()
+        let bundle: ScriptBundle
+        do {
+            bundle = try ScriptBundle.load(root: path, manifest: manifest, manifestBytes: manifestBytes,
+                                           sources: (ScriptBundle.Source(chunkName: mainName, bytes: mainBytes), modules),
+                                           grants: grants, calendar: calendar)
+        } catch { throw refused(error) }
         for item in request["appModules"]?.items ?? [] {
             guard let parts = item.items, parts.count == 3, let name = parts[0].text, let capability = parts[1].text,
                   let functions = parts[2].items?.compactMap(\.text) else { throw WorkerProtocolError("an app module that is not [name, capability, functions]") }

@@ -28,8 +28,7 @@ extension WorkerServer {
             case "open":
                 guard bundle == nil else { throw WorkerProtocolError("a worker opens one bundle") }
                 do {
-                    bundle = try WorkerBundle(request, channel: channel)
-                    if lockDownAtOpen { lockDownSaying() }
+                    bundle = try WorkerBundle(request, channel: channel, lockDown: { if lockDownAtOpen { lockDownSaying() } })
                     try channel.send(.record([("op", .of("done")), ("version", .of(bundle!.pool.bundle.version))]))
                 } catch let refused as WorkerOpenError {
                     try channel.send(.record([("op", .of("done")), ("error", try WorkerWire.encoded(refused.diagnostic))]))

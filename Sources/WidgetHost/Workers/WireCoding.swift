@@ -113,6 +113,15 @@ public struct WireReader {
         return Int(v)
     }
 
+    /// A count of things that take at least `each` bytes apiece: one that
+    /// the rest of the message cannot hold is refused before anything is
+    /// reserved for it.
+    public mutating func count(each: Int) throws -> Int {
+        let n = try count()
+        guard n <= (bytes.count - at) / each else { throw WorkerProtocolError("a count of \(n), more than the message holds") }
+        return n
+    }
+
     public mutating func int64() throws -> Int64 {
         guard at + 8 <= bytes.count else { throw Self.short }
         var v: UInt64 = 0
@@ -150,10 +159,10 @@ public struct WireReader {
         case 5: return .string(try lua())
         case 6:
             var table = LuaTable()
-            let items = try count()
+            let items = try count(each: 1)
             table.array.reserveCapacity(items)
             for _ in 0..<items { table.array.append(try value(depth: depth + 1)) }
-            let keys = try count()
+            let keys = try count(each: 2)
             for _ in 0..<keys {
                 let key = try lua()
                 table.fields[key] = try value(depth: depth + 1)
@@ -164,9 +173,9 @@ public struct WireReader {
     }
 
     public mutating func values() throws -> [LuaValue] {
-        let n = try count()
+        let n = try count(each: 1)
         var out: [LuaValue] = []
-        out.reserveCapacity(min(n, 1024))
+        out.reserveCapacity(n)
         for _ in 0..<n { out.append(try value()) }
         return out
     }

@@ -37,27 +37,29 @@ public final class WorkerChannel: @unchecked Sendable {
     /// The deadline of `receive(until:)` passed first.
     public struct TimedOut: Error {}
 
-    /// Writes one JSON message.
-    public func send(_ message: JSONValue) throws {
+    /// Writes one JSON message (by `deadline`, when given: `TimedOut` after).
+    public func send(_ message: JSONValue, until deadline: ContinuousClock.Instant? = nil) throws {
         let writer = JSONWriter()
         message.writeJSON(to: writer)
-        try send(bytes: Array(writer.text.utf8))
+        try send(bytes: Array(writer.text.utf8), until: deadline)
     }
 
-    /// Writes one message of `body`.
-    public func send(bytes body: [UInt8]) throws {
+    /// Writes one message of `body`. On a descriptor that does not block
+    /// (the host's side), a peer that does not read is waited for with
+    /// `poll` until `deadline`, then `TimedOut`.
+    public func send(bytes body: [UInt8], until deadline: ContinuousClock.Instant? = nil) throws {
+        guard body.count <= Self.maxMessage else { throw WorkerProtocolError("a message of \(body.count) bytes, over the limit of \(Self.maxMessage)") }
         let n = UInt32(body.count)
         var frame = [UInt8(n >> 24), UInt8(n >> 16 & 0xFF), UInt8(n >> 8 & 0xFF), UInt8(n & 0xFF)]
         frame += body
         var written = 0
-        try frame.withUnsafeBytes { raw in
-            while written < raw.count {
-                let w = write(outputFD, raw.baseAddress! + written, raw.count - written)
-                if w < 0 {
-                    if errno == EINTR { continue }
-                    throw WorkerProtocolError("cannot write to the peer: \(String(cString: strerror(errno)))")
-                }
-                written += w
+        while written < frame.count {
+            let w = frame.withUnsafeBytes { raw in write(outputFD, raw.baseAddress! + written, raw.count - written) }
+            if w >= 0 { written += w; continue }
+            switch errno {
+            case EINTR: continue
+            case EAGAIN, EWOULDBLOCK: try wait(for: Int16(POLLOUT), on: outputFD, until: deadline)
+            default: throw WorkerProtocolError("cannot write to the peer: \(String(cString: strerror(errno)))")
             }
         }
     }
@@ -90,7 +92,7 @@ public final class WorkerChannel: @unchecked Sendable {
                     return body
                 }
             }
-            if let deadline { try wait(until: deadline) }
+            if let deadline { try wait(for: Int16(POLLIN), on: inputFD, until: deadline) }
             guard try fill() else {
                 if buffer.count > start { throw WorkerProtocolError("the stream ended inside a message") }
                 return nil
@@ -98,14 +100,18 @@ public final class WorkerChannel: @unchecked Sendable {
         }
     }
 
-    /// Waits until the input can be read, or throws `TimedOut` at `deadline`.
-    private func wait(until deadline: ContinuousClock.Instant) throws {
+    /// Waits until `fd` is ready for `events`, or throws `TimedOut` at
+    /// `deadline` (nil: as long as it takes).
+    private func wait(for events: Int16, on fd: Int32, until deadline: ContinuousClock.Instant?) throws {
         while true {
-            let left = deadline - ContinuousClock.now
-            if left <= .zero { throw TimedOut() }
-            let ms = Int32(clamping: left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1)
-            var fd = pollfd(fd: inputFD, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&fd, 1, ms)
+            var ms: Int32 = -1
+            if let deadline {
+                let left = deadline - ContinuousClock.now
+                if left <= .zero { throw TimedOut() }
+                ms = Int32(clamping: left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1)
+            }
+            var p = pollfd(fd: fd, events: events, revents: 0)
+            let ready = poll(&p, 1, ms)
             if ready > 0 { return }
             if ready < 0 && errno != EINTR { throw WorkerProtocolError("cannot wait for the peer: \(String(cString: strerror(errno)))") }
         }

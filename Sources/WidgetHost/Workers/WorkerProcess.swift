@@ -9,11 +9,19 @@ import LuaSandbox
 /// `timeout`; a worker that dies during a call ends it as `crashed`, with
 /// the signal. Either way the worker is gone, and `isAlive` says so: the
 /// next call needs a fresh one (`WorkerPool`). The host never dies with it.
+///
+/// The host starts it itself (`lunette_spawn_worker`: two pipes, no other
+/// descriptor of the host's, a process group of its own) and is the only
+/// one to reap it, so its pid cannot be another process's while the host
+/// may still signal it. Every wait is bounded.
 public final class WorkerProcess {
     public let executable: String
     public let arguments: [String]
-    private let process = Process()
+    /// The worker's pid.
+    public let processIdentifier: Int32
     private let channel: WorkerChannel
+    /// Its wait status, once reaped.
+    private var exitStatus: Int32?
     /// Set when the host killed it (a call past its deadline, or cancelled).
     private var killed = false
     private var cancelled = false
@@ -21,14 +29,13 @@ public final class WorkerProcess {
     /// Seconds a call may run past its own deadline before the worker is killed.
     public var grace: Double = 1
     /// Before each exchange, the worker is moved to the processor the
-    /// calling thread runs on (Linux): the caller waits while the worker
-    /// runs, so one processor serves both, and the two wake-ups of a call
-    /// are handoffs on it rather than wake-ups across processors (on this
-    /// project's 2-processor machine, a bundle's call took about half the
-    /// time; docs/plugins.md). False: the system places the worker.
+    /// calling thread runs on (Linux), and after it may run anywhere again:
+    /// the caller waits while the worker runs, so one processor serves
+    /// both, and the two wake-ups of a call are handoffs on it rather than
+    /// wake-ups across processors (on this project's 2-processor machine, a
+    /// bundle's call took about half the time; docs/plugins.md). False: the
+    /// system places the worker.
     public var followsCaller = true
-    /// The processor the worker is pinned to (-1: none).
-    private var pinned: Int32 = -1
 
     /// A write to a worker that has died must fail, not end the host with
     /// SIGPIPE: a host with workers ignores SIGPIPE (once, process-wide).
@@ -39,28 +46,76 @@ public final class WorkerProcess {
         Self.ignoreBrokenPipes
         self.executable = executable
         self.arguments = arguments
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let toWorker = Pipe(), fromWorker = Pipe()
-        process.standardInput = toWorker
-        process.standardOutput = fromWorker
-        process.standardError = FileHandle.standardError
         // A crash is the host's to report, in one line: no Swift backtrace from the worker.
         var environment = ProcessInfo.processInfo.environment
         environment["SWIFT_BACKTRACE"] = "enable=no"
-        process.environment = environment
-        try process.run()
-        channel = WorkerChannel(input: fromWorker.fileHandleForReading, output: toWorker.fileHandleForWriting)
+        let argv = [executable] + arguments
+        let envp = environment.map { "\($0.key)=\($0.value)" }
+        var toWorker: Int32 = -1, fromWorker: Int32 = -1
+        let pid = Self.withCStrings(argv) { argvPointers in
+            Self.withCStrings(envp) { envPointers in
+                lunette_spawn_worker(executable, argvPointers, envPointers, &toWorker, &fromWorker)
+            }
+        }
+        guard pid > 0 else {
+            throw WorkerProtocolError("cannot start \(executable): \(String(cString: strerror(errno)))")
+        }
+        processIdentifier = pid
+        // The host's writes wait under each call's deadline, never longer.
+        _ = fcntl(toWorker, F_SETFL, fcntl(toWorker, F_GETFL) | O_NONBLOCK)
+        channel = WorkerChannel(input: FileHandle(fileDescriptor: fromWorker, closeOnDealloc: true),
+                                output: FileHandle(fileDescriptor: toWorker, closeOnDealloc: true))
+    }
+
+    /// `strings` as a NULL-terminated array of C strings, for `body`.
+    private static func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafeMutablePointer<CChar>?>) -> R) -> R {
+        let copies = strings.map { strdup($0) } + [nil]
+        defer { for copy in copies { free(copy) } }
+        return copies.withUnsafeBufferPointer { body($0.baseAddress!) }
     }
 
     deinit {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        if !reaped {
+            kill(processIdentifier, SIGKILL)   // not reaped: the pid is still this worker's
+            var status: Int32 = 0
+            while waitpid(processIdentifier, &status, 0) < 0 && errno == EINTR {}
+        }
     }
 
     /// Whether it can take another call.
-    public var isAlive: Bool { process.isRunning && !lock.withLock { killed } }
+    public var isAlive: Bool { !lock.withLock { killed } && isRunning }
 
-    public var processIdentifier: Int32 { process.processIdentifier }
+    /// Whether it has not exited (reaps it when it has).
+    var isRunning: Bool {
+        lock.withLock { () -> Bool in
+            if exitStatus != nil { return false }
+            var status: Int32 = 0
+            let r = waitpid(processIdentifier, &status, WNOHANG)
+            if r == processIdentifier { exitStatus = status; return false }
+            return r == 0
+        }
+    }
+
+    private var reaped: Bool { lock.withLock { exitStatus != nil } }
+
+    /// The CPU time the worker has used, in seconds, read by the host
+    /// (`clock_getcpuclockid`), not told by the worker; nil once it is
+    /// reaped, or where the system cannot say.
+    public func cpuSeconds() -> Double? {
+        lock.withLock { () -> Double? in
+            guard exitStatus == nil else { return nil }
+            var clock = clockid_t()
+            guard clock_getcpuclockid(processIdentifier, &clock) == 0 else { return nil }
+            var t = timespec()
+            guard clock_gettime(clock, &t) == 0 else { return nil }
+            return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
+        }
+    }
+
+    /// Sends `signal` to the worker unless it is reaped (its pid may then be another's).
+    private func send(signal: Int32) {
+        lock.withLock { if exitStatus == nil { _ = kill(processIdentifier, signal) } }
+    }
 
     /// How a call in the worker ended, when the worker did not answer it.
     public enum Loss: Error, Sendable, Equatable {
@@ -128,77 +183,111 @@ public final class WorkerProcess {
     /// (SIGKILL) and the call is `.killed`.
     public func exchange(_ request: [UInt8], deadline: Double, onMessage: (JSONValue) -> JSONValue? = { _ in nil }) -> Result<[UInt8], Loss> {
         let until = ContinuousClock.now + .nanoseconds(Int64(deadline * 1e9))
-        if followsCaller { follow() }
+        let pinned = followsCaller && follow()
+        defer { if pinned { unpin() } }
         do {
-            try channel.send(bytes: request)
+            try channel.send(bytes: request, until: until)
             while let message = try channel.receive(until: until) {
                 if message.first == WireTag.done.rawValue { return .success(message) }
                 let json = try WorkerChannel.json(message)
                 if json["op"]?.text == "done" { return .success(message) }
-                if let answer = onMessage(json) { try channel.send(answer) }
+                if let answer = onMessage(json) { try channel.send(answer, until: until) }
             }
         } catch is WorkerChannel.TimedOut {
             lock.withLock { killed = true }
-            kill(process.processIdentifier, SIGKILL)
+            send(signal: SIGKILL)
             reap()
             return .failure(.killed(deadline: deadline))
         } catch {
-            // A write to a dead worker (EPIPE), or a broken message from a live one.
-            if !lock.withLock({ killed }) && process.isRunning {
+            // A write to a dead worker (EPIPE), a stream cut inside a message,
+            // or a broken message from a live one: a worker that is exiting
+            // is reported by how it died.
+            if !lock.withLock({ killed }) && !exited(within: 0.2) {
                 return .failure(lose(.broken("\(error)")))
             }
         }
+        // Its output ended: it exited, or closed it and lives on (then it is killed).
+        if !lock.withLock({ killed }) && !exited(within: 1) {
+            return .failure(lose(.broken("it closed its output and did not exit")))
+        }
         reap()
-        let (wasKilled, wasCancelled) = lock.withLock { (killed, cancelled) }
+        let (wasKilled, wasCancelled, status) = lock.withLock { (killed, cancelled, exitStatus ?? 0) }
         if wasCancelled { return .failure(.cancelled) }
         if wasKilled { return .failure(.killed(deadline: deadline)) }
-        switch process.terminationReason {
-        case .uncaughtSignal: return .failure(.died(signal: process.terminationStatus, status: nil))
-        default: return .failure(.died(signal: nil, status: process.terminationStatus))
-        }
+        let termination = status & 0x7F
+        if termination != 0 && termination != 0x7F { return .failure(.died(signal: termination, status: nil)) }
+        return .failure(.died(signal: nil, status: (status >> 8) & 0xFF))
     }
 
-    /// Pins the worker to the caller's processor, when it is not there yet.
-    private func follow() {
+    /// Pins the worker to the caller's processor; true when it did.
+    private func follow() -> Bool {
         let cpu = lunette_current_cpu()
-        guard cpu >= 0, cpu != pinned else { return }
-        if lunette_pin_to_cpu(process.processIdentifier, cpu) == 0 { pinned = cpu } else { followsCaller = false }
+        guard cpu >= 0 else { return false }
+        let done = lock.withLock { exitStatus == nil && lunette_pin_to_cpu(processIdentifier, cpu) == 0 }
+        if !done { followsCaller = false }
+        return done
+    }
+
+    /// Lets the worker run on any processor again, so that workers pinned
+    /// by callers on one processor do not stay piled up there.
+    private func unpin() {
+        lock.withLock { if exitStatus == nil { _ = lunette_pin_to_cpu(processIdentifier, -1) } }
     }
 
     /// Kills a worker that broke the protocol; returns `loss`.
     private func lose(_ loss: Loss) -> Loss {
         lock.withLock { killed = true }
-        kill(process.processIdentifier, SIGKILL)
+        send(signal: SIGKILL)
         reap()
         return loss
     }
 
-    /// Waits until the worker's end is known (its input closed or it was
-    /// killed): a short poll, where `Process.waitUntilExit` on Linux looks
-    /// only every 50 ms.
-    func reap(within seconds: Double = 10) {
+    /// Whether the worker exits within `seconds` (a short poll).
+    func exited(within seconds: Double) -> Bool {
         let until = ContinuousClock.now + .nanoseconds(Int64(seconds * 1e9))
         var pause: UInt32 = 50
-        while process.isRunning && ContinuousClock.now < until {
+        while isRunning {
+            if ContinuousClock.now >= until { return false }
             usleep(pause)
             pause = min(pause * 2, 5000)
         }
-        if process.isRunning { process.waitUntilExit() }
+        return true
+    }
+
+    /// Reaps the worker: it has `seconds` to exit on its own (its input
+    /// closed, or it was killed), then it is killed (SIGKILL), which ends
+    /// any process at once. Never waits longer.
+    func reap(within seconds: Double = 1) {
+        if exited(within: seconds) { return }
+        send(signal: SIGKILL)
+        lock.withLock {
+            guard exitStatus == nil else { return }
+            var status: Int32 = 0
+            while waitpid(processIdentifier, &status, 0) < 0 && errno == EINTR {}
+            exitStatus = status
+        }
     }
 
     /// Kills the worker in its call (the host cancelled it): the call ends
     /// `.cancelled`. True when it was alive.
     @discardableResult
     public func cancel() -> Bool {
-        guard process.isRunning else { return false }
-        lock.withLock { killed = true; cancelled = true }
-        kill(process.processIdentifier, SIGKILL)
-        return true
+        lock.withLock { () -> Bool in
+            guard exitStatus == nil else { return false }
+            killed = true
+            cancelled = true
+            return kill(processIdentifier, SIGKILL) == 0
+        }
     }
 
-    /// Ends the worker (its input closes; it exits when it reads the end).
-    public func stop() {
+    /// Ends the worker (its input closes; it exits when it reads the end,
+    /// or is killed a second later). With `killing`, at once.
+    public func stop(killing: Bool = false) {
         close()
+        if killing {
+            lock.withLock { killed = true }
+            send(signal: SIGKILL)
+        }
         reap()
     }
 
