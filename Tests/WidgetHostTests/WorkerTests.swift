@@ -60,6 +60,103 @@ struct WorkerTests {
     #endif
 
     #if os(Linux)
+    /// Native code taken over in a worker cannot reach the host: no signal to
+    /// another process (the host, -1, its group), no ptrace, no pidfd. No Lua
+    /// script can call kill, so a probe is compiled at test time from
+    /// lockdown.c and a main that locks down the same way, then tries each
+    /// (signal 0: the kernel checks the permission and delivers nothing).
+    @Test(.enabled(if: !WorkerServer.isSanitizerBuild, "a sanitizer build does not lock workers down"))
+    func aLockedDownWorkerCannotSignalOrReachAnotherProcess() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let shims = root.appendingPathComponent("Sources/CWorkerShims")
+        let path = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
+        let compiler = ["cc", "clang"].lazy.compactMap { name in
+            path.map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+        }.first
+        let cc = try #require(compiler, "no C compiler to build the probe: neither cc nor clang is on PATH; install gcc (scripts/bootstrap does)")
+        let main = try file("probe.c", #"""
+            #define _GNU_SOURCE
+            #include <errno.h>
+            #include <fcntl.h>
+            #include <signal.h>
+            #include <stdio.h>
+            #include <sys/ptrace.h>
+            #include <sys/resource.h>
+            #include <sys/syscall.h>
+            #include <unistd.h>
+            #include "CWorkerShims.h"
+
+            static void say(const char *what, long result) {
+                printf("%s %ld %d\n", what, result, result < 0 ? errno : 0);
+            }
+
+            int main(void) {
+                say("before:kill-parent", kill(getppid(), 0));
+                if (lunette_worker_no_new_privs() != 0 || lunette_worker_seccomp() != 0) { perror("lockdown"); return 1; }
+                say("kill-parent", kill(getppid(), 0));
+                say("kill-all", kill(-1, 0));
+                say("kill-group", kill(0, 0));
+                say("kill-parent-group", kill(-getpgid(getppid()), 0));
+                say("kill-self", kill(getpid(), 0));
+                say("kill-self-high-bits", syscall(SYS_kill, (long)getpid() | (1L << 32), 0));
+                say("tgkill-self", syscall(SYS_tgkill, getpid(), gettid(), 0));
+                say("tgkill-parent", syscall(SYS_tgkill, getppid(), getppid(), 0));
+                say("tkill-self", syscall(SYS_tkill, gettid(), 0));
+                union sigval value = { 0 };
+                say("sigqueue-parent", sigqueue(getppid(), 0, value));
+                say("sigqueue-self", sigqueue(getpid(), 0, value));
+                struct rlimit limit;
+                say("prlimit-self", prlimit(0, RLIMIT_NOFILE, NULL, &limit));
+                say("prlimit-parent", prlimit(getppid(), RLIMIT_NOFILE, NULL, &limit));
+                say("ptrace", ptrace(PTRACE_TRACEME, 0, 0, 0));
+                say("pidfd_open", syscall(SYS_pidfd_open, getppid(), 0));
+                say("open", open("/etc/hostname", O_RDONLY));
+                return 0;
+            }
+            """#)
+        func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: executable)
+            process.arguments = arguments
+            let out = Pipe()
+            process.standardOutput = out
+            process.standardError = out
+            try process.run()
+            let output = out.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+        }
+        let probe = directory + "/probe"
+        let built = try run(cc, ["-o", probe, "-I", shims.appendingPathComponent("include").path, main, shims.appendingPathComponent("lockdown.c").path])
+        try #require(built.status == 0, "\(cc) could not build the probe: \(built.output)")
+        let ran = try run(probe, [])
+        try #require(ran.status == 0, "\(ran.output)")
+        var outcome: [String: (result: Int, errno: Int32)] = [:]
+        for line in ran.output.split(separator: "\n") {
+            let fields = line.split(separator: " ")
+            guard fields.count == 3, let result = Int(fields[1]), let error = Int32(fields[2]) else { Issue.record("not a probe line: \(line)"); continue }
+            outcome[String(fields[0])] = (result, error)
+        }
+        func check(_ name: String, allowed: Bool, sourceLocation: SourceLocation = #_sourceLocation) {
+            guard let got = outcome[name] else { Issue.record("no line for \(name): \(ran.output)", sourceLocation: sourceLocation); return }
+            if allowed {
+                #expect(got.result >= 0, "\(name) should succeed: \(ran.output)", sourceLocation: sourceLocation)
+            } else {
+                #expect(got.result == -1 && got.errno == EPERM, "\(name) should fail with EPERM: \(ran.output)", sourceLocation: sourceLocation)
+            }
+        }
+        check("before:kill-parent", allowed: true)   // so the EPERMs below are the filter's
+        for name in ["kill-parent", "kill-all", "kill-group", "kill-parent-group", "kill-self-high-bits", "tgkill-parent", "tkill-self",
+                     "sigqueue-parent", "prlimit-parent", "ptrace", "pidfd_open", "open"] {
+            check(name, allowed: false)
+        }
+        for name in ["kill-self", "tgkill-self", "sigqueue-self", "prlimit-self"] {
+            check(name, allowed: true)
+        }
+    }
+    #endif
+
+    #if os(Linux)
     /// The worker's own limits, read from inside it (a worker that opens the
     /// store is not locked down, so it can read /proc).
     @Test func aWorkerRunsUnderItsLimits() throws {

@@ -12,9 +12,13 @@ int lunette_worker_no_new_privs(void);
 /// A seccomp filter: from now on this process cannot open files (open,
 /// openat, openat2, creat, open_by_handle_at), make sockets (socket,
 /// socketpair), run programs (execve, execveat) or start processes (fork,
-/// vfork, clone without CLONE_THREAD); each fails with EPERM. clone3 fails
-/// with ENOSYS, so that threads are made with clone. Needs no_new_privs
-/// first (or CAP_SYS_ADMIN).
+/// vfork, clone without CLONE_THREAD), signal any process but itself (kill,
+/// tgkill, rt_sigqueueinfo, rt_tgsigqueueinfo: allowed only with its own pid;
+/// tkill never), change another process's limits (prlimit64), or reach
+/// another process's memory or descriptors (ptrace, process_vm_readv,
+/// process_vm_writev, pidfd_open, pidfd_getfd, pidfd_send_signal, kcmp);
+/// each fails with EPERM. clone3 fails with ENOSYS, so that threads are made
+/// with clone. Needs no_new_privs first (or CAP_SYS_ADMIN).
 int lunette_worker_seccomp(void);
 
 /// 1 in a build with AddressSanitizer or ThreadSanitizer, whose runtime

@@ -71,8 +71,10 @@ public enum WorkerServer {
     public static var isSanitizerBuild: Bool { lunette_worker_sanitized() != 0 }
 
     /// Drops what a ready worker must never do: gains privileges
-    /// (no_new_privs), opens files or sockets, runs programs or starts
-    /// processes (a seccomp filter: each fails with EPERM). Linux only;
+    /// (no_new_privs), opens files or sockets, runs programs, starts
+    /// processes, signals any process but itself or reaches another's
+    /// memory or descriptors (a seccomp filter: each fails with EPERM;
+    /// `lunette_worker_seccomp` in CWorkerShims lists them). Linux only;
     /// returns what could not be applied, with why. Call it after
     /// everything the worker needs is open.
     public static func lockDown() -> [String] {
