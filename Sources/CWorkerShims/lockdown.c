@@ -135,6 +135,126 @@ int lunette_worker_seccomp(void) {
         DENY(__NR_pidfd_send_signal),
 #endif
         DENY(__NR_kcmp),
+        // What no worker needs and a taken-over one running as a privileged
+        // user could turn on the host or the machine: io_uring (its
+        // operations, opening files among them, never pass this filter),
+        // eBPF, perf events on other processes, mounts and namespaces,
+        // reboots and kernel modules, the clock, keys, priorities.
+#ifdef __NR_io_uring_setup
+        DENY(__NR_io_uring_setup),
+#endif
+#ifdef __NR_io_uring_enter
+        DENY(__NR_io_uring_enter),
+#endif
+#ifdef __NR_io_uring_register
+        DENY(__NR_io_uring_register),
+#endif
+#ifdef __NR_bpf
+        DENY(__NR_bpf),
+#endif
+#ifdef __NR_perf_event_open
+        DENY(__NR_perf_event_open),
+#endif
+#ifdef __NR_userfaultfd
+        DENY(__NR_userfaultfd),
+#endif
+#ifdef __NR_mount
+        DENY(__NR_mount),
+#endif
+#ifdef __NR_umount2
+        DENY(__NR_umount2),
+#endif
+#ifdef __NR_pivot_root
+        DENY(__NR_pivot_root),
+#endif
+#ifdef __NR_chroot
+        DENY(__NR_chroot),
+#endif
+#ifdef __NR_unshare
+        DENY(__NR_unshare),
+#endif
+#ifdef __NR_setns
+        DENY(__NR_setns),
+#endif
+#ifdef __NR_reboot
+        DENY(__NR_reboot),
+#endif
+#ifdef __NR_kexec_load
+        DENY(__NR_kexec_load),
+#endif
+#ifdef __NR_kexec_file_load
+        DENY(__NR_kexec_file_load),
+#endif
+#ifdef __NR_init_module
+        DENY(__NR_init_module),
+#endif
+#ifdef __NR_finit_module
+        DENY(__NR_finit_module),
+#endif
+#ifdef __NR_delete_module
+        DENY(__NR_delete_module),
+#endif
+#ifdef __NR_swapon
+        DENY(__NR_swapon),
+#endif
+#ifdef __NR_swapoff
+        DENY(__NR_swapoff),
+#endif
+#ifdef __NR_settimeofday
+        DENY(__NR_settimeofday),
+#endif
+#ifdef __NR_clock_settime
+        DENY(__NR_clock_settime),
+#endif
+#ifdef __NR_clock_adjtime
+        DENY(__NR_clock_adjtime),
+#endif
+#ifdef __NR_adjtimex
+        DENY(__NR_adjtimex),
+#endif
+#ifdef __NR_sethostname
+        DENY(__NR_sethostname),
+#endif
+#ifdef __NR_setdomainname
+        DENY(__NR_setdomainname),
+#endif
+#ifdef __NR_acct
+        DENY(__NR_acct),
+#endif
+#ifdef __NR_quotactl
+        DENY(__NR_quotactl),
+#endif
+#ifdef __NR_keyctl
+        DENY(__NR_keyctl),
+#endif
+#ifdef __NR_add_key
+        DENY(__NR_add_key),
+#endif
+#ifdef __NR_request_key
+        DENY(__NR_request_key),
+#endif
+#ifdef __NR_fanotify_init
+        DENY(__NR_fanotify_init),
+#endif
+#ifdef __NR_name_to_handle_at
+        DENY(__NR_name_to_handle_at),
+#endif
+#ifdef __NR_setpriority
+        DENY(__NR_setpriority),
+#endif
+#ifdef __NR_iopl
+        DENY(__NR_iopl),
+#endif
+#ifdef __NR_ioperm
+        DENY(__NR_ioperm),
+#endif
+        // Scheduling of itself only (pid 0 or its own).
+        ONLY_WITH_FIRST_OR_0(__NR_sched_setaffinity, self),
+        ONLY_WITH_FIRST_OR_0(__NR_sched_setscheduler, self),
+        ONLY_WITH_FIRST_OR_0(__NR_sched_setparam, self),
+#ifdef __NR_sched_setattr
+        ONLY_WITH_FIRST_OR_0(__NR_sched_setattr, self),
+#endif
 #ifdef __NR_clone3
         // clone3 passes its flags in memory a filter cannot read: ENOSYS makes the C library use clone.
         BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone3, 0, 1),
