@@ -26,20 +26,36 @@ public final class PluginSimulation {
         let start = first.scenario.start, end = start + first.scenario.duration
         let clock = VirtualClock(start)
         let runs = simulators.map { SimulationRun($0, clock: clock) }
+        // Each run's next moment, asked once and then only after it steps: a
+        // run's moments are its own events, its own engine's reloads and its
+        // own bundle's Live Activities, which change only when it steps; the
+        // clock only moves forward, to the earliest of them, so a cached
+        // moment is never behind it. (Asking every run at every step cost
+        // plugins × steps, and a failing store was noted at each.)
+        var times = runs.map { $0.next() }
+        // Except runs that read the same Live Activity rows (the same bundle
+        // id in the same store: a host runs one plugin per id, but nothing
+        // here refuses two): a step of one changes the others' due times, so
+        // they are asked again.
+        var byRows: [String: [Int]] = [:]
+        for (i, run) in runs.enumerated() { if let rows = run.activityRows { byRows[rows, default: []].append(i) } }
+        let sharing = runs.map { run in (run.activityRows.flatMap { byRows[$0] } ?? []) }
         var lastReported = -1
         let wallStart = ContinuousClock.now
         while true {
-            var earliest: (t: Double, run: SimulationRun)?
-            for run in runs {
-                if let t = run.next(), t < end, t < (earliest?.t ?? .infinity) { earliest = (t, run) }
+            var earliest: (t: Double, i: Int)?
+            for (i, time) in times.enumerated() {   // ties: the first in the order given
+                if let t = time, t < end, t < (earliest?.t ?? .infinity) { earliest = (t, i) }
             }
-            guard let (t, run) = earliest else { break }
+            guard let (t, i) = earliest else { break }
             try? clock.advance(to: t)   // t ≥ clock.time: never refused
             if let onProgress {
                 let percent = Int((t - start) / (end - start) * 100)
                 if percent > lastReported { lastReported = percent; onProgress(Double(percent) / 100) }
             }
-            run.step()
+            runs[i].step()
+            times[i] = runs[i].next()
+            for j in sharing[i] where j != i { times[j] = runs[j].next() }
         }
         onProgress?(1)
         let wall = Simulator.seconds(ContinuousClock.now - wallStart)

@@ -247,6 +247,13 @@ final class SimulationRun {
         for control in scenario.controls { _ = try? center.add(control) }
     }
 
+    /// The Live Activity rows its due times read: its app group's database
+    /// and its bundle id (nil: it has none). Another run with the same rows
+    /// (the same bundle id, in the same store) changes its due times when it steps.
+    var activityRows: String? {
+        activities.map { $0.manager.group.path + "\u{0}" + $0.manager.bundleID }
+    }
+
     private var nextEventTime: Double {
         nextEvent < simulator.scenario.events.count ? simulator.scenario.events[nextEvent].at : .infinity
     }
