@@ -289,6 +289,14 @@ public final class LuaState {
         ValueReader(stack, limits: conversionLimits, tape: tape)
     }
 
+    /// Reads the calling thread's stack size now, for its later calls (on a
+    /// process's main thread it is read from /proc/self/maps): a process
+    /// that will lose the right to open files (a locked-down worker) calls
+    /// it first, or each of its calls would go through a thread of the pool.
+    public static func measureStack() {
+        _ = lunette_thread_stack_size()
+    }
+
     /// Runs `body` on a thread with a large enough stack.
     func withLargeStack<T>(_ body: () throws(LuaError) -> T) throws(LuaError) -> T {
         if lunette_thread_stack_size() >= LuaState.minimumStackSize {

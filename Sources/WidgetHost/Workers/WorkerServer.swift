@@ -79,6 +79,7 @@ public enum WorkerServer {
     /// everything the worker needs is open.
     public static func lockDown() -> [String] {
         tzset()   // the zone file is read now: os.date needs it later, and cannot open it then
+        LuaState.measureStack()   // the serving thread's stack, read from /proc/self/maps now
         var missing: [String] = []
         func apply(_ name: String, _ status: Int32) {
             switch status {
