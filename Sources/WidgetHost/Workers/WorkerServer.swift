@@ -80,6 +80,8 @@ public enum WorkerServer {
     public static func lockDown() -> [String] {
         tzset()   // the zone file is read now: os.date needs it later, and cannot open it then
         LuaState.measureStack()   // the serving thread's stack, read from /proc/self/maps now
+        _ = ProcessInfo.processInfo.activeProcessorCount   // read from /sys and /proc now
+        DispatchQueue.global().sync {}                     // Dispatch sizes its pool from them too
         var missing: [String] = []
         func apply(_ name: String, _ status: Int32) {
             switch status {
