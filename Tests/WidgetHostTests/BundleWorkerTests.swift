@@ -40,6 +40,18 @@ struct BundleWorkerTests {
 
     static func workers() -> BundleWorkers { BundleWorkers(executable: CLI.binary.path) }
 
+    /// A widget whose timeline never returns, in a runtime whose calls run
+    /// in `workers`, with a timeline deadline of `seconds`.
+    func looping(_ workers: BundleWorkers, deadline seconds: Double) throws -> (BundleFixture, WidgetRuntime) {
+        let fixture = try BundleFixture(main: """
+            widget { kind = "W", placeholder = function() return {} end,
+              timeline = function() local i = 0; while true do i = i + 1 end end }
+            """)
+        var policy = HostPolicy.standard
+        policy.timelineDeadline = .init(soft: seconds, hard: seconds)
+        return (fixture, WidgetRuntime(bundle: try fixture.load(), services: services(fixture, workers: workers, clock: VirtualClock(t0), policy: policy)))
+    }
+
     @Test func aBundlesCallsInAWorkerGiveWhatTheyGiveInProcess() throws {
         let fixture = try BundleFixture(main: Self.main)
         let bundle = try fixture.load()
@@ -153,15 +165,9 @@ struct BundleWorkerTests {
     }
 
     @Test func theRuntimesCancellerKillsTheWorkerOfTheRunningCall() throws {
-        let fixture = try BundleFixture(main: """
-            widget { kind = "W", placeholder = function() return {} end,
-              timeline = function() local i = 0; while true do i = i + 1 end end }
-            """)
         let workers = Self.workers()
         defer { workers.stop() }
-        var policy = HostPolicy.standard
-        policy.timelineDeadline = .init(soft: 10, hard: 10)
-        let runtime = WidgetRuntime(bundle: try fixture.load(), services: services(fixture, workers: workers, clock: VirtualClock(t0), policy: policy))
+        let (_, runtime) = try looping(workers, deadline: 10)
         let canceller = runtime.canceller
         let stopper = Thread {
             let deadline = Date().addingTimeInterval(5)
@@ -232,15 +238,9 @@ struct BundleWorkerTests {
     /// The worker locks down once its bundle is open: no_new_privs and a seccomp filter (mode 2).
     @Test(.enabled(if: !WorkerServer.isSanitizerBuild, "a sanitizer build does not lock workers down"))
     func aBundlesWorkerLocksDownOnceItsGroupsAreOpen() throws {
-        let fixture = try BundleFixture(main: """
-            widget { kind = "W", placeholder = function() return {} end,
-              timeline = function() local i = 0; while true do i = i + 1 end end }
-            """)
         let workers = Self.workers()
         defer { workers.stop() }
-        var policy = HostPolicy.standard
-        policy.timelineDeadline = .init(soft: 0.5, hard: 0.5)
-        let runtime = WidgetRuntime(bundle: try fixture.load(), services: services(fixture, workers: workers, clock: VirtualClock(t0), policy: policy))
+        let (fixture, runtime) = try looping(workers, deadline: 0.5)
         let status = Locked<String>("")
         let reader = Thread {
             let deadline = Date().addingTimeInterval(5)

@@ -471,15 +471,15 @@ public final class ActivityManager: StoreAttachment {
 
     // MARK: Script calls
 
-    /// A script call starts: until `endCall`, operations work on a copy
-    /// read at the first one, and commit with the call. `source` names the
-    /// caller in `changes` ("intent Start").
     /// Changes a call in a worker process committed (`BundleWorkers`): its
     /// rows are in the store already; the changes join this manager's.
     func adopt(_ committed: [ActivityChange]) {
         changes += committed
     }
 
+    /// A script call starts: until `endCall`, operations work on a copy
+    /// read at the first one, and commit with the call. `source` names the
+    /// caller in `changes` ("intent Start").
     func beginCall(source: String) {
         call = (preparedSource ?? source, false)
         callWrite = nil

@@ -53,12 +53,6 @@ public struct PluginUsage: Sendable, Equatable {
     public var failuresInARow: Int
 }
 
-/// Keeps one plugin's usage against its quotas and its quarantine. Every
-/// call of the plugin's runtime asks it first (`admit`) and tells it after
-/// (`record`), when `HostServices.ledger` is set: a quarantined plugin's
-/// calls are refused with status `refused` and the reason, so its widgets
-/// keep their last good entry (rule T10), until the host releases it.
-/// Thread-safe: an app's UI may read it while calls run.
 /// What a plugin did over its whole life in the host (a release does not
 /// reset it): the figures of a plugin summary.
 public struct PluginTotals: Sendable, Equatable {
@@ -81,6 +75,12 @@ public struct PluginTotals: Sendable, Equatable {
     public init() {}
 }
 
+/// Keeps one plugin's usage against its quotas and its quarantine. Every
+/// call of the plugin's runtime asks it first (`admit`) and tells it after
+/// (`record`), when `HostServices.ledger` is set: a quarantined plugin's
+/// calls are refused with status `refused` and the reason, so its widgets
+/// keep their last good entry (rule T10), until the host releases it.
+/// Thread-safe: an app's UI may read it while calls run.
 public final class PluginLedger: @unchecked Sendable {
     public let plugin: String
     public let quotas: PluginQuotas
