@@ -112,6 +112,27 @@ func widgetFigures() throws {
     try cliFigures()
 }
 
+/// How the simulator scales (issue 18, point 6): a day of 10, 100, 1,000
+/// and 10,000 widgets of one bundle; the cost per call must stay flat.
+func scalingFigures() throws {
+    let bundle = try WidgetBenchmark.makeBundle()
+    defer { try? FileManager.default.removeItem(atPath: bundle) }
+    let sizes = quick ? [10, 100, 1000] : [10, 100, 1000, 10_000]
+    print("\nScaling: widgets × 24 h (store read, 4 entries, after 15 min; one bundle, one store, one simulator)")
+    var perCall: [(Int, Double)] = []
+    for n in sizes {
+        let day = try WidgetBenchmark.simulateDay(bundlePath: bundle, instances: n)
+        let us = day.wallSeconds / Double(day.providerCalls) * 1e6
+        perCall.append((n, us))
+        print("\(n) widgets: \(day.providerCalls) provider calls in \(figure(day.wallSeconds, decimals: 2)) s wall, \(figure(day.callsPerSecond, decimals: 0)) calls/s, \(figure(us)) µs a call")
+    }
+    // The last two sizes: both long enough to be steady (the smallest runs are a few ms).
+    if perCall.count >= 2, case let (small, large) = (perCall[perCall.count - 2], perCall[perCall.count - 1]) {
+        let growth = large.1 / small.1
+        print("cost per call at \(large.0) widgets against \(small.0): \(figure(growth, decimals: 2))× (flat is ≤ 1.25×: \(growth <= 1.25 ? "flat" : "NOT FLAT"))")
+    }
+}
+
 /// The command line's start, as whole processes timed from outside (issue 18, point 4).
 func cliFigures() throws {
     let example = FileManager.default.currentDirectoryPath + "/examples/tasks"
@@ -160,6 +181,15 @@ if CommandLine.arguments.contains("--only-widgets") {
 // --only-store: just the store figures.
 if CommandLine.arguments.contains("--only-store") {
     do { try storeFigures() } catch {
+        FileHandle.standardError.write(Data("lunette-bench: \(error)\n".utf8))
+        exit(1)
+    }
+    exit(0)
+}
+
+// --only-scaling: just the simulator's scaling.
+if CommandLine.arguments.contains("--only-scaling") {
+    do { try scalingFigures() } catch {
         FileHandle.standardError.write(Data("lunette-bench: \(error)\n".utf8))
         exit(1)
     }
@@ -229,6 +259,7 @@ do {
           + "\(figure(overshoot.ms)) ms (\(overshoot.script))   (goal ≤ 100 ms: \(met))")
     try storeFigures()
     try widgetFigures()
+    try scalingFigures()
     try devFigures()
     try workerFigures()
 } catch {
