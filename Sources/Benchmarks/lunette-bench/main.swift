@@ -187,6 +187,15 @@ if CommandLine.arguments.contains("--only-store") {
     exit(0)
 }
 
+// --only-memory: just the memory per loaded bundle.
+if CommandLine.arguments.contains("--only-memory") {
+    do { try memoryFigures() } catch {
+        FileHandle.standardError.write(Data("lunette-bench: \(error)\n".utf8))
+        exit(1)
+    }
+    exit(0)
+}
+
 // --only-scaling: just the simulator's scaling.
 if CommandLine.arguments.contains("--only-scaling") {
     do { try scalingFigures() } catch {
@@ -260,6 +269,7 @@ do {
     try storeFigures()
     try widgetFigures()
     try scalingFigures()
+    try memoryFigures()
     try devFigures()
     try workerFigures()
 } catch {
