@@ -152,9 +152,7 @@ struct Eval: ParsableCommand {
         ]
         if let storeDir { request.append(("storeDir", .of(storeDir))) }
         let answer = try pool.call(.record(request), deadline: Double(timeoutMs) / 1000 + 1) { message in
-            guard !json, message["op"]?.text == "log", let line = message["line"]?.decodedBytes else { return nil }
-            let name = message["level"]?.text
-            let level = LuaLogLevel.allCases.first { $0.name == name } ?? .info
+            guard !json, let (level, line) = (try? WireLogLine.decode(message)) ?? nil else { return nil }
             out.write(bytes: Array(level.linePrefix.utf8) + line + [0x0A])
             return nil
         }

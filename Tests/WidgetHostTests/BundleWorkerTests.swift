@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import LuaSandbox
 import SharedStore
 import Testing
@@ -39,6 +40,17 @@ struct BundleWorkerTests {
     }
 
     static func workers() -> BundleWorkers { BundleWorkers(executable: CLI.binary.path) }
+
+    /// The pid of the first worker of `workers` to be in a call, waiting up
+    /// to 5 s for one (nil: none was).
+    static func busyWorker(of workers: BundleWorkers) -> Int32? {
+        let deadline = Date().addingTimeInterval(5)
+        while Date() < deadline {
+            if let busy = workers.busyWorkers.first { return busy.pid }
+            usleep(1000)
+        }
+        return nil
+    }
 
     /// A widget whose timeline never returns, in a runtime whose calls run
     /// in `workers`, with a timeline deadline of `seconds`.
@@ -103,10 +115,9 @@ struct BundleWorkerTests {
         // build's worker catches SIGSEGV (a report, exit 66): there, SIGKILL.
         let signal = WorkerServer.isSanitizerBuild ? SIGKILL : SIGSEGV
         let killer = Thread {
-            let deadline = Date().addingTimeInterval(5)
-            while workers.busyProcessIdentifiers.isEmpty && Date() < deadline { usleep(1000) }
+            guard let pid = Self.busyWorker(of: workers) else { return }
             usleep(50_000)
-            for pid in workers.busyProcessIdentifiers { kill(pid, signal) }
+            kill(pid, signal)
         }
         killer.start()
         let crashed = try intents.perform("Add", parameters: ["by": .integer(-1)]).outcome
@@ -170,8 +181,7 @@ struct BundleWorkerTests {
         let (_, runtime) = try looping(workers, deadline: 10)
         let canceller = runtime.canceller
         let stopper = Thread {
-            let deadline = Date().addingTimeInterval(5)
-            while workers.busyProcessIdentifiers.isEmpty && Date() < deadline { usleep(1000) }
+            guard Self.busyWorker(of: workers) != nil else { return }
             usleep(20_000)
             canceller.cancel()
         }
@@ -181,6 +191,36 @@ struct BundleWorkerTests {
         #expect(outcome.status == .timeout && outcome.message?.hasPrefix("cancelled by the host") == true, "\(outcome.message ?? "")")
         #expect(ContinuousClock.now - started < .seconds(5), "the cancel ended the call, not its 10 s deadline")
         #expect(workers.idleWorkers == 0, "the killed worker is not kept")
+        #expect(workers.workersStarted == 1)
+    }
+
+    @Test func aWorkerPastItsCPUAllowanceIsRetiredAfterItsCall() throws {
+        let fixture = try BundleFixture(main: Self.main)
+        let workers = Self.workers()
+        defer { workers.stop() }
+        workers.retireAfterCPUSeconds = 0   // every worker has used more than none
+        let runtime = WidgetRuntime(bundle: try fixture.load(), services: services(fixture, workers: workers, clock: VirtualClock(t0)))
+        for _ in 0..<2 { #expect(runtime.timeline(try runtime.configuration(kind: "W")).outcome.status == .ok) }
+        #expect(workers.workersStarted == 2 && workers.idleWorkers == 0, "each call's worker was retired: \(workers.workersStarted)")
+    }
+
+    @Test func aWorkersLogLinesReachTheHostsLoggerWithTheMetadataOfACallInProcess() throws {
+        let fixture = try BundleFixture(main: Self.main)
+        let workers = Self.workers()
+        defer { workers.stop() }
+        func lines(_ workers: BundleWorkers?) throws -> [String] {
+            let collected = CollectedLog()
+            var services = services(fixture, workers: workers, clock: VirtualClock(t0))
+            services.scriptLogger = Logger(label: "test.scripts", factory: collected.handler)
+            let runtime = WidgetRuntime(bundle: try fixture.load(), services: services)
+            #expect(runtime.timeline(try runtime.configuration(kind: "W")).outcome.status == .ok)
+            // The call's number differs from run to run: everything else is the same.
+            return collected.all.map { $0.replacingOccurrences(of: #"call=\d+ "#, with: "call=N ", options: .regularExpression) }
+        }
+        let inProcess = try lines(nil), inWorker = try lines(workers)
+        #expect(inProcess.count == 1 && inProcess.first?.contains("family=systemSmall") == true, "\(inProcess)")
+        // Sorted by key, the worker's lines add where they ran before "kind".
+        #expect(inWorker == inProcess.map { $0.replacingOccurrences(of: " kind=", with: " isolation=process kind=") }, "\(inWorker)")
     }
 
     @Test func aWorkerThatStopsReadingOrClosesItsOutputCostsTheCallNotTheHost() throws {
@@ -210,13 +250,16 @@ struct BundleWorkerTests {
         var services = HostServices(clock: VirtualClock(t0), calendar: .utc, modules: [weather, secrets])
         services.grants = ["weather"]
         let link = try workers.link(try fixture.load(), services)
-        func ask(_ module: String, _ function: String) -> JSONValue? {
+        func ask(_ module: String, _ function: String) throws -> Result<[LuaValue], WorkerWire.ModuleError> {
             // What a worker sends in a call; one whose native code was taken over could send anything.
-            workers.serve(.record([("op", .of("module")), ("module", .of(module)), ("function", .of(function)), ("arguments", .list([]))]), link, services)
+            try WorkerWire.reply(try #require(workers.serve(WorkerWire.module(module, function, []), link, services)))
         }
-        #expect(ask("app.weather", "today")?["values"] == .list([.of(21)]))
-        #expect(ask("app.secrets", "token")?["error"]?.text == "app.secrets.token: bundle com.example.test may not call it (not one of the app's functions, or its capability is not granted)")
-        #expect(ask("app.weather", "other")?["error"] != nil)
+        #expect(try ask("app.weather", "today").get() == [.integer(21)])
+        #expect(throws: WorkerWire.ModuleError(message: "app.secrets.token: bundle com.example.test may not call it (not one of the app's functions, or its capability is not granted)")) {
+            try ask("app.secrets", "token").get()
+        }
+        #expect(throws: WorkerWire.ModuleError.self) { try ask("app.weather", "other").get() }
+        #expect(workers.serve(WireLogLine.encode(.info, LuaString("not a module call")), link, services) == nil)
     }
 
     @Test func aBundleThatDoesNotLoadInAWorkerIsRefusedWithTheErrorOfItsLoad() throws {
@@ -231,6 +274,7 @@ struct BundleWorkerTests {
         guard case .failure(let error) = loaded else { Issue.record("the bundle loaded"); return }
         #expect(error.errors.map(\.locatedMessage) == fixture.loadErrors(), "the same error as a load in process")
         #expect(error.errors.first?.line == 3, "\(error)")
+        #expect(workers.workersStarted == 1, "the load ran in a worker")
         #expect(workers.idleWorkers == 0, "the worker that tried the load is stopped")
     }
 
@@ -243,9 +287,7 @@ struct BundleWorkerTests {
         let (fixture, runtime) = try looping(workers, deadline: 0.5)
         let status = Locked<String>("")
         let reader = Thread {
-            let deadline = Date().addingTimeInterval(5)
-            while workers.busyProcessIdentifiers.isEmpty && Date() < deadline { usleep(1000) }
-            if let pid = workers.busyProcessIdentifiers.first {
+            if let pid = Self.busyWorker(of: workers) {
                 status.set((try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? "")
             }
         }

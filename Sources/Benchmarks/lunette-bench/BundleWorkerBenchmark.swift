@@ -61,6 +61,11 @@ enum BundleWorkerBenchmark {
         return store
     }
 
+    /// Bundle 0 (reloads after 15 min) made in `root` and loaded, and its store.
+    static func firstBundle(_ root: String) throws -> (ScriptBundle, SharedStore) {
+        (try ScriptBundle.load(try makeBundle(root: root, index: 0, minutes: 15), calendar: .utc), try store(root + "/store", groups: 0..<1))
+    }
+
     static func microseconds(_ d: Duration) -> Double { WorkerBenchmark.microseconds(d) }
 
     static func services(_ store: SharedStore, _ clock: HostClock, _ workers: BundleWorkers?) -> HostServices {
@@ -88,8 +93,7 @@ enum BundleWorkerBenchmark {
     /// `samples` alternating timeline calls of one bundle, in its worker and in this process (µs).
     static func providerCall(samples: Int) throws -> CallFigures {
         try withScratch("call") { root in
-            let bundle = try ScriptBundle.load(try makeBundle(root: root, index: 0, minutes: 15), calendar: .utc)
-            let store = try store(root + "/store", groups: 0..<1)
+            let (bundle, store) = try firstBundle(root)
             let workers = BundleWorkers(executable: WorkerBenchmark.lunette)
             defer { workers.stop() }
             let unpinnedWorkers = BundleWorkers(executable: WorkerBenchmark.lunette)
@@ -136,8 +140,7 @@ enum BundleWorkerBenchmark {
     /// `calls` timeline calls in one worker, nothing else (`--only-bundle-calls`, for profilers).
     static func workerCalls(_ calls: Int) throws -> Double {
         try withScratch("calls") { root in
-            let bundle = try ScriptBundle.load(try makeBundle(root: root, index: 0, minutes: 15), calendar: .utc)
-            let store = try store(root + "/store", groups: 0..<1)
+            let (bundle, store) = try firstBundle(root)
             let workers = BundleWorkers(executable: WorkerBenchmark.lunette)
             defer { workers.stop() }
             let runtime = WidgetRuntime(bundle: bundle, services: services(store, SystemClock(), workers))
@@ -173,8 +176,7 @@ enum BundleWorkerBenchmark {
     /// answered; and, as a baseline, the first call of a fresh runtime in process.
     static func coldStart(samples: Int) throws -> (worker: Double, inProcess: Double, warmWorker: Double) {
         try withScratch("cold") { root in
-            let bundle = try ScriptBundle.load(try makeBundle(root: root, index: 0, minutes: 15), calendar: .utc)
-            let store = try store(root + "/store", groups: 0..<1)
+            let (bundle, store) = try firstBundle(root)
             let clock = SystemClock()
             var cold: [Double] = [], local: [Double] = [], warm: [Double] = []
             let c = ContinuousClock()
@@ -204,8 +206,7 @@ enum BundleWorkerBenchmark {
     /// next call of the bundle answered (by a fresh worker).
     static func recovery(samples: Int, signal: Int32) throws -> (total: [Double], reported: [Double]) {
         try withScratch("crash") { root in
-            let bundle = try ScriptBundle.load(try makeBundle(root: root, index: 0, minutes: 15), calendar: .utc)
-            let store = try store(root + "/store", groups: 0..<1)
+            let (bundle, store) = try firstBundle(root)
             let workers = BundleWorkers(executable: WorkerBenchmark.lunette)
             defer { workers.stop() }
             let runtime = WidgetRuntime(bundle: bundle, services: services(store, SystemClock(), workers))
@@ -218,9 +219,9 @@ enum BundleWorkerBenchmark {
                 let killedAt = Locked<ContinuousClock.Instant?>(nil)
                 let killer = Thread {
                     let deadline = Date().addingTimeInterval(5)
-                    while workers.busyProcessIdentifiers.isEmpty && Date() < deadline { usleep(200) }
+                    while workers.busyWorkers.isEmpty && Date() < deadline { usleep(200) }
                     usleep(2000)   // well inside the call's loop
-                    guard let pid = workers.busyProcessIdentifiers.first else { return }
+                    guard let pid = workers.busyWorkers.first?.pid else { return }
                     killedAt.set(c.now)
                     kill(pid, signal)
                 }

@@ -477,6 +477,13 @@ public final class ActivityManager: StoreAttachment {
         changes += committed
     }
 
+    /// The changes so far, which this manager then forgets (a worker
+    /// process's: it sends each call's to the host, and keeps none).
+    func takeChanges() -> [ActivityChange] {
+        defer { changes = [] }
+        return changes
+    }
+
     /// A script call starts: until `endCall`, operations work on a copy
     /// read at the first one, and commit with the call. `source` names the
     /// caller in `changes` ("intent Start").

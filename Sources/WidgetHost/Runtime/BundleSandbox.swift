@@ -37,15 +37,20 @@ final class BundleSandbox {
     var budgetUsage: (used: Int, remaining: Int)?
     /// False once a call failed: the state is dropped.
     private(set) var isReusable = true
-    /// The running call: its function, number and widget family (for log lines).
-    private var running: (what: String, id: String, field: String, number: Int, family: String?) = ("", "", "", 0, nil)
+    /// The running call's log metadata (`logMetadata`).
+    private var running: Logger.Metadata = [:]
 
     /// A log line's metadata: bundle, role, kind (the widget, control,
-    /// intent or activity), family (a widget's), function, call number.
-    private func logMetadata() -> Logger.Metadata {
-        var metadata: Logger.Metadata = ["bundle": "\(bundle.manifest.id)", "role": "\(role.rawValue)", "kind": "\(running.id)",
-                                         "function": "\(running.what) \(running.id).\(running.field)", "call": "\(running.number)"]
-        if let family = running.family { metadata["family"] = "\(family)" }
+    /// intent or activity), family (a widget's), function, the call's number
+    /// in this process. A call in a worker process logs with the same
+    /// (`SandboxPool`), numbered in the host.
+    static func logMetadata(bundle: String, role: CallRole, _ what: String, _ id: String, _ field: String,
+                            _ arguments: [LuaValue]) -> Logger.Metadata {
+        var metadata: Logger.Metadata = ["bundle": "\(bundle)", "role": "\(role.rawValue)", "kind": "\(id)",
+                                         "function": "\(what) \(id).\(field)", "call": "\(calls.next())"]
+        if what == "widget", case .table(let context)? = arguments.first, let family = context["family"].stringValue {
+            metadata["family"] = "\(family)"
+        }
         return metadata
     }
     /// Calls made in this process, to number them in logs.
@@ -88,7 +93,7 @@ final class BundleSandbox {
             let text = String(decoding: line.bytes, as: UTF8.self)
             self.logs.append((level, text))
             if let logger = self.services.scriptLogger {
-                logger.log(level: Self.loggerLevel(level), "\(text)", metadata: self.logMetadata())
+                logger.log(level: Self.loggerLevel(level), "\(text)", metadata: self.running)
             }
         }
         try ClockBinding(clock: services.clock, calendar: services.calendar).install(in: state)
@@ -149,9 +154,9 @@ final class BundleSandbox {
     /// Runs main.lua, then the function `field` of the declaration `what`
     /// `id` with `arguments`; store writes commit only if it succeeds.
     func call(_ what: String, _ id: String, _ field: String, _ arguments: [LuaValue]) -> CallOutcome {
-        var family: String?
-        if what == "widget", case .table(let context)? = arguments.first { family = context["family"].stringValue }
-        running = (what, id, field, services.scriptLogger == nil ? 0 : Self.calls.next(), family)
+        if services.scriptLogger != nil {
+            running = Self.logMetadata(bundle: bundle.manifest.id, role: role, what, id, field, arguments)
+        }
         var outcome: CallOutcome
         do throws(LuaError) {
             try runMain()

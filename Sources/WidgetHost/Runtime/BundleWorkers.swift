@@ -33,9 +33,15 @@ public final class BundleWorkers: @unchecked Sendable {
     public var grace: Double = 1
     /// Idle workers kept alive, over all bundles.
     public let maxIdle: Int
-    /// Whether a worker moves to its caller's processor for each call
-    /// (`WorkerProcess.followsCaller`; Linux).
+    /// Whether a worker moves to its caller's processor for its call
+    /// (`WorkerProcess.followsCaller`; Linux): when no other call of these
+    /// workers is running (callers on one processor would otherwise pin
+    /// their workers to it together).
     public var followsCaller = true
+    /// The CPU seconds after which a worker is retired at the end of a call
+    /// rather than kept: by default half its lifetime limit (`RLIMIT_CPU`),
+    /// so that a busy plugin's worker never meets SIGXCPU in a call.
+    public var retireAfterCPUSeconds = Double(WorkerServer.Limits().cpuSeconds) / 2
     private let lock = NSLock()
     /// Idle workers by key, the most recently used last in `order`.
     private var idle: [String: [WorkerProcess]] = [:]
@@ -59,9 +65,6 @@ public final class BundleWorkers: @unchecked Sendable {
 
     /// Workers started so far (fresh ones after losses included).
     public var workersStarted: Int { lock.withLock { started } }
-
-    /// The process ids of the workers in a call now.
-    public var busyProcessIdentifiers: [Int32] { lock.withLock { busy.keys.sorted() } }
 
     /// The workers in a call now, with the bundle each serves.
     public var busyWorkers: [(pid: Int32, bundle: String)] {
@@ -88,11 +91,9 @@ public final class BundleWorkers: @unchecked Sendable {
     /// Stops the idle workers of bundle `id`, of every version (a plugin
     /// host unloads it).
     public func stop(bundle id: String) {
-        // A key is "<id>@<version>/<digest>": the id is what comes before the last "@".
-        func owner(_ key: String) -> Substring { key[..<(key.lastIndex(of: "@") ?? key.endIndex)] }
         let stopped = lock.withLock { () -> [WorkerProcess] in
-            let keys = idle.keys.filter { owner($0) == id }
-            order.removeAll { owner($0) == id }
+            let keys = idle.keys.filter { Self.bundle(ofKey: $0) == id }
+            order.removeAll { Self.bundle(ofKey: $0) == id }
             return keys.flatMap { idle.removeValue(forKey: $0) ?? [] }
         }
         WorkerProcess.stopAll(stopped)
@@ -100,7 +101,12 @@ public final class BundleWorkers: @unchecked Sendable {
 
     /// Idle workers of bundle `id` alive now.
     public func idleWorkers(of id: String) -> Int {
-        lock.withLock { idle.filter { $0.key[..<($0.key.lastIndex(of: "@") ?? $0.key.endIndex)] == id }.values.reduce(0) { $0 + $1.count } }
+        lock.withLock { idle.filter { Self.bundle(ofKey: $0.key) == id }.values.reduce(0) { $0 + $1.count } }
+    }
+
+    /// The bundle id of a worker key ("<id>@<version>/<digest>", `link`).
+    private static func bundle(ofKey key: String) -> Substring {
+        key[..<(key.lastIndex(of: "@") ?? key.endIndex)]
     }
 
     deinit { stop() }
@@ -116,7 +122,8 @@ public final class BundleWorkers: @unchecked Sendable {
         /// request for any other is refused, whatever runs in the worker.
         let modules: Set<String>
         let key: String
-        let open: JSONValue
+        /// The `open` request, as it is sent.
+        let open: [UInt8]
         let openDeadline: Double
     }
 
@@ -142,21 +149,18 @@ public final class BundleWorkers: @unchecked Sendable {
             ("measureCPU", .of(services.ledger != nil)),
         ])
         // One worker serves one bundle version with one set of services.
+        let writer = JSONWriter()
+        open.writeJSON(to: writer)
+        let request = Array(writer.text.utf8)
         var digest = ScriptBundle.VersionDigest()
-        digest.add("open", Array(Self.text(open).utf8))
+        digest.add("open", request)
         let capabilities = CapabilityCheck(bundle: bundle, grants: services.grants)
         var allowed: Set<String> = []
         for module in services.modules where bundle.manifest.capabilities.contains(module.capability) && capabilities.has(module.capability) {
             for function in module.functions { allowed.insert(module.name + "." + function.name) }
         }
-        return Link(bundle: bundle.manifest.id, modules: allowed, key: "\(bundle.manifest.id)@\(bundle.version)/\(digest.hex)", open: open,
+        return Link(bundle: bundle.manifest.id, modules: allowed, key: "\(bundle.manifest.id)@\(bundle.version)/\(digest.hex)", open: request,
                     openDeadline: CallRole.load.deadline(services.policy).hard + grace)
-    }
-
-    static func text(_ json: JSONValue) -> String {
-        let writer = JSONWriter()
-        json.writeJSON(to: writer)
-        return writer.text
     }
 
     /// Runs one call of the bundle of `link` in a worker; `canceller` (the
@@ -185,7 +189,11 @@ public final class BundleWorkers: @unchecked Sendable {
             return failed(Diagnostic(.crashed, "could not start a worker process (\(executable)): \(error)"))
         }
         let pid = worker.processIdentifier
-        lock.withLock { busy[pid] = link.bundle }
+        let alone = lock.withLock { () -> Bool in
+            busy[pid] = link.bundle
+            return busy.count == 1
+        }
+        worker.followsCaller = followsCaller && alone
         // CPU time as the host reads it: a worker cannot under-report it to its ledger.
         let cpuBefore = services.ledger == nil ? nil : worker.cpuSeconds()
         canceller?.running(cancel: { worker.cancel() })
@@ -200,7 +208,7 @@ public final class BundleWorkers: @unchecked Sendable {
                 worker.stop(killing: true)
                 return failed(Diagnostic(.crashed, "the worker's answer could not be read (\(error)); the worker was killed"))
             }
-            checkIn(worker, link.key)
+            checkIn(worker, link.key, cpu: cpuAfter)
             var (outcome, changes) = decoded
             if let cpuBefore, let cpuAfter { outcome.cpuTime = max(0, cpuAfter - cpuBefore) }
             if !changes.isEmpty { services.activities?.adopt(changes) }
@@ -245,9 +253,9 @@ public final class BundleWorkers: @unchecked Sendable {
         let worker = try WorkerProcess(executable: executable, arguments: ["worker", "--lockdown", "open"])
         worker.followsCaller = followsCaller
         lock.withLock { started += 1 }
-        switch worker.call(link.open, deadline: link.openDeadline) {
+        switch worker.exchange(link.open, deadline: link.openDeadline) {
         case .success(let answer):
-            if let refused = try WorkerWire.decoded(Diagnostic.self, answer["error"]) {
+            if let refused = try WorkerWire.decoded(Diagnostic.self, try WorkerChannel.json(answer)["error"]) {
                 worker.stop()
                 throw WorkerOpenError(diagnostic: refused)
             }
@@ -259,14 +267,11 @@ public final class BundleWorkers: @unchecked Sendable {
         }
     }
 
-    /// The CPU seconds after which a worker is retired rather than kept:
-    /// half its lifetime limit (`RLIMIT_CPU`), so that a busy healthy
-    /// plugin's worker never meets SIGXCPU in a call.
-    public static let retireAfterCPUSeconds = Double(WorkerServer.Limits().cpuSeconds) / 2
-
-    private func checkIn(_ worker: WorkerProcess, _ key: String) {
+    /// Keeps `worker` for the next call of `key`, unless it is gone or has
+    /// used `retireAfterCPUSeconds` (`cpu`: its CPU time, when the call read it).
+    private func checkIn(_ worker: WorkerProcess, _ key: String, cpu: Double? = nil) {
         guard worker.isAlive else { return }
-        if let cpu = worker.cpuSeconds(), cpu > Self.retireAfterCPUSeconds {
+        if let cpu = cpu ?? worker.cpuSeconds(), cpu > retireAfterCPUSeconds {
             WorkerProcess.stopAll([worker])
             return
         }
@@ -291,27 +296,22 @@ public final class BundleWorkers: @unchecked Sendable {
 
     // MARK: App modules, served to workers
 
-    /// Answers a worker's message during a call: a call of an app module.
-    func serve(_ message: JSONValue, _ link: Link, _ services: HostServices) -> JSONValue? {
-        guard message["op"]?.text == "module", let name = message["module"]?.text, let function = message["function"]?.text else {
-            return nil
-        }
-        let reply: JSONValue
-        guard link.modules.contains(name + "." + function) else {
+    /// Answers a worker's message during a call: a call of an app module
+    /// (nil for anything else: the exchange goes on).
+    func serve(_ message: [UInt8], _ link: Link, _ services: HostServices) -> [UInt8]? {
+        guard let call = try? WorkerWire.module(message) else { return nil }
+        guard link.modules.contains(call.name + "." + call.function) else {
             // The names are the worker's: a few of their characters, not all, go back.
-            let asked = String((name + "." + function).prefix(120))
-            return .record([("op", .of("reply")), ("error", .of("\(asked): bundle \(link.bundle) may not call it (not one of the app's functions, or its capability is not granted)"))])
+            let asked = String((call.name + "." + call.function).prefix(120))
+            return WorkerWire.reply(.failure(.init(message: "\(asked): bundle \(link.bundle) may not call it (not one of the app's functions, or its capability is not granted)")))
         }
         do {
-            let arguments = try WorkerWire.values(message["arguments"])
-            let values = try runModule(name, function, arguments, services.modules, link)
-            reply = .record([("op", .of("reply")), ("values", WorkerWire.values(values))])
+            return WorkerWire.reply(.success(try runModule(call.name, call.function, call.arguments, services.modules, link)))
         } catch let error as LuaError {
-            reply = .record([("op", .of("reply")), ("error", .of(ScriptBundle.strip(error.diagnostic.message)))])
+            return WorkerWire.reply(.failure(.init(message: ScriptBundle.strip(error.diagnostic.message))))
         } catch {
-            reply = .record([("op", .of("reply")), ("error", .of("\(error)"))])
+            return WorkerWire.reply(.failure(.init(message: "\(error)")))
         }
-        return reply
     }
 
     /// Runs the app module function `name.function` in the host's own state

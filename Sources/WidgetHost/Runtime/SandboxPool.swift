@@ -1,3 +1,4 @@
+import Logging
 import LuaSandbox
 
 /// A bundle's pooled sandboxes, one per call role, shared by everything
@@ -74,11 +75,11 @@ final class SandboxPool {
         }
         var outcome = workers.call(link!, services: services, canceller: canceller, role: role, what, id, field, arguments, budget: budget)
         outcome.bundleVersion = bundle.version
-        if let logger = services.scriptLogger {
+        if let logger = services.scriptLogger, !outcome.logs.isEmpty {
+            var metadata = BundleSandbox.logMetadata(bundle: bundle.manifest.id, role: role, what, id, field, arguments)
+            metadata["isolation"] = "process"
             for line in outcome.logs {
-                logger.log(level: BundleSandbox.loggerLevel(line.level), "\(line.text)",
-                           metadata: ["bundle": "\(bundle.manifest.id)", "role": "\(role.rawValue)", "kind": "\(id)",
-                                      "function": "\(what) \(id).\(field)", "isolation": "process"])
+                logger.log(level: BundleSandbox.loggerLevel(line.level), "\(line.text)", metadata: metadata)
             }
         }
         return outcome

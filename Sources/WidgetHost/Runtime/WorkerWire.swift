@@ -2,80 +2,11 @@ import Foundation
 import LuaSandbox
 
 /// How a bundle call's data crosses the worker protocol, losing nothing
-/// (docs/plugins.md, "The protocol"). A call and its outcome are binary
-/// messages (`WireWriter`: floats as their bits, strings as their bytes, a
-/// table's array part apart from its keys). The app modules' calls, which
-/// are rare, are JSON, with Lua values in this form:
-///
-/// | Lua | wire |
-/// |---|---|
-/// | nil, boolean, integer | `null`, `true`/`false`, an integer |
-/// | float | `{"f": <its IEEE 754 bits, as a signed integer>}` |
-/// | string of UTF-8 | a string |
-/// | other string | `{"b": "<base64>"}` |
-/// | table | `{"a": [items], "k": [key, value, key, value…]}` (each part only when not empty) |
+/// (docs/plugins.md, "The protocol"): a call, its outcome, and the app
+/// modules' calls made in its middle are binary messages (`WireWriter`:
+/// floats as their bits, strings as their bytes, a table's array part
+/// apart from its keys). The bundle's `open` is JSON.
 enum WorkerWire {
-    static func value(_ value: LuaValue) -> JSONValue {
-        switch value {
-        case .nil: return .null
-        case .boolean(let b): return .of(b)
-        case .integer(let i): return JSONValue(.integer(i), at: JSONValue.here)
-        case .number(let d): return .record([("f", JSONValue(.integer(Int64(bitPattern: d.bitPattern)), at: JSONValue.here))])
-        case .string(let s): return string(s)
-        case .table(let t):
-            var parts: [(String, JSONValue)] = []
-            if !t.array.isEmpty { parts.append(("a", .list(t.array.map(Self.value)))) }
-            if !t.fields.isEmpty {
-                var flat: [JSONValue] = []
-                flat.reserveCapacity(t.fields.count * 2)
-                for entry in t.fields { flat.append(string(entry.key)); flat.append(Self.value(entry.value)) }
-                parts.append(("k", .list(flat)))
-            }
-            return .record(parts)
-        }
-    }
-
-    static func string(_ s: LuaString) -> JSONValue {
-        if let text = s.string { return .of(text) }
-        return .record([("b", .base64(s.bytes))])
-    }
-
-    static func values(_ values: [LuaValue]) -> JSONValue { .list(values.map(value)) }
-
-    static func value(_ json: JSONValue) throws -> LuaValue {
-        switch json.kind {
-        case .null: return .nil
-        case .boolean(let b): return .boolean(b)
-        case .integer(let i): return .integer(i)
-        case .string(let s): return .string(LuaString(s))
-        case .object:
-            if let bits = json["f"]?.kind, case .integer(let i) = bits { return .number(Double(bitPattern: UInt64(bitPattern: i))) }
-            if json["b"] != nil { return .string(try string(json)) }
-            var table = LuaTable()
-            if let items = json["a"]?.items { table.array = try items.map(value) }
-            if let flat = json["k"]?.items {
-                guard flat.count % 2 == 0 else { throw WorkerProtocolError("a table's keys and values do not pair up") }
-                var i = 0
-                while i < flat.count {
-                    table.fields[try string(flat[i])] = try value(flat[i + 1])
-                    i += 2
-                }
-            }
-            return .table(table)
-        case .double, .array: throw WorkerProtocolError("not a Lua value on the wire: \(json.kind)")
-        }
-    }
-
-    static func string(_ json: JSONValue) throws -> LuaString {
-        if let text = json.text { return LuaString(text) }
-        guard let bytes = json["b"]?.decodedBytes else { throw WorkerProtocolError("not a string on the wire") }
-        return LuaString(bytes: bytes)
-    }
-
-    static func values(_ json: JSONValue?) throws -> [LuaValue] {
-        try (json?.items ?? []).map(value)
-    }
-
     // MARK: Codable values, as a JSON text in a string
 
     /// `value` as JSON text, its keys sorted (the same value, the same text).
@@ -90,37 +21,64 @@ enum WorkerWire {
         return try JSONDecoder().decode(type, from: Data(text.utf8))
     }
 
-    // MARK: Live Activity events
+    // MARK: App modules
 
-    static func mark(_ mark: ActivityEventMark, source: String) -> JSONValue {
-        let kind: [JSONValue]
-        switch mark.kind {
-        case .push(let n): kind = [.of("push"), .of(n)]
-        case .tick(let t): kind = [.of("tick"), value(.number(t))]
-        case .stale(let t): kind = [.of("stale"), value(.number(t))]
-        case .signal: kind = [.of("signal")]
-        }
-        return .record([("activity", .of(mark.activity)), ("kind", .list(kind)), ("source", .of(source))])
+    /// A module call, worker → host.
+    static func module(_ name: String, _ function: String, _ arguments: [LuaValue]) -> [UInt8] {
+        var w = WireWriter(.module)
+        w.string(name); w.string(function); w.values(arguments)
+        return w.bytes
     }
 
-    static func mark(_ json: JSONValue) throws -> (mark: ActivityEventMark, source: String) {
-        let kind = json["kind"]?.items ?? []
-        guard let activity = json["activity"]?.text, let name = kind.first?.text else { throw WorkerProtocolError("not an activity event on the wire") }
-        func time() throws -> Double {
-            guard kind.count == 2, let t = try value(kind[1]).doubleValue else { throw WorkerProtocolError("an activity event without its time") }
-            return t
+    static func module(_ bytes: [UInt8]) throws -> (name: String, function: String, arguments: [LuaValue]) {
+        var r = WireReader(bytes)
+        guard r.tag == .module else { throw WorkerProtocolError("not a module call") }
+        return (try r.string(), try r.string(), try r.values())
+    }
+
+    /// The host's answer to a module call: its values, or its error.
+    static func reply(_ result: Result<[LuaValue], ModuleError>) -> [UInt8] {
+        var w = WireWriter(.reply)
+        switch result {
+        case .success(let values): w.bool(true); w.values(values)
+        case .failure(let error): w.bool(false); w.string(error.message)
         }
-        let parsed: ActivityEventMark.Kind
-        switch name {
-        case "push":
-            guard kind.count == 2, let n = kind[1].int else { throw WorkerProtocolError("a push event without its number") }
-            parsed = .push(n)
-        case "tick": parsed = .tick(try time())
-        case "stale": parsed = .stale(try time())
-        case "signal": parsed = .signal
-        default: throw WorkerProtocolError("an activity event of kind '\(name)'")
+        return w.bytes
+    }
+
+    static func reply(_ bytes: [UInt8]) throws -> Result<[LuaValue], ModuleError> {
+        var r = WireReader(bytes)
+        guard r.tag == .reply else { throw WorkerProtocolError("the host did not answer a module call") }
+        return try r.bool() ? .success(try r.values()) : .failure(ModuleError(message: try r.string()))
+    }
+
+    /// A module call's failure, as the script sees it.
+    struct ModuleError: Error, Equatable { var message: String }
+
+    // MARK: Live Activity events
+
+    static func write(_ prepared: (mark: ActivityEventMark, source: String), to w: inout WireWriter) {
+        w.string(prepared.mark.activity)
+        switch prepared.mark.kind {
+        case .push(let n): w.byte(0); w.count(n)
+        case .tick(let t): w.byte(1); w.double(t)
+        case .stale(let t): w.byte(2); w.double(t)
+        case .signal: w.byte(3)
         }
-        return (ActivityEventMark(activity: activity, kind: parsed), json["source"]?.text ?? "")
+        w.string(prepared.source)
+    }
+
+    static func mark(from r: inout WireReader) throws -> (mark: ActivityEventMark, source: String) {
+        let activity = try r.string()
+        let kind: ActivityEventMark.Kind
+        switch try r.byte() {
+        case 0: kind = .push(try r.count())
+        case 1: kind = .tick(try r.double())
+        case 2: kind = .stale(try r.double())
+        case 3: kind = .signal
+        case let other: throw WorkerProtocolError("an activity event of kind \(other)")
+        }
+        return (ActivityEventMark(activity: activity, kind: kind), try r.string())
     }
 
     // MARK: Calls and outcomes, in binary (`WireWriter`): most of the traffic
@@ -148,7 +106,7 @@ enum WorkerWire {
         w.bool(c.now != nil)
         if let now = c.now { w.double(now) }
         w.bool(c.prepared != nil)
-        if let prepared = c.prepared { w.string(BundleWorkers.text(mark(prepared.mark, source: prepared.source))) }
+        if let prepared = c.prepared { write(prepared, to: &w) }
         return w.bytes
     }
 
@@ -160,7 +118,7 @@ enum WorkerWire {
         var c = Call(role: role, what: try r.string(), id: try r.string(), field: try r.string(), arguments: try r.values())
         if try r.bool() { c.budget = (try r.count(), try r.count()) }
         if try r.bool() { c.now = try r.double() }
-        if try r.bool() { c.prepared = try mark(try WorkerChannel.json(Array(try r.string().utf8))) }
+        if try r.bool() { c.prepared = try mark(from: &r) }
         return c
     }
 

@@ -83,14 +83,14 @@ final class WorkerBundle {
         let c = try WorkerWire.call(request)
         if let clock, let now = c.now { clock.set(now) }
         let activities = pool.services.activities
-        let before = activities?.changes.count ?? 0
+        _ = activities?.takeChanges()   // none is the call's
         if let prepared = c.prepared {
             // An updater's event: marked handled with the call's own changes, as in the host.
             activities?.prepareCall(handling: prepared.mark, source: prepared.source)
         }
         let outcome = pool.call(c.role, c.what, c.id, c.field, c.arguments, budget: c.budget)
         activities?.discardPrepared()
-        let changes = activities.map { Array($0.changes.dropFirst(before)) } ?? []
+        let changes = activities?.takeChanges() ?? []
         return try WorkerWire.outcome(outcome, activityChanges: changes)
     }
 
@@ -99,13 +99,12 @@ final class WorkerBundle {
     static func askHost(_ channel: WorkerChannel, _ module: String, _ function: String, _ args: LuaArguments) throws -> [LuaValue] {
         var values: [LuaValue] = []
         if args.count > 0 { for n in 1...args.count { values.append(try args.value(n)) } }
-        try channel.send(.record([("op", .of("module")), ("module", .of(module)), ("function", .of(function)),
-                                  ("arguments", WorkerWire.values(values))]))
-        guard let reply = try channel.receive(), reply["op"]?.text == "reply" else {
-            throw WorkerProtocolError("the host did not answer a module call")
+        try channel.send(bytes: WorkerWire.module(module, function, values))
+        guard let reply = try channel.receive(until: nil) else { throw WorkerProtocolError("the host did not answer a module call") }
+        switch try WorkerWire.reply(reply) {
+        case .success(let values): return values
+        case .failure(let error): throw LuaFunctionError(error.message)
         }
-        if let message = reply["error"]?.text { throw LuaFunctionError(message) }
-        return try WorkerWire.values(reply["values"])
     }
 }
 

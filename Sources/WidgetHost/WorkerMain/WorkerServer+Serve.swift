@@ -57,7 +57,7 @@ extension WorkerServer {
         var failure: (any Error)?
         evaluator.onLog = { (level: LuaLogLevel, line: LuaString) in
             guard failure == nil else { return }
-            do { try channel.send(.record([("op", .of("log")), ("level", .of(level.name)), ("line", .base64(line.bytes))])) } catch {
+            do { try channel.send(bytes: WireLogLine.encode(level, line)) } catch {
                 failure = error
             }
         }

@@ -1,12 +1,22 @@
 import LuaSandbox
 
 /// The first byte of a binary message (`WorkerChannel`); a JSON message
-/// starts with `{`.
+/// starts with `{`. While the host waits for the answer to a request, the
+/// worker sends only binary messages (a log line, a module call) until its
+/// answer: JSON for a JSON request, `done` for a `call`.
 public enum WireTag: UInt8, Sendable {
     /// A bundle's call, host → worker.
     case call = 1
     /// Its outcome, worker → host.
     case done = 2
+    /// A call of an app module, worker → host, in the middle of a call:
+    /// the module, the function, the arguments.
+    case module = 3
+    /// The host's answer to `module`: true and the values, or false and the error.
+    case reply = 4
+    /// A line an `eval` script printed or logged, worker → host, as it
+    /// happens: the level (`LuaLogLevel`), the bytes.
+    case log = 5
 }
 
 /// Writes a binary message: integers little-endian, counts and lengths as
@@ -178,5 +188,23 @@ public struct WireReader {
         out.reserveCapacity(n)
         for _ in 0..<n { out.append(try value()) }
         return out
+    }
+}
+
+/// An `eval` script's log line on the wire (`WireTag.log`).
+public enum WireLogLine {
+    public static func encode(_ level: LuaLogLevel, _ line: LuaString) -> [UInt8] {
+        var w = WireWriter(.log)
+        w.byte(UInt8(level.rawValue))
+        w.lua(line)
+        return w.bytes
+    }
+
+    /// The level and bytes of a log line; nil for another message.
+    public static func decode(_ bytes: [UInt8]) throws -> (level: LuaLogLevel, line: [UInt8])? {
+        var r = WireReader(bytes)
+        guard r.tag == .log else { return nil }
+        guard let level = LuaLogLevel(rawValue: Int(try r.byte())) else { throw WorkerProtocolError("a log line of no level") }
+        return (level, try r.data())
     }
 }

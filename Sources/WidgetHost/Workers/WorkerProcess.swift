@@ -5,8 +5,8 @@ import LuaSandbox
 /// One worker process, seen from the host: started with `executable
 /// arguments` (`lunette worker`), it answers requests over its standard
 /// input and output (`WorkerChannel`). A call that does not finish within
-/// its deadline plus `grace` gets the worker killed (SIGKILL) and ends as
-/// `timeout`; a worker that dies during a call ends it as `crashed`, with
+/// the deadline its caller gives (its own, and a grace) gets the worker
+/// killed (SIGKILL) and ends as `timeout`; a worker that dies during a call ends it as `crashed`, with
 /// the signal. Either way the worker is gone, and `isAlive` says so: the
 /// next call needs a fresh one (`WorkerPool`). The host never dies with it.
 ///
@@ -26,16 +26,20 @@ public final class WorkerProcess {
     private var killed = false
     private var cancelled = false
     private let lock = NSLock()
-    /// Seconds a call may run past its own deadline before the worker is killed.
-    public var grace: Double = 1
     /// Before each exchange, the worker is moved to the processor the
-    /// calling thread runs on (Linux), and after it may run anywhere again:
-    /// the caller waits while the worker runs, so one processor serves
-    /// both, and the two wake-ups of a call are handoffs on it rather than
-    /// wake-ups across processors (on this project's 2-processor machine, a
-    /// bundle's call took about half the time; docs/plugins.md). False: the
-    /// system places the worker.
+    /// calling thread runs on (Linux): the caller waits while the worker
+    /// runs, so one processor serves both, and the two wake-ups of a call
+    /// are handoffs on it rather than wake-ups across processors (on this
+    /// project's 2-processor machine, a bundle's call took about half the
+    /// time; docs/plugins.md). False: the system places the worker (and
+    /// one that was pinned may run anywhere again). A host that calls
+    /// several workers at once sets it false for those calls, so that
+    /// workers whose callers share a processor do not share it too.
     public var followsCaller = true
+    /// The processor the worker is pinned to (-1: none).
+    private var pinned: Int32 = -1
+    /// The clock of the worker's CPU time (`cpuSeconds`), found once.
+    private var cpuClock: clockid_t?
 
     /// A write to a worker that has died must fail, not end the host with
     /// SIGPIPE: a host with workers ignores SIGPIPE (once, process-wide).
@@ -61,6 +65,8 @@ public final class WorkerProcess {
             throw WorkerProtocolError("cannot start \(executable): \(String(cString: strerror(errno)))")
         }
         processIdentifier = pid
+        var clock = clockid_t()
+        if clock_getcpuclockid(pid, &clock) == 0 { cpuClock = clock }
         // The host's writes wait under each call's deadline, never longer.
         _ = fcntl(toWorker, F_SETFL, fcntl(toWorker, F_GETFL) | O_NONBLOCK)
         channel = WorkerChannel(input: FileHandle(fileDescriptor: fromWorker, closeOnDealloc: true),
@@ -75,11 +81,7 @@ public final class WorkerProcess {
     }
 
     deinit {
-        if !reaped {
-            kill(processIdentifier, SIGKILL)   // not reaped: the pid is still this worker's
-            var status: Int32 = 0
-            while waitpid(processIdentifier, &status, 0) < 0 && errno == EINTR {}
-        }
+        stop(killing: true)
     }
 
     /// Whether it can take another call.
@@ -96,16 +98,12 @@ public final class WorkerProcess {
         }
     }
 
-    private var reaped: Bool { lock.withLock { exitStatus != nil } }
-
     /// The CPU time the worker has used, in seconds, read by the host
     /// (`clock_getcpuclockid`), not told by the worker; nil once it is
     /// reaped, or where the system cannot say.
     public func cpuSeconds() -> Double? {
         lock.withLock { () -> Double? in
-            guard exitStatus == nil else { return nil }
-            var clock = clockid_t()
-            guard clock_getcpuclockid(processIdentifier, &clock) == 0 else { return nil }
+            guard exitStatus == nil, let clock = cpuClock else { return nil }
             var t = timespec()
             guard clock_gettime(clock, &t) == 0 else { return nil }
             return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
@@ -160,11 +158,9 @@ public final class WorkerProcess {
         }
     }
 
-    /// Sends `request` and reads messages until `done`; `onMessage` gets
-    /// each other message as it comes (a log line, a question), and what it
-    /// returns is sent back as the answer. The worker is killed when no
-    /// `done` came within `deadline` seconds.
-    public func call(_ request: JSONValue, deadline: Double, onMessage: (JSONValue) -> JSONValue? = { _ in nil }) -> Result<JSONValue, Loss> {
+    /// Sends the JSON `request` and returns the JSON answer; the binary
+    /// messages before it (log lines) go to `onMessage` (`exchange`).
+    public func call(_ request: JSONValue, deadline: Double, onMessage: ([UInt8]) -> [UInt8]? = { _ in nil }) -> Result<JSONValue, Loss> {
         let writer = JSONWriter()
         request.writeJSON(to: writer)
         switch exchange(Array(writer.text.utf8), deadline: deadline, onMessage: onMessage) {
@@ -177,21 +173,19 @@ public final class WorkerProcess {
     }
 
     /// Sends the message `request` (JSON or binary) and returns the bytes
-    /// of the answer: a binary `done` (`WireTag.done`) or a JSON one (`"op":
-    /// "done"`). Other JSON messages go to `onMessage`, whose answer is sent
-    /// back. No answer within `deadline` seconds: the worker is killed
-    /// (SIGKILL) and the call is `.killed`.
-    public func exchange(_ request: [UInt8], deadline: Double, onMessage: (JSONValue) -> JSONValue? = { _ in nil }) -> Result<[UInt8], Loss> {
+    /// of its answer. The binary messages that come first (`WireTag.log`,
+    /// `.module`) go to `onMessage`, whose answer is sent back; the first
+    /// other message is the answer (`.done`, or JSON). No answer within
+    /// `deadline` seconds: the worker is killed (SIGKILL) and the call is
+    /// `.killed`.
+    public func exchange(_ request: [UInt8], deadline: Double, onMessage: ([UInt8]) -> [UInt8]? = { _ in nil }) -> Result<[UInt8], Loss> {
         let until = ContinuousClock.now + .nanoseconds(Int64(deadline * 1e9))
-        let pinned = followsCaller && follow()
-        defer { if pinned { unpin() } }
+        place()
         do {
             try channel.send(bytes: request, until: until)
             while let message = try channel.receive(until: until) {
-                if message.first == WireTag.done.rawValue { return .success(message) }
-                let json = try WorkerChannel.json(message)
-                if json["op"]?.text == "done" { return .success(message) }
-                if let answer = onMessage(json) { try channel.send(answer, until: until) }
+                guard let tag = message.first.flatMap(WireTag.init(rawValue:)), tag != .done else { return .success(message) }
+                if let answer = onMessage(message) { try channel.send(bytes: answer, until: until) }
             }
         } catch is WorkerChannel.TimedOut {
             lock.withLock { killed = true }
@@ -219,19 +213,14 @@ public final class WorkerProcess {
         return .failure(.died(signal: nil, status: (status >> 8) & 0xFF))
     }
 
-    /// Pins the worker to the caller's processor; true when it did.
-    private func follow() -> Bool {
-        let cpu = lunette_current_cpu()
-        guard cpu >= 0 else { return false }
+    /// Pins the worker to the caller's processor when it follows its caller
+    /// and is not there yet (no system call when it is: the usual case);
+    /// lets a pinned worker run anywhere when it does not follow.
+    private func place() {
+        let cpu = followsCaller ? lunette_current_cpu() : -1
+        guard cpu != pinned else { return }
         let done = lock.withLock { exitStatus == nil && lunette_pin_to_cpu(processIdentifier, cpu) == 0 }
-        if !done { followsCaller = false }
-        return done
-    }
-
-    /// Lets the worker run on any processor again, so that workers pinned
-    /// by callers on one processor do not stay piled up there.
-    private func unpin() {
-        lock.withLock { if exitStatus == nil { _ = lunette_pin_to_cpu(processIdentifier, -1) } }
+        if done { pinned = cpu } else if cpu >= 0 { followsCaller = false }
     }
 
     /// Kills a worker that broke the protocol; returns `loss`.
@@ -320,7 +309,7 @@ public final class WorkerPool {
     }
 
     /// Runs `request` in a worker (see `WorkerProcess.call`).
-    public func call(_ request: JSONValue, deadline: Double, onMessage: (JSONValue) -> JSONValue? = { _ in nil }) throws -> Result<JSONValue, WorkerProcess.Loss> {
+    public func call(_ request: JSONValue, deadline: Double, onMessage: ([UInt8]) -> [UInt8]? = { _ in nil }) throws -> Result<JSONValue, WorkerProcess.Loss> {
         let worker: WorkerProcess
         if let ready = idle.popLast(), ready.isAlive { worker = ready } else {
             worker = try WorkerProcess(executable: executable, arguments: arguments)
