@@ -208,13 +208,16 @@ uint64_t lunette_call_end(lua_State *L) {
 // state, as Lua's own functions expect; upvalue 2: Lua's function).
 static int lunette_sandbox_random(lua_State *L) {
     lunette_host *h = lunette_host_of(L);
+    h->effects++;
     if (h->seed_pending) lunette_seed_random(L, h);
     lua_CFunction stock = lua_tocfunction(L, lua_upvalueindex(2));
     return stock(L);
 }
 
 static int lunette_sandbox_randomseed(lua_State *L) {
-    lunette_host_of(L)->seed_pending = 0;
+    lunette_host *h = lunette_host_of(L);
+    h->seed_pending = 0;
+    h->effects++;
     lua_CFunction stock = lua_tocfunction(L, lua_upvalueindex(2));
     return stock(L);
 }
@@ -508,6 +511,7 @@ static double lunette_clock_now(lunette_host *h) {
 // os.time([t]): the host's clock; with a table, Lua's own normalisation.
 static int lunette_os_time(lua_State *L) {
     if (lua_isnoneornil(L, 1)) {
+        lunette_host_of(L)->effects++;
         lua_pushinteger(L, (lua_Integer)floor(lunette_clock_now(lunette_host_of(L))));
         return 1;
     }
@@ -517,6 +521,7 @@ static int lunette_os_time(lua_State *L) {
 // os.date([format [, t]]): Lua's own, with t defaulting to the host's clock.
 static int lunette_os_date(lua_State *L) {
     if (lua_isnoneornil(L, 2)) {
+        lunette_host_of(L)->effects++;
         lua_settop(L, 1);
         lua_pushinteger(L, (lua_Integer)floor(lunette_clock_now(lunette_host_of(L))));
     }
@@ -530,6 +535,7 @@ static int lunette_os_date(lua_State *L) {
 // the machine is busy or a host function blocks).
 static int lunette_os_clock(lua_State *L) {
     lunette_host *h = lunette_host_of(L);
+    h->effects++;
     uint64_t now = lunette_thread_cpu_ns();
     if (h->cpu_start_ns == 0) {
         uint64_t wall = lunette_now_ns() - h->start_ns;
@@ -613,6 +619,7 @@ int lunette_protect_global(lua_State *L, const char *name) {
 // (upvalue 2). warn (upvalue 3 true) concatenates strings and skips "@" controls.
 static int lunette_log(lua_State *L) {
     lunette_host *h = lunette_host_of(L);
+    h->effects++;
     int n = lua_gettop(L);
     int is_warn = lua_toboolean(L, lua_upvalueindex(3));
     if (is_warn) {

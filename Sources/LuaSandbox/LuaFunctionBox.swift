@@ -16,12 +16,16 @@ final class LuaFunctionBox {
     /// Runs while the state closes (the log sink); every other function
     /// refuses then, because its host may already be gone.
     let runsWhileClosing: Bool
+    /// Its calls are not counted as effects (`LuaModule.replayable`).
+    let replayable: Bool
 
-    init(state: LuaState, name: String, viaWrapper: Bool, runsWhileClosing: Bool = false, body: @escaping LuaFunctionBody) {
+    init(state: LuaState, name: String, viaWrapper: Bool, runsWhileClosing: Bool = false, replayable: Bool = false,
+         body: @escaping LuaFunctionBody) {
         self.state = state
         self.name = name
         self.viaWrapper = viaWrapper
         self.runsWhileClosing = runsWhileClosing
+        self.replayable = replayable
         self.body = body
     }
 
@@ -39,6 +43,7 @@ final class LuaFunctionBox {
         if state.isClosing && !runsWhileClosing {
             return raise(stack, "'\(name)' cannot run while the Lua state closes", where: true)
         }
+        if !replayable { state.host.pointee.effects &+= 1 }
         let saved = state.current
         state.current = stack.L
         defer { state.current = saved }

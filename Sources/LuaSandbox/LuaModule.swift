@@ -13,15 +13,22 @@ public struct LuaModule {
     public var name: String
     /// The functions, by field name.
     public var functions: [(name: String, body: LuaFunctionBody)]
+    /// The functions whose calls a snapshot may stand in for: called again
+    /// with the same arguments they answer the same, and whatever they do
+    /// outside the state (recording a declaration, say) is kept along with
+    /// the snapshot. A call of any other Swift function counts as an effect
+    /// (`LuaState.effects`).
+    public var replayable: Set<String> = []
 
     public init(name: String, functions: [(name: String, body: LuaFunctionBody)] = []) {
         self.name = name
         self.functions = functions
     }
 
-    /// Adds `name` to the module.
-    public mutating func add(_ name: String, _ body: @escaping LuaFunctionBody) {
+    /// Adds `name` to the module; `replayable`: see `replayable`.
+    public mutating func add(_ name: String, replayable: Bool = false, _ body: @escaping LuaFunctionBody) {
         functions.append((name, body))
+        if replayable { self.replayable.insert(name) }
     }
 }
 

@@ -111,15 +111,17 @@ extension LuaState {
         stack.pushTable(fieldCapacity: module.functions.count)
         for (name, body) in module.functions {
             stack.push(name)
-            pushFunction(named: viaWrapper ? name : "\(module.name).\(name)", viaWrapper: viaWrapper, on: stack, body)
+            pushFunction(named: viaWrapper ? name : "\(module.name).\(name)", viaWrapper: viaWrapper,
+                         replayable: module.replayable.contains(name), on: stack, body)
             stack.rawSet(-3)
         }
     }
 
     /// Pushes a Lua function that runs `body`; `name` is used in argument errors.
     /// The state keeps the body alive until it closes.
-    func pushFunction(named name: String, viaWrapper: Bool = false, on stack: LuaStack, _ body: @escaping LuaFunctionBody) {
-        let box = LuaFunctionBox(state: self, name: name, viaWrapper: viaWrapper, body: body)
+    func pushFunction(named name: String, viaWrapper: Bool = false, replayable: Bool = false, on stack: LuaStack,
+                      _ body: @escaping LuaFunctionBody) {
+        let box = LuaFunctionBox(state: self, name: name, viaWrapper: viaWrapper, replayable: replayable, body: body)
         boxes.append(box)
         stack.pushSwiftFunction(Unmanaged.passUnretained(box).toOpaque())
     }

@@ -52,6 +52,10 @@ typedef struct lunette_host {
     int active;                         ///< a top-level call is between lunette_call_begin and lunette_call_end
     char kill_source[256];              ///< where the script was when the call was ended (its chunk name), or ""
     int kill_line;                      ///< and its line, or -1
+    /// Calls of functions whose result or effect belongs to the moment
+    /// (clock, random, output, host services): a run of main.lua that made
+    /// none can be snapshot instead of run again (lunette_snapshot_take).
+    uint64_t effects;
 } lunette_host;
 
 /// Why a call was ended by the host. A kill cannot be caught by the script.
@@ -265,6 +269,40 @@ void lunette_write_line(const void *buf, size_t len);
 /// True when `s[0..<n]` is well-formed UTF-8 (no overlongs, no surrogates,
 /// nothing above U+10FFFF).
 int lunette_utf8_valid(const unsigned char *s, size_t n);
+
+// MARK: - Snapshots
+
+/// Marks the `n` values on top of the stack (popped), and everything their
+/// tables reach through keys, values and metatables, as the host's: a
+/// snapshot treats them as constants and never copies, enters or restores
+/// them. Functions, userdata and threads met on the way are marked, not
+/// entered. Call it once the host's globals and glue are in place.
+/// Protected; returns the lua_pcall status.
+int lunette_snapshot_mark_host(lua_State *L, int n);
+
+/// Results of lunette_snapshot_take.
+#define LUNETTE_SNAPSHOT_TAKEN     0
+/// A coroutine of the script's is reachable: its stack cannot be copied.
+#define LUNETTE_SNAPSHOT_COROUTINE 1
+/// A userdata that is not the host's is reachable (a string.gmatch iterator's state, say).
+#define LUNETTE_SNAPSHOT_USERDATA  2
+/// More than `max_slots` entries and upvalues would be copied.
+#define LUNETTE_SNAPSHOT_TOO_LARGE 3
+/// The protected call failed (out of memory).
+#define LUNETTE_SNAPSHOT_FAILED    4
+
+/// Copies what the `n` values on top of the stack (popped) reach, except
+/// the host's objects: each table's raw entries and metatable, each
+/// function's upvalues. Returns LUNETTE_SNAPSHOT_TAKEN and pushes the
+/// snapshot (keep it with a registry reference), or another code and
+/// pushes nothing. Runs in host mode; no metamethod runs.
+int lunette_snapshot_take(lua_State *L, int n, size_t max_slots);
+
+/// Puts back every table (entries and metatable) and every upvalue of the
+/// snapshot at `idx` as they were when it was taken. What a call created
+/// since is unreachable from them afterwards. Objects are the same ones:
+/// identities hold. Runs no script code; protected, returns the status.
+int lunette_snapshot_restore(lua_State *L, int idx);
 
 // MARK: - Flattening values
 

@@ -43,9 +43,12 @@ final class DeclarationRecorder {
         functions["\(what):\(id)"]?[field]
     }
 
+    /// Every function recorded, of every declaration.
+    var allFunctions: [LuaFunctionRef] { functions.values.flatMap(\.values) }
+
     /// Adds `declare`, the Swift side of the declaration globals (see `glue`).
     func add(to module: inout LuaModule) {
-        module.add("declare") { [unowned self] args in
+        module.add("declare", replayable: true) { [unowned self] args in
             try self.record(args)
             return []
         }

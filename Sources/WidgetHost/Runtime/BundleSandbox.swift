@@ -10,12 +10,23 @@ import SharedStore
 /// log), the declaration functions, a `require` for the bundle's modules,
 /// and main.lua compiled once. Each call gets fresh globals: a new
 /// environment table that reads through to the libraries, in which main.lua
-/// runs again (declaring the widget's functions anew) and the bundle's
-/// modules load again on `require`; then the host calls one declared
-/// function. What a call leaves behind is unreachable from the next one:
-/// library tables are read-only, `_G` and `load` see the call's own
-/// environment, and store group objects are made per call. A state whose
-/// call failed (error, deadline, memory) is not used again.
+/// runs (declaring the widget's functions) and the bundle's modules load on
+/// `require`; then the host calls one declared function. What a call leaves
+/// behind is unreachable from the next one: library tables are read-only,
+/// `_G` and `load` see the call's own environment, and store group objects
+/// are made per call. A state whose call failed (error, deadline, memory)
+/// is not used again.
+///
+/// main.lua runs once per state when it can: when its first run called
+/// nothing of the moment (clock, random, output, host services:
+/// `LuaState.effects`), what it built — the call's globals, the modules it
+/// loaded, the declared functions and everything they reach — is
+/// snapshot (`LuaSnapshot`), and each later call starts by putting it back
+/// instead of running main.lua again: every table's entries and metatable
+/// and every upvalue as main.lua left them. A call sees exactly what a
+/// fresh run would have built. A main.lua that reads the clock, logs, or
+/// leaves a coroutine or more than `snapshotSlots` entries behind runs
+/// before every call, as before.
 ///
 /// A call's limits come from its role: the deadline (soft: a warning; hard:
 /// the call ends) covers main.lua and the function together; memory is the
@@ -31,6 +42,23 @@ final class BundleSandbox {
     let capabilities: CapabilityCheck
     /// The glue's per-call entry: new globals, then main.lua.
     private var begin: LuaFunctionRef!
+    /// The glue's function returning what main.lua's work is reached from.
+    private var roots: LuaFunctionRef!
+    /// What main.lua built, put back before each call instead of running it
+    /// again; nil before the first call and when it cannot be taken.
+    private var mainSnapshot: LuaSnapshot?
+    /// Whether main.lua's work is snapshot, and if not, why.
+    private(set) var snapshotState: SnapshotState = .untried
+    /// Runs of main.lua in this state (tests: once with a snapshot).
+    private(set) var mainRuns = 0
+    /// The most table entries and upvalues a snapshot copies (its memory
+    /// counts against the role's cap; about 40 bytes each).
+    static let snapshotSlots = 16_384
+
+    enum SnapshotState: Equatable {
+        case untried, taken
+        case refused(String)
+    }
     private(set) var logs: [(level: LuaLogLevel, text: String)] = []
     private(set) var reloads: [ReloadRequest] = []
     /// The refresh budget of the instance being called, for `host.usage()`.
@@ -139,16 +167,35 @@ final class BundleSandbox {
                               now: services.clock is SystemClock ? nil : now)
     }
 
-    /// Starts a call: fresh globals, then main.lua (the declarations).
+    /// Starts a call: fresh globals, then main.lua (the declarations), or
+    /// what main.lua built put back from its snapshot.
     func runMain() throws(LuaError) {
         started = ContinuousClock.now
         if measuresCPU { startedCPU = Self.threadCPUTime() }
         logs = []
         reloads = []
-        recorder.reset()
         storeBinding.resetObjects()
         state.resetPeak()
+        if let mainSnapshot {
+            try state.restore(mainSnapshot)
+            return
+        }
+        recorder.reset()
+        let effects = state.effects
+        mainRuns += 1
         try state.call(begin, [], options: options())
+        guard snapshotState == .untried, role != .load else { return }
+        if state.effects != effects {
+            snapshotState = .refused("main.lua's top level called a function of the moment (clock, random, output or a host service)")
+            return
+        }
+        switch try state.snapshot(rootsFrom: roots, functions: recorder.allFunctions, maxSlots: Self.snapshotSlots) {
+        case .success(let snapshot):
+            mainSnapshot = snapshot
+            snapshotState = .taken
+        case .failure(let refusal):
+            snapshotState = .refused(refusal.reason)
+        }
     }
 
     /// Runs main.lua, then the function `field` of the declaration `what`
@@ -275,22 +322,26 @@ final class BundleSandbox {
         recorder.add(to: &declare)
         try state.runGlue(DeclarationRecorder.glue, name: "declarations", functions: declare)
         var module = LuaModule(name: "bundle")
-        module.add("main") { _ in [.string(LuaString(bytes: main.bytes)), .string(main.chunkName)] }
-        module.add("source") { args in
+        module.add("main", replayable: true) { _ in [.string(LuaString(bytes: main.bytes)), .string(main.chunkName)] }
+        module.add("source", replayable: true) { args in
             let name = try args.text(1)
             guard let source = modules[name] else { return [] }
             return [.string(LuaString(bytes: source.bytes)), .string(source.chunkName)]
         }
         let capabilities = self.capabilities, id = bundle.manifest.id
-        module.add("absent") { args in
+        module.add("absent", replayable: true) { args in
             guard let why = capabilities.whyAbsent(try args.text(1), bundle: id) else { return [] }
             return [.string(LuaString(why))]
         }
-        module.add("setenv") { args in
+        module.add("setenv", replayable: true) { args in
             try args.setEnvironment(ofFunction: 1, to: 2)
             return []
         }
-        begin = try state.runGlue(Self.glue, name: "bundle", functions: module).first
+        let entries = try state.runGlue(Self.glue, name: "bundle", functions: module)
+        begin = entries[0]
+        roots = entries[1]
+        // Everything the host has installed so far is a constant to snapshots.
+        try state.markHostObjects(returnedBy: entries[2])
     }
 
     /// require, load and the per-call entry point (Runtime/bundle.lua).

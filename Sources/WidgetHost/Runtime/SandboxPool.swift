@@ -65,6 +65,9 @@ final class SandboxPool {
         return outcome
     }
 
+    /// The pooled sandbox of `role`, if one is made (tests).
+    func sandbox(for role: CallRole) -> BundleSandbox? { sandboxes[role] }
+
     /// The same call, in a worker process of the bundle's own.
     private func inWorker(_ workers: BundleWorkers, _ role: CallRole, _ what: String, _ id: String, _ field: String,
                           _ arguments: [LuaValue], _ budget: (used: Int, remaining: Int)?) -> CallOutcome {

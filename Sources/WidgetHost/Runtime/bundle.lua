@@ -2,7 +2,10 @@
 -- Runs with the state's own globals as _ENV (where the libraries and host
 -- modules live). Each call's globals are a table that reads through to them;
 -- _G, load and require work on the call's table. Called with the host's
--- function table (main, source, absent, setenv); returns the function that begins a call.
+-- function table (main, source, absent, setenv); returns the function that
+-- begins a call, the function that returns what a snapshot of main.lua's
+-- work starts from, and the one that returns the glue's own objects (which
+-- a snapshot leaves alone).
 local raw = ...
 local setenv, source, main_source, absent = raw.setenv, raw.source, raw.main, raw.absent
 local base, stock_load, select, setmetatable, error, pcall, host_require =
@@ -54,10 +57,15 @@ local text, chunk = main_source()
 local main = stock_load(text, "@" .. chunk, "t", base)
 
 -- A call begins: new globals, modules to load again, main.lua.
-return function()
+local function begin()
   current = setmetatable({}, globals_meta)
   current._G = current
   loaded, loading = {}, {}
   setenv(main, current)
   return main()
 end
+-- The call's globals and modules: with the declared functions, all that
+-- main.lua's work can be reached from.
+local function roots() return current, loaded, loading end
+local function host_objects() return globals_meta, raw end
+return begin, roots, host_objects

@@ -1,0 +1,115 @@
+import Foundation
+import Testing
+@testable import WidgetHost
+
+/// main.lua runs once per pooled state when it can, and what it built is
+/// put back before each call (rule L6 holds either way).
+@Suite("main.lua's work, snapshot and put back")
+struct MainSnapshotTests {
+    /// Calls the timeline of widget `kind` `calls` times, a minute apart;
+    /// returns each first entry's content and the pooled timeline sandbox.
+    func timelines(_ main: String, kind: String = "S", calls: Int = 3, files: [String: String] = [:]) throws
+        -> (entries: [[String: LuaValue]], sandbox: BundleSandbox, logs: [Int]) {
+        let fixture = try BundleFixture(main: main, files: files)
+        let (runtime, clock) = try fixture.runtime()
+        let widget = try runtime.configuration(kind: kind)
+        var entries: [[String: LuaValue]] = [], logs: [Int] = []
+        for _ in 0..<calls {
+            let result = runtime.timeline(widget)
+            #expect(result.outcome.status == .ok, "\(result.outcome.message ?? "")")
+            let content = try #require(result.value?.entries.first?.content)
+            entries.append(Dictionary(uniqueKeysWithValues: content.fields.entries.map { ($0.key.displayText, $0.value) }))
+            logs.append(result.outcome.logs.count)
+            try clock.advance(by: 60)
+        }
+        return (entries, try #require(runtime.pool.sandbox(for: .timeline)), logs)
+    }
+
+    @Test("L6: a call sees main.lua's locals, tables, metatables and globals as main.lua left them, not as the last call did")
+    func everyCallStartsFromWhatMainBuilt() throws {
+        let (entries, sandbox, _) = try timelines("""
+            local count = 0
+            local config = { limit = 1, names = { "a" }, gone = "here" }
+            shared = { n = 0 }
+            local items = require("items")
+            widget { kind = "S", placeholder = function() return {} end,
+              timeline = function()
+                local seen = { count = count, limit = math.type(config.limit), names = #config.names, gone = config.gone,
+                               plain = getmetatable(config) == nil, extra = config.extra == nil, shared = shared.n,
+                               scratch = scratch == nil, items = #items.list, date = clock.now() }
+                count = count + 1
+                config.limit = 1.0
+                config.names[#config.names + 1] = "b"
+                config.gone = nil
+                config.extra = {}
+                setmetatable(config, { __index = function() return "meta" end })
+                shared.n = shared.n + 1
+                scratch = true
+                items.list[#items.list + 1] = "x"
+                return { entries = { seen } }
+              end }
+            """, files: ["items.lua": "return { list = {} }"])
+        for entry in entries {
+            #expect(entry["count"] == 0)
+            #expect(entry["limit"] == "integer")
+            #expect(entry["names"] == 1)
+            #expect(entry["gone"] == "here")
+            #expect(entry["plain"] == true)
+            #expect(entry["extra"] == true)
+            #expect(entry["shared"] == 0)
+            #expect(entry["scratch"] == true)
+            #expect(entry["items"] == 0)
+        }
+        #expect(sandbox.snapshotState == .taken)
+        #expect(sandbox.mainRuns == 1, "main.lua ran once, for three calls")
+    }
+
+    @Test("main.lua that reads the clock at its top level runs before every call")
+    func mainOfTheMomentRunsEveryTime() throws {
+        let (entries, sandbox, logs) = try timelines("""
+            local started = clock.now()
+            print("main.lua ran")
+            widget { kind = "S", placeholder = function() return {} end,
+              timeline = function() return { entries = { { date = clock.now(), started = started } } } end }
+            """)
+        #expect(Set(entries.map { $0["started"] }).count == 3, "each call's own time: \(entries)")
+        #expect(logs == [1, 1, 1], "main.lua's print is in every call's logs")
+        #expect(sandbox.mainRuns == 3)
+        guard case .refused(let why) = sandbox.snapshotState else {
+            Issue.record("expected no snapshot, got \(sandbox.snapshotState)")
+            return
+        }
+        #expect(why.contains("of the moment"))
+    }
+
+    @Test("a coroutine main.lua makes is made afresh for every call")
+    func aCoroutineIsMadeAfresh() throws {
+        let (entries, sandbox, _) = try timelines("""
+            local next_n = coroutine.wrap(function() local n = 0 while true do n = n + 1 coroutine.yield(n) end end)
+            widget { kind = "S", placeholder = function() return {} end,
+              timeline = function() return { entries = { { date = clock.now(), n = next_n() } } } end }
+            """)
+        #expect(entries.map { $0["n"] } == [1, 1, 1])
+        #expect(sandbox.mainRuns == 3)
+        #expect(sandbox.snapshotState == .refused(LuaSnapshotRefusal.coroutine.reason))
+    }
+
+    @Test("intents, controls and other roles get the same: a snapshot per pooled state")
+    func anIntentsCallsStartFromMainToo() throws {
+        let fixture = try BundleFixture(main: """
+            local performed = 0
+            intent { id = "Bump", perform = function() performed = performed + 1; store.group("group.test"):set("seen", performed) end }
+            widget { kind = "S", placeholder = function() return {} end, timeline = function() return { entries = {} } end }
+            """)
+        let (runtime, _) = try fixture.runtime()
+        let intents = IntentRuntime(pool: runtime.pool)
+        for _ in 0..<3 {
+            let outcome = try intents.perform("Bump").outcome
+            #expect(outcome.status == .ok, "\(outcome.message ?? "")")
+            #expect(try fixture.store.group("group.test").get("seen") == .integer(1))
+        }
+        let sandbox = try #require(runtime.pool.sandbox(for: .intent))
+        #expect(sandbox.mainRuns == 1)
+        #expect(sandbox.snapshotState == .taken)
+    }
+}
