@@ -189,9 +189,8 @@ void lunette_call_begin(lua_State *L, const lunette_limits *limits) {
     else lua_sethook(L, NULL, 0, 0);
 }
 
-uint64_t lunette_call_end(lua_State *L) {
+void lunette_call_end(lua_State *L) {
     lunette_host *h = lunette_host_of(L);
-    uint64_t elapsed = lunette_now_ns() - h->start_ns;
     lunette_watch_end(h);
     h->active = 0;
     lua_sethook(L, NULL, 0, 0);
@@ -201,7 +200,10 @@ uint64_t lunette_call_end(lua_State *L) {
     h->output_limit = 0;
     h->limit = 0;
     h->running = NULL;
-    return elapsed;
+}
+
+uint64_t lunette_call_elapsed(lua_State *L) {
+    return lunette_now_ns() - lunette_host_of(L)->start_ns;
 }
 
 // math.random / math.randomseed in the sandbox (upvalue 1: Lua's generator

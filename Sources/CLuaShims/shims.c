@@ -54,14 +54,12 @@ lua_State *lunette_newstate(lunette_host *host) {
     host->instructions_left = -1;
     host->watch_slot = -1;
     lua_State *L = lua_newstate(lunette_alloc, host);
-    if (L != NULL) lua_atpanic(L, lunette_panic);
+    if (L != NULL) {
+        lua_atpanic(L, lunette_panic);
+        // Every thread made later copies the main thread's extra space.
+        *(lunette_host **)lua_getextraspace(L) = host;
+    }
     return L;
-}
-
-lunette_host *lunette_host_of(lua_State *L) {
-    void *ud = NULL;
-    lua_getallocf(L, &ud);
-    return (lunette_host *)ud;
 }
 
 // MARK: - Trampoline
@@ -80,6 +78,9 @@ static int lunette_trampoline(lua_State *L) {
     h->in_host--;
     // A kill the Swift body saw (and may have swallowed) ends the call here.
     if (h->active && h->killed != LUNETTE_KILL_NONE) return lunette_raise_kill(L);
+    // A deadline or cancel that came while Swift ran (its signal may have
+    // found another call on this thread, nested in the body): end it now.
+    if (h->active && h->sandboxed && LUNETTE_FLAG_GET(h->fired)) lunette_arm_hook(L, 1);
     if (n >= 0) return n;
     if (n == LUNETTE_RAISE_WHERE || n == LUNETTE_RAISE_WHERE_CALLER) {
         luaL_where(L, n == LUNETTE_RAISE_WHERE ? 1 : 2);
@@ -115,32 +116,53 @@ static int lunette_msgh(lua_State *L) {
     return 1;
 }
 
-// The protected call behind lunette_pcall (script mode: the cap is armed)
-// and lunette_host_pcall (host mode).
-static int lunette_pcall_in(lua_State *L, int nargs, int nresults, int host_mode) {
-    lunette_host *h = lunette_host_of(L);
-    if (!host_mode && h->active && h->killed != LUNETTE_KILL_NONE) {
-        // The call is being ended: run nothing, hand back the kill.
-        lua_settop(L, lua_gettop(L) - nargs - 1);
-        lunette_push_kill_message(L);
-        return LUA_ERRRUN;
-    }
-    int base = lua_gettop(L) - nargs;
-    lua_pushcfunction(L, lunette_msgh);
-    lua_insert(L, base);
+// The protected call itself, with the message handler at absolute index
+// `handler` (below the function): script mode arms the cap, host mode
+// (lunette_host_pcall) does not.
+static int lunette_pcall_with(lua_State *L, lunette_host *h, int nargs, int nresults, int host_mode, int handler) {
     int saved = h->in_host;
     lua_State *running = h->running;
     h->in_host = host_mode ? saved + 1 : 0;
     if (!host_mode) h->running = L;
-    int status = lua_pcall(L, nargs, nresults, base);
+    int status = lua_pcall(L, nargs, nresults, handler);
     h->running = running;
     h->in_host = saved;
     if (status != LUA_OK && !host_mode && lunette_is_memory_failure(L, status)) {
         if (h->killed == LUNETTE_KILL_NONE) h->killed = LUNETTE_KILL_MEMORY;
         if (h->sandboxed) lunette_arm_hook(L, 1);
     }
+    return status;
+}
+
+// The call is being ended: run nothing, hand back the kill (function and
+// arguments are replaced by the kill's message).
+static int lunette_refuse_killed(lua_State *L, int nargs) {
+    lua_settop(L, lua_gettop(L) - nargs - 1);
+    lunette_push_kill_message(L);
+    return LUA_ERRRUN;
+}
+
+// lunette_pcall and lunette_host_pcall: the handler goes in below the
+// function for the call, and out after it.
+static int lunette_pcall_in(lua_State *L, int nargs, int nresults, int host_mode) {
+    lunette_host *h = lunette_host_of(L);
+    if (!host_mode && h->active && h->killed != LUNETTE_KILL_NONE) return lunette_refuse_killed(L, nargs);
+    int base = lua_gettop(L) - nargs;
+    lua_pushcfunction(L, lunette_msgh);
+    lua_insert(L, base);
+    int status = lunette_pcall_with(L, h, nargs, nresults, host_mode, base);
     lua_remove(L, base);
     return status;
+}
+
+void lunette_push_message_handler(lua_State *L) {
+    lua_pushcfunction(L, lunette_msgh);
+}
+
+int lunette_pcall_handled(lua_State *L, int nargs, int nresults) {
+    lunette_host *h = lunette_host_of(L);
+    if (h->active && h->killed != LUNETTE_KILL_NONE) return lunette_refuse_killed(L, nargs);
+    return lunette_pcall_with(L, h, nargs, nresults, 0, lua_gettop(L) - nargs - 1);
 }
 
 int lunette_pcall(lua_State *L, int nargs, int nresults) {

@@ -111,7 +111,7 @@ extension LuaState {
     /// hole is still an error (`LuaError.value`).
     @discardableResult
     public func callForDisplay(_ function: LuaFunctionRef, _ arguments: [LuaValue] = []) throws(LuaError) -> [LuaDisplayValue] {
-        precondition(function.state === self, "LuaFunctionRef belongs to another LuaState")
+        precondition(function.owner == ObjectIdentifier(self), "LuaFunctionRef belongs to another LuaState")
         return try withLargeStack { () throws(LuaError) in
             try self.protectedCall(arguments, options: self.options, pushFunction: { stack in
                 stack.push(reference: function.reference)

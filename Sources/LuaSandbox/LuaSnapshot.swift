@@ -13,10 +13,12 @@ import CLuaShims
 /// with this object.
 public final class LuaSnapshot {
     weak var state: LuaState?
+    let owner: ObjectIdentifier
     let reference: Int32
 
     init(state: LuaState, popping stack: LuaStack) {
         self.state = state
+        owner = ObjectIdentifier(state)
         reference = stack.reference()
     }
 
@@ -71,7 +73,7 @@ extension LuaState {
         defer { stack.setTop(base) }
         try stack.reserveOrThrow(4)
         if let function {
-            precondition(function.state === self, "LuaFunctionRef belongs to another LuaState")
+            precondition(function.owner == ObjectIdentifier(self), "LuaFunctionRef belongs to another LuaState")
             stack.push(reference: function.reference)
             let status = stack.hostCall(arguments: 0, results: LuaLifecycle.multipleResults)
             guard status == LuaLifecycle.ok else { throw callError(status: status, stack: stack) }
@@ -88,7 +90,7 @@ extension LuaState {
     /// snapshot, or why none was taken (the state is unchanged then).
     public func snapshot(rootsFrom roots: LuaFunctionRef, functions: [LuaFunctionRef] = [],
                          maxSlots: Int = 4096) throws(LuaError) -> Result<LuaSnapshot, LuaSnapshotRefusal> {
-        precondition(roots.state === self, "LuaFunctionRef belongs to another LuaState")
+        precondition(roots.owner == ObjectIdentifier(self), "LuaFunctionRef belongs to another LuaState")
         let stack = stack
         let base = stack.top
         defer { stack.setTop(base) }
@@ -98,7 +100,7 @@ extension LuaState {
         guard status == LuaLifecycle.ok else { throw callError(status: status, stack: stack) }
         try stack.reserveOrThrow(functions.count + 3)
         for function in functions {
-            precondition(function.state === self, "LuaFunctionRef belongs to another LuaState")
+            precondition(function.owner == ObjectIdentifier(self), "LuaFunctionRef belongs to another LuaState")
             stack.push(reference: function.reference)
         }
         switch stack.takeSnapshot(count: stack.top - base, maxSlots: maxSlots) {
@@ -113,7 +115,7 @@ extension LuaState {
     /// Puts back every table and upvalue `snapshot` holds. Runs no script
     /// code. Throws only when the state runs out of memory.
     public func restore(_ snapshot: LuaSnapshot) throws(LuaError) {
-        precondition(snapshot.state === self, "LuaSnapshot belongs to another LuaState")
+        precondition(snapshot.owner == ObjectIdentifier(self), "LuaSnapshot belongs to another LuaState")
         let stack = stack
         let base = stack.top
         defer { stack.setTop(base) }

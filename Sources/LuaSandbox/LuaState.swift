@@ -20,7 +20,7 @@ public final class LuaState {
     let host: UnsafeMutablePointer<lunette_host>
     /// The Lua thread of the innermost call: a coroutine while a Swift
     /// function runs inside it. Nested calls run there.
-    var current: OpaquePointer
+    @exclusivity(unchecked) var current: OpaquePointer
     /// The stack of the innermost running thread: every stack operation of
     /// the host goes through it, never through `rawState`.
     var stack: LuaStack { LuaStack(current) }
@@ -57,7 +57,14 @@ public final class LuaState {
     }
 
     /// Nesting of calls into Lua: limits are armed by the outermost one.
-    var callDepth = 0
+    /// (Touched twice per call, by this state's one owner: no run-time
+    /// exclusivity check.)
+    @exclusivity(unchecked) var callDepth = 0
+    /// The C limits of the last outermost call, and the options they were
+    /// made from (converting a `Duration` to nanoseconds is 128-bit
+    /// arithmetic: done again only when the options change).
+    @exclusivity(unchecked) private var limits = lunette_limits()
+    @exclusivity(unchecked) private var limitsSource: LuaCallOptions?
 
     /// Stacks smaller than this make calls hop to a thread of
     /// `LuaThreadPool.shared` (calls of different callers run in parallel): 8 MiB,
@@ -178,7 +185,7 @@ public final class LuaState {
     /// it is the outermost call; nested calls share the outer call's).
     @discardableResult
     public func call(_ function: LuaFunctionRef, _ arguments: [LuaValue] = [], options: LuaCallOptions) throws(LuaError) -> [LuaValue] {
-        precondition(function.state === self, "LuaFunctionRef belongs to another LuaState")
+        precondition(function.owner == ObjectIdentifier(self), "LuaFunctionRef belongs to another LuaState")
         return try withLargeStack { () throws(LuaError) in
             try self.protectedCall(arguments, options: options) { stack in
                 stack.push(reference: function.reference)
@@ -210,33 +217,41 @@ public final class LuaState {
                                readResults: (inout ValueReader, Int32, Int32) throws(LuaValueError) -> [Result]) throws(LuaError) -> [Result] {
         let stack = stack
         let base = stack.top
-        try stack.reserveOrThrow(arguments.count + 2)
+        try stack.reserveOrThrow(arguments.count + 3)
+        // The message handler first, so nothing moves on the stack for the call.
+        stack.pushMessageHandler()
         pushFunction(stack)
-        let pusher = ValuePusher(stack: stack, maxDepth: conversionLimits.maxDepth)
-        for (i, argument) in arguments.enumerated() {
-            do { try pusher.push(argument) } catch {
-                stack.setTop(base)
-                throw .value(error.rooted(at: "argument #\(i + 1)"))
+        if !arguments.isEmpty {
+            let pusher = ValuePusher(stack: stack, maxDepth: conversionLimits.maxDepth)
+            for (i, argument) in arguments.enumerated() {
+                do { try pusher.push(argument) } catch {
+                    stack.setTop(base)
+                    throw .value(error.rooted(at: "argument #\(i + 1)"))
+                }
             }
         }
         let outermost = callDepth == 0
-        let callOptions = options ?? self.options
         if outermost {
-            var limits = callOptions.cLimits
+            let callOptions = options ?? self.options
+            if callOptions != limitsSource {
+                limitsSource = callOptions
+                limits = callOptions.cLimits
+            }
             stack.beginCall(&limits)
         }
         callDepth += 1
-        let status = stack.call(arguments: Int32(arguments.count), results: LuaLifecycle.multipleResults)
+        let status = stack.callHandled(arguments: Int32(arguments.count), results: LuaLifecycle.multipleResults)
         callDepth -= 1
-        let elapsed = outermost ? stack.endCall() : 0
+        if outermost { stack.endCall() }
         defer { stack.setTop(base) }
         if status != LuaLifecycle.ok {
-            throw callError(status: status, stack: stack, limits: callOptions.limits, elapsedNanoseconds: elapsed)
+            throw callError(status: status, stack: stack, limits: (options ?? self.options).limits,
+                            elapsedNanoseconds: outermost ? stack.callElapsed() : 0)
         }
         let top = stack.top
-        if top == base { return [] }
+        if top == base + 1 { return [] }
         var reader = reader(stack)
-        do { return try readResults(&reader, base + 1, top) } catch { throw .value(error) }
+        do { return try readResults(&reader, base + 2, top) } catch { throw .value(error) }
     }
 
     // MARK: Globals

@@ -46,4 +46,32 @@ struct DeadlineMechanismTests {
         #expect(try state.global("hookedBefore") == .boolean(!signals))
         #expect(try state.run("return 6 * 7") == [42])
     }
+
+    /// Each thread that runs calls owns a watchdog slot, given back when it
+    /// ends: more threads than slots (256) over a process's life are each
+    /// still watched without the hook.
+    @Test func threadsThatComeAndGoAreEachWatched() throws {
+        let signals = lunette_watch_uses_signals() != 0
+        final class Misses: @unchecked Sendable {
+            let lock = NSLock()
+            var threads: [Int] = []
+            func add(_ i: Int) { lock.lock(); threads.append(i); lock.unlock() }
+        }
+        let misses = Misses()
+        for i in 0..<300 {
+            let done = DispatchSemaphore(value: 0)
+            let thread = Thread {
+                defer { done.signal() }
+                guard let state = try? LuaState(profile: .sandbox) else { return }
+                try? state.register(function: "hooked") { [unowned state] _ in [.boolean(lua_gethook(state.rawState) != nil)] }
+                let limits = LuaLimits(memory: 4 << 20, timeout: .seconds(5), output: 4096)
+                let hooked = try? state.call(try state.load("return hooked()", name: "probe.lua"), options: LuaCallOptions(limits: limits))
+                if hooked != [.boolean(!signals)] { misses.add(i) }
+            }
+            thread.stackSize = 8 << 20
+            thread.start()
+            done.wait()
+        }
+        #expect(misses.threads.isEmpty, "threads whose call was not watched as the build watches: \(misses.threads.prefix(5))…")
+    }
 }

@@ -71,6 +71,22 @@ int main(int argc, char **argv) {
         if (round >= 0) per_call[round] = (now_ns() - start) / batch;
     }
     printf("call_ns %.1f\n", median(per_call, batches));
+
+    // 1b. A trivial call: a function of no arguments that returns nothing.
+    if (luaL_loadstring(L, "return function() end") != LUA_OK || lua_pcall(L, 0, 1, 0) != LUA_OK) {
+        fprintf(stderr, "baseline: %s\n", lua_tostring(L, -1));
+        return 1;
+    }
+    int trivial = luaL_ref(L, LUA_REGISTRYINDEX);
+    for (int round = -10; round < batches; round++) {
+        double start = now_ns();
+        for (int i = 0; i < batch; i++) {
+            lua_rawgeti(L, LUA_REGISTRYINDEX, trivial);
+            if (lua_pcall(L, 0, 0, 0) != LUA_OK) { fprintf(stderr, "baseline: %s\n", lua_tostring(L, -1)); return 1; }
+        }
+        if (round >= 0) per_call[round] = (now_ns() - start) / batch;
+    }
+    printf("trivial_call_ns %.1f\n", median(per_call, batches));
     lua_close(L);
 
     // 2. Fresh state: luaL_newstate + luaL_openlibs + lua_close.

@@ -31,6 +31,25 @@ enum BoundaryBenchmark {
         return median(perCall)
     }
 
+    /// Median ns per call of a function of no arguments that returns
+    /// nothing, on a sandboxed state with its limits armed (deadline,
+    /// memory and output caps), as the C baseline's trivial call.
+    static func trivialCallNanoseconds(batches: Int, batchSize: Int = 1000) throws -> Double {
+        let state = try LuaState()
+        try state.run("trivialFunction = function() end", name: "trivial")
+        guard let function = try state.globalFunction("trivialFunction") else { fatalError("trivial function missing") }
+        var perCall: [Double] = []
+        var results = 0
+        for round in -10..<batches {
+            let ns = try measureNanoseconds {
+                for _ in 0..<batchSize { results &+= try state.call(function).count }
+            }
+            if round >= 0 { perCall.append(ns / Double(batchSize)) }
+        }
+        precondition(results == 0)
+        return median(perCall)
+    }
+
     /// The function the source returns, kept through a global.
     private static func functionRef(_ state: LuaState) throws -> LuaFunctionRef {
         try state.run("entryFunction = (function()\n\(entrySource)\nend)()", name: "entry")

@@ -230,6 +230,13 @@ if CommandLine.arguments.contains("--only-bundle-calls") {
     exit(0)
 }
 
+// --only-trivial-calls: just the trivial call loop, for profilers.
+if CommandLine.arguments.contains("--only-trivial-calls") {
+    let ns = try BoundaryBenchmark.trivialCallNanoseconds(batches: 20)
+    print("trivial_call_ns \(figure(ns))")
+    exit(0)
+}
+
 // --only-calls: just the Lunette call loop, for profilers (valgrind --tool=callgrind).
 if CommandLine.arguments.contains("--only-calls") {
     let ns = try BoundaryBenchmark.callNanoseconds(batches: 20)
@@ -237,20 +244,38 @@ if CommandLine.arguments.contains("--only-calls") {
     exit(0)
 }
 
-do {
-    // Alternate rounds of baseline and Lunette so both see the same machine load.
+/// The Lua boundary against the bare C host, alternating rounds so both
+/// see the same machine load.
+func boundaryFigures() throws {
     let rounds = quick ? 1 : 3
     var cCall: [Double] = [], cFresh: [Double] = [], lCall: [Double] = [], lFresh: [Double] = []
+    var cTrivial: [Double] = [], lTrivial: [Double] = []
     for _ in 0..<rounds {
         let c = try runBaseline()
         cCall.append(c["call_ns"] ?? .nan)
+        cTrivial.append(c["trivial_call_ns"] ?? .nan)
         cFresh.append(c["fresh_state_us"] ?? .nan)
         lCall.append(try BoundaryBenchmark.callNanoseconds(batches: quick ? 20 : 100))
+        lTrivial.append(try BoundaryBenchmark.trivialCallNanoseconds(batches: quick ? 20 : 100))
         lFresh.append(try BoundaryBenchmark.freshStateMicroseconds(iterations: quick ? 200 : 2000))
     }
-    print("Lua boundary (median of \(rounds) round(s); lower is better)")
+    print("Lua boundary (median of \(rounds) round(s); lower is better; Lunette on a sandboxed state, limits armed)")
     report("call returning a 10-field entry (per call)", "ns", baseline: median(cCall), lunette: median(lCall), goal: 1.5)
-    report("fresh state + libraries (+ 20-fn module)", "µs", baseline: median(cFresh), lunette: median(lFresh), goal: nil)
+    report("trivial call (no arguments, no results)", "ns", baseline: median(cTrivial), lunette: median(lTrivial), goal: 2.0)
+    report("fresh sandboxed state (C: libraries only)", "µs", baseline: median(cFresh), lunette: median(lFresh), goal: 1.1)
+}
+
+// --only-boundary: just the Lua boundary against the bare C host.
+if CommandLine.arguments.contains("--only-boundary") {
+    do { try boundaryFigures() } catch {
+        FileHandle.standardError.write(Data("lunette-bench: \(error)\n".utf8))
+        exit(1)
+    }
+    exit(0)
+}
+
+do {
+    try boundaryFigures()
 
     print("\nSandbox cost (sandbox with deadline, memory and output caps vs trusted with none; median of 3 rounds)")
     let fib = try SandboxBenchmark.compare(SandboxBenchmark.fib, rounds: quick ? 3 : 7)

@@ -91,9 +91,14 @@ typedef struct lunette_limits {
 /// script code.
 void lunette_call_begin(lua_State *L, const lunette_limits *limits);
 
-/// Disarms the limits after a top-level call. Returns the elapsed monotonic
-/// nanoseconds; the kill reason stays in the host until the next begin.
-uint64_t lunette_call_end(lua_State *L);
+/// Disarms the limits after a top-level call; the kill reason stays in the
+/// host until the next begin. Reads no clock (a call that succeeded needs
+/// no elapsed time): see lunette_call_elapsed.
+void lunette_call_end(lua_State *L);
+
+/// Monotonic nanoseconds since the last top-level call began (for the
+/// report of a call that failed).
+uint64_t lunette_call_elapsed(lua_State *L);
 
 /// The monotonic clock in nanoseconds.
 uint64_t lunette_now_ns(void);
@@ -208,8 +213,12 @@ typedef int (*lunette_dispatch_fn)(lua_State *L, void *box);
 /// `host->in_host` > 0). Starts in host mode. Returns NULL when out of memory.
 lua_State *lunette_newstate(lunette_host *host);
 
-/// The bookkeeping of the state `L` belongs to.
-lunette_host *lunette_host_of(lua_State *L);
+/// The bookkeeping of the state `L` belongs to: kept in the thread's extra
+/// space (LUA_EXTRASPACE, copied into every thread the state makes), so
+/// finding it is a load, not a call of lua_getallocf.
+static inline lunette_host *lunette_host_of(lua_State *L) {
+    return *(lunette_host **)lua_getextraspace(L);
+}
 
 /// Installs the single Swift entry point the trampoline calls. Set once.
 void lunette_set_dispatch(lunette_dispatch_fn fn);
@@ -228,6 +237,15 @@ void lunette_push_swift_function(lua_State *L, void *box);
 /// The caller must have reserved one extra stack slot. Returns the
 /// lua_pcall status.
 int lunette_pcall(lua_State *L, int nargs, int nresults);
+
+/// Pushes the message handler lunette_pcall uses, for lunette_pcall_handled.
+void lunette_push_message_handler(lua_State *L);
+
+/// lunette_pcall for a caller that pushed the message handler
+/// (lunette_push_message_handler) before the function: it stays below the
+/// results or the error, and no stack entries move (lunette_pcall inserts
+/// and removes it, two rotations of the stack).
+int lunette_pcall_handled(lua_State *L, int nargs, int nresults);
 
 /// lunette_pcall for the host's own work (opening libraries, read-only
 /// views, host glue): it runs in host mode, so its allocations are never

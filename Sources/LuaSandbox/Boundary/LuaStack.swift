@@ -25,7 +25,7 @@ struct LuaStack {
     init(_ L: OpaquePointer) { self.L = L }
 
     /// The allocator's bookkeeping of the state this thread belongs to
-    /// (`lunette_host_of`: reads the allocator's user data; never raises).
+    /// (`lunette_host_of`: reads the thread's extra space; never raises).
     var host: UnsafeMutablePointer<lunette_host> { lunette_host_of(L) }
 
     /// Swift code runs in host mode or with no call armed: the invariant
@@ -277,6 +277,13 @@ struct LuaStack {
     /// Returns the status; the error object is on top when it is not OK.
     func call(arguments: Int32, results: Int32) -> Int32 { lunette_pcall(L, arguments, results) }
 
+    /// Pushes the message handler of `callHandled` (`lunette_push_message_handler`: a C function, no allocation).
+    func pushMessageHandler() { lunette_push_message_handler(L) }
+
+    /// As `call`, with the message handler pushed by the caller below the
+    /// function (`lunette_pcall_handled`); it stays there.
+    func callHandled(arguments: Int32, results: Int32) -> Int32 { lunette_pcall_handled(L, arguments, results) }
+
     /// As `call`, for the host's own work (`lunette_host_pcall`: host mode,
     /// nothing charged to the script).
     func hostCall(arguments: Int32, results: Int32) -> Int32 { lunette_host_pcall(L, arguments, results) }
@@ -294,8 +301,11 @@ struct LuaStack {
     /// `randomseed` under its own protected call).
     func beginCall(_ limits: inout lunette_limits) { lunette_call_begin(L, &limits) }
 
-    /// Disarms the limits; the elapsed nanoseconds (`lunette_call_end`; never raises).
-    func endCall() -> UInt64 { lunette_call_end(L) }
+    /// Disarms the limits (`lunette_call_end`; never raises, reads no clock).
+    func endCall() { lunette_call_end(L) }
+
+    /// Nanoseconds since the last top-level call began (`lunette_call_elapsed`).
+    func callElapsed() -> UInt64 { lunette_call_elapsed(L) }
 
     // MARK: Host helpers (each runs in its own host-mode protected call)
 
