@@ -94,12 +94,22 @@ public struct LuaArguments {
     /// tables are read on hot paths. Anything else in the table is an
     /// argument error that names the field.
     public func numberFields(_ n: Int, limit: Int = 8) throws(LuaFunctionError) -> [(key: String, value: Double)] {
+        var fields: [(key: String, value: Double)] = []
+        try forEachNumberField(n, limit: limit) { key, value in fields.append((key.displayText, value)) }
+        return fields
+    }
+
+    /// `numberFields` without building an array: `body` gets each field as
+    /// it is read, its key as the raw Lua string (no `String` is made), in
+    /// the table's traversal order. The same checks and errors.
+    public func forEachNumberField(_ n: Int, limit: Int = 8,
+                                   _ body: (LuaString, Double) throws(LuaFunctionError) -> Void) throws(LuaFunctionError) {
         guard n <= count, stack.type(at: Int32(n)) == .table else { throw expected("table", n) }
         guard stack.reserve(2) else { throw LuaFunctionError("stack overflow") }
-        var fields: [(key: String, value: Double)] = []
+        var seen = 0
         stack.pushNil()
         while stack.next(Int32(n)) {
-            guard stack.type(at: -2) == .string, let key = stack.string(at: -2).string else {
+            guard stack.type(at: -2) == .string, case let key = stack.string(at: -2), key.isValidUTF8 else {
                 let type = stack.type(at: -2).name
                 stack.pop(2)
                 throw badArgument(n, "expected { name = number, ... }, got a \(type) key")
@@ -107,16 +117,20 @@ public struct LuaArguments {
             guard stack.type(at: -1) == .number else {
                 let type = stack.type(at: -1).name
                 stack.pop(2)
-                throw badArgument(n, "'\(key)' must be a number, got \(type)")
+                throw badArgument(n, "'\(key.displayText)' must be a number, got \(type)")
             }
-            guard fields.count < limit else {
+            guard seen < limit else {
                 stack.pop(2)
                 throw badArgument(n, "more than \(limit) fields")
             }
-            fields.append((key, stack.number(at: -1)))
+            seen += 1
+            let value = stack.number(at: -1)
             stack.pop()
+            do { try body(key, value) } catch {
+                stack.pop()
+                throw error
+            }
         }
-        return fields
     }
 
     /// Argument `n` when present and not nil, read by `read`; nil otherwise.

@@ -230,6 +230,14 @@ if CommandLine.arguments.contains("--only-bundle-calls") {
     exit(0)
 }
 
+// --only-store-calls: just the Lua side of the store's sets and gets, for profilers.
+if CommandLine.arguments.contains("--only-store-calls") {
+    let lua = try StoreBenchmark.LuaStore()
+    let round = try lua.round()
+    print("store_set_us \(figure(1e6 / round.sets)) store_get_us \(figure(1e6 / round.gets))")
+    exit(0)
+}
+
 // --only-trivial-calls: just the trivial call loop, for profilers.
 if CommandLine.arguments.contains("--only-trivial-calls") {
     let ns = try BoundaryBenchmark.trivialCallNanoseconds(batches: 20)

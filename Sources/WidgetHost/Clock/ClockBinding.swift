@@ -18,18 +18,23 @@ public struct ClockBinding {
         let clock = self.clock, calendar = self.calendar
         var module = LuaModule(name: "clock")
         module.add("now") { _ in [Self.date(clock.now())] }
+        // The units, made once: a widget's provider adds dates many times a call.
+        let daysKey: LuaString = "days", hoursKey: LuaString = "hours", minutesKey: LuaString = "minutes", secondsKey: LuaString = "seconds"
         module.add("add") { args in
             let t = try args.number(1)
             var days = 0, seconds = 0.0
-            for (key, amount) in try args.numberFields(2) {
-                switch key {
-                case "days":
+            try args.forEachNumberField(2) { key, amount throws(LuaFunctionError) in
+                if key == daysKey {
                     guard let whole = Int(exactly: amount) else { throw args.badArgument(2, "days must be a whole number, got \(amount)") }
                     days = whole
-                case "hours": seconds += amount * 3600
-                case "minutes": seconds += amount * 60
-                case "seconds": seconds += amount
-                default: throw args.badArgument(2, "unknown unit '\(key)' (use days, hours, minutes, seconds)")
+                } else if key == hoursKey {
+                    seconds += amount * 3600
+                } else if key == minutesKey {
+                    seconds += amount * 60
+                } else if key == secondsKey {
+                    seconds += amount
+                } else {
+                    throw args.badArgument(2, "unknown unit '\(key.displayText)' (use days, hours, minutes, seconds)")
                 }
             }
             return [Self.date(calendar.add(t, days: days, seconds: seconds))]

@@ -41,7 +41,7 @@ enum TimelineDecoder {
         var entries: [TimelineEntry] = []
         entries.reserveCapacity(list.array.count)
         for (i, item) in list.array.enumerated() {
-            switch entry(item, at: "entries[\(i + 1)]", defaultDate: nil) {
+            switch entry(item, at: i + 1, defaultDate: nil) {
             case .success(let e): entries.append(e)
             case .failure(let error): return .failure(error)
             }
@@ -71,29 +71,38 @@ enum TimelineDecoder {
 
     /// One entry: a table with a date (or `defaultDate`), an optional relevance.
     static func entry(_ value: LuaValue, at path: String, defaultDate: Double?) -> Result<TimelineEntry, DecodeError> {
+        entry(value, path: { path }, defaultDate: defaultDate)
+    }
+
+    /// Entry `index` of a timeline's entries (its path is made only for an error).
+    static func entry(_ value: LuaValue, at index: Int, defaultDate: Double?) -> Result<TimelineEntry, DecodeError> {
+        entry(value, path: { "entries[\(index)]" }, defaultDate: defaultDate)
+    }
+
+    private static func entry(_ value: LuaValue, path: () -> String, defaultDate: Double?) -> Result<TimelineEntry, DecodeError> {
         guard case .table(var content) = value else {
-            return .failure(DecodeError("\(path) must be a table, got \(value.typeName)"))
+            return .failure(DecodeError("\(path()) must be a table, got \(value.typeName)"))
         }
         let date: Double
         switch content[LuaString("date")] {
         case .nil:
-            guard let defaultDate else { return .failure(DecodeError("\(path) has no date (every entry needs date = <seconds since the epoch>)")) }
+            guard let defaultDate else { return .failure(DecodeError("\(path()) has no date (every entry needs date = <seconds since the epoch>)")) }
             date = defaultDate
             content.fields[LuaString("date")] = ClockBinding.date(defaultDate)
         case let v:
-            guard let d = v.doubleValue, d.isFinite else { return .failure(DecodeError("\(path).date must be a number (seconds since the epoch), got \(v.typeName)")) }
+            guard let d = v.doubleValue, d.isFinite else { return .failure(DecodeError("\(path()).date must be a number (seconds since the epoch), got \(v.typeName)")) }
             date = d
         }
         var relevance: (Double, Double)? = nil
         switch content[LuaString("relevance")] {
         case .nil: break
         case .table(let r):
-            guard let score = r[LuaString("score")].doubleValue else { return .failure(DecodeError("\(path).relevance.score must be a number")) }
+            guard let score = r[LuaString("score")].doubleValue else { return .failure(DecodeError("\(path()).relevance.score must be a number")) }
             let duration = r[LuaString("duration")].doubleValue ?? 0
-            if duration < 0 { return .failure(DecodeError("\(path).relevance.duration must not be negative")) }
+            if duration < 0 { return .failure(DecodeError("\(path()).relevance.duration must not be negative")) }
             relevance = (score, duration)
         case let v:
-            return .failure(DecodeError("\(path).relevance must be { score =, duration = }, got \(v.typeName)"))
+            return .failure(DecodeError("\(path()).relevance must be { score =, duration = }, got \(v.typeName)"))
         }
         return .success(TimelineEntry(date: date, content: content, relevance: relevance))
     }
