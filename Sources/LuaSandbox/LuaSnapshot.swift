@@ -12,18 +12,12 @@ import CLuaShims
 /// references. The snapshot lives in the state's registry and is released
 /// with this object.
 public final class LuaSnapshot {
-    weak var state: LuaState?
-    let owner: ObjectIdentifier
-    let reference: Int32
+    /// The snapshot table, held in the registry as a function is (the same
+    /// reference, released with this object).
+    let held: LuaFunctionRef
 
     init(state: LuaState, popping stack: LuaStack) {
-        self.state = state
-        owner = ObjectIdentifier(state)
-        reference = stack.reference()
-    }
-
-    deinit {
-        state?.stack.release(reference)
+        held = LuaFunctionRef(state: state, popping: stack)
     }
 }
 
@@ -71,13 +65,7 @@ extension LuaState {
         let stack = stack
         let base = stack.top
         defer { stack.setTop(base) }
-        try stack.reserveOrThrow(4)
-        if let function {
-            precondition(function.owner == ObjectIdentifier(self), "LuaFunctionRef belongs to another LuaState")
-            stack.push(reference: function.reference)
-            let status = stack.hostCall(arguments: 0, results: LuaLifecycle.multipleResults)
-            guard status == LuaLifecycle.ok else { throw callError(status: status, stack: stack) }
-        }
+        if let function { try pushResults(of: function, on: stack) }
         try stack.reserveOrThrow(3)
         stack.pushGlobals()
         let status = stack.markHostObjects(count: stack.top - base)
@@ -90,14 +78,10 @@ extension LuaState {
     /// snapshot, or why none was taken (the state is unchanged then).
     public func snapshot(rootsFrom roots: LuaFunctionRef, functions: [LuaFunctionRef] = [],
                          maxSlots: Int = 4096) throws(LuaError) -> Result<LuaSnapshot, LuaSnapshotRefusal> {
-        precondition(roots.owner == ObjectIdentifier(self), "LuaFunctionRef belongs to another LuaState")
         let stack = stack
         let base = stack.top
         defer { stack.setTop(base) }
-        try stack.reserveOrThrow(2)
-        stack.push(reference: roots.reference)
-        let status = stack.hostCall(arguments: 0, results: LuaLifecycle.multipleResults)
-        guard status == LuaLifecycle.ok else { throw callError(status: status, stack: stack) }
+        try pushResults(of: roots, on: stack)
         try stack.reserveOrThrow(functions.count + 3)
         for function in functions {
             precondition(function.owner == ObjectIdentifier(self), "LuaFunctionRef belongs to another LuaState")
@@ -112,15 +96,25 @@ extension LuaState {
         }
     }
 
+    /// Calls `function` in host mode with no arguments and leaves all its
+    /// results on the stack.
+    private func pushResults(of function: LuaFunctionRef, on stack: LuaStack) throws(LuaError) {
+        precondition(function.owner == ObjectIdentifier(self), "LuaFunctionRef belongs to another LuaState")
+        try stack.reserveOrThrow(2)
+        stack.push(reference: function.reference)
+        let status = stack.hostCall(arguments: 0, results: LuaLifecycle.multipleResults)
+        guard status == LuaLifecycle.ok else { throw callError(status: status, stack: stack) }
+    }
+
     /// Puts back every table and upvalue `snapshot` holds. Runs no script
     /// code. Throws only when the state runs out of memory.
     public func restore(_ snapshot: LuaSnapshot) throws(LuaError) {
-        precondition(snapshot.owner == ObjectIdentifier(self), "LuaSnapshot belongs to another LuaState")
+        precondition(snapshot.held.owner == ObjectIdentifier(self), "LuaSnapshot belongs to another LuaState")
         let stack = stack
         let base = stack.top
         defer { stack.setTop(base) }
         try stack.reserveOrThrow(3)
-        stack.push(reference: snapshot.reference)
+        stack.push(reference: snapshot.held.reference)
         let status = stack.restoreSnapshot(at: -1)
         guard status == LuaLifecycle.ok else { throw callError(status: status, stack: stack) }
     }

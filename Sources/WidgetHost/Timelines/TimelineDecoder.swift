@@ -7,6 +7,8 @@ import LuaSandbox
 /// draw a warning (T8); too many entries or bytes (`encodedSize`) draw a
 /// warning or are refused (T9).
 enum TimelineDecoder {
+    /// The keys read on every call, made once.
+    private static let entriesKey: LuaString = "entries", policyKey: LuaString = "policy"
     struct Decoded<T> {
         var value: T
         var warnings: [String]
@@ -17,11 +19,11 @@ enum TimelineDecoder {
         guard case .table(let result)? = values.first else {
             return .failure(DecodeError("timeline must return { entries = { … }, policy = … }, got \(values.first?.typeName ?? "nothing")"))
         }
-        for key in result.fields.keys where key.string != "entries" && key.string != "policy" {
+        for key in result.fields.keys where key != entriesKey && key != policyKey {
             return .failure(DecodeError("the timeline has an unknown field '\(key.string ?? "?")' (fields: entries, policy)"))
         }
-        guard case .table(let list) = result[LuaString("entries")] else {
-            return .failure(DecodeError("the timeline's 'entries' must be an array of entries, got \(result[LuaString("entries")].typeName)"))
+        guard case .table(let list) = result[entriesKey] else {
+            return .failure(DecodeError("the timeline's 'entries' must be an array of entries, got \(result[entriesKey].typeName)"))
         }
         if !list.fields.isEmpty { return .failure(DecodeError("the timeline's 'entries' must be an array, not a map")) }
         var warnings: [String] = []
@@ -54,7 +56,7 @@ enum TimelineDecoder {
             warnings.append("entries \(ISODate.format(a.date)) and \(ISODate.format(b.date)) are \(Int(b.date - a.date)) s apart, closer than \(Int(policy.minimumReloadInterval)) s (rule T8)")
         }
         let reloadPolicy: ReloadPolicy
-        switch result[LuaString("policy")] {
+        switch result[policyKey] {
         case .nil: reloadPolicy = .atEnd
         case .string(let s) where s.string == "atEnd": reloadPolicy = .atEnd
         case .string(let s) where s.string == "never": reloadPolicy = .never
