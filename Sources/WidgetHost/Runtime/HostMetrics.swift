@@ -24,13 +24,20 @@ final class HostMetrics {
     private var timers: [CallRole: Timer] = [:]
     private var peaks: [CallRole: Recorder] = [:]
 
+    /// False when figures go nowhere (swift-metrics' no-op factory, the
+    /// default of a host that bootstrapped none): then nothing is looked up
+    /// or made on a call's path.
+    let records: Bool
+
     init(bundle: String, factory: MetricsFactory?) {
         self.bundle = bundle
         self.factory = factory ?? MetricsSystem.factory
+        records = !(self.factory is NOOPMetricsHandler)
     }
 
     /// A call of `role` ended with `outcome`.
     func call(_ role: CallRole, _ outcome: CallOutcome) {
+        guard records else { return }
         let status = outcome.status
         if let counter = callCounters[role]?[status] {
             counter.increment()
@@ -47,6 +54,7 @@ final class HostMetrics {
     /// counted reload also records how much of its budget is now used
     /// (`budgetUsed` of `budgetLimit`, as a fraction).
     func reload(reason: String, counted: Bool, deferred: Bool, budgetUsed: Int? = nil, budgetLimit: Int = 0) {
+        guard records else { return }
         if let budgetUsed, budgetLimit > 0 {
             if budgetRecorder == nil {
                 budgetRecorder = Recorder(label: "lunette_budget_used_ratio", dimensions: [("bundle", bundle)], factory: factory)
@@ -73,6 +81,7 @@ final class HostMetrics {
 
     /// A push arrived for an activity: delivered now, or throttled (A6).
     func push(priority: Int, throttled: Bool) {
+        guard records else { return }
         counter("lunette_activity_pushes_total", ["priority": String(priority), "delivery": throttled ? "throttled" : "now"]).increment()
     }
 
