@@ -6,6 +6,7 @@ import WidgetHost
 /// `lunette check BUNDLE [--json]`
 struct Check: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "check",
         abstract: "Load a bundle, run each widget once, and flag what widget reviews flag.",
         discussion: """
             Checks bundle.json and every declaration (file:line for each \

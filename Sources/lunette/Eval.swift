@@ -17,6 +17,7 @@ enum ProfileName: String, ExpressibleByArgument, CaseIterable {
 /// `lunette eval FILE... [--json] [--profile P] [--memory-mb N] [--timeout-ms N] [--seed N] [-e CODE]...`
 struct Eval: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "eval",
         abstract: "Run Lua files, each in a fresh state, and print what they return.",
         discussion: """
             Files run one after another in one process. Text output: what each \

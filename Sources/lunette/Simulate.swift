@@ -5,6 +5,7 @@ import WidgetHost
 /// `lunette simulate BUNDLE... [--scenario FILE] [--duration 24h] [--start ISO] [--json] [--html FILE]`
 struct Simulate: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "simulate",
         abstract: "Play a stretch of widget life on a virtual clock and report it.",
         discussion: """
             Without --scenario: each widget kind of the bundle in its first \

@@ -5,6 +5,7 @@ import WidgetHost
 /// `lunette store get|set|remove|keys|files`: the app's side of the store, from a shell.
 struct Store: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "store",
         abstract: "Read and write an app group's store, as the app would.",
         discussion: """
             The store holds what the app and its scripts share: typed values \
@@ -64,7 +65,7 @@ struct Store: ParsableCommand {
     }
 
     struct Get: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Print the value under a key.")
+        static let configuration = CommandConfiguration(commandName: "get", abstract: "Print the value under a key.")
         @OptionGroup var options: Options
         @Argument(help: "The key.") var key: String
 
@@ -93,6 +94,7 @@ struct Store: ParsableCommand {
 
     struct Set: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "set",
             abstract: "Set a key to a value given as JSON.",
             discussion: "VALUE is JSON: set count 3, set title '\"Buy milk\"', set tags '[\"a\",\"b\"]'. With --string, VALUE is taken as text as it is."
         )
@@ -139,7 +141,7 @@ struct Store: ParsableCommand {
     }
 
     struct Remove: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Remove a key (nothing happens when it is absent).")
+        static let configuration = CommandConfiguration(commandName: "remove", abstract: "Remove a key (nothing happens when it is absent).")
         @OptionGroup var options: Options
         @Argument(help: "The key.") var key: String
 
@@ -154,7 +156,7 @@ struct Store: ParsableCommand {
     }
 
     struct Keys: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List the keys, sorted by their bytes, one per line.")
+        static let configuration = CommandConfiguration(commandName: "keys", abstract: "List the keys, sorted by their bytes, one per line.")
         @OptionGroup var options: Options
         @Argument(help: "Only keys that start with this.") var prefix: String = ""
 
@@ -174,7 +176,7 @@ struct Store: ParsableCommand {
     }
 
     struct Files: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List the group's files, sorted by their bytes, one per line.")
+        static let configuration = CommandConfiguration(commandName: "files", abstract: "List the group's files, sorted by their bytes, one per line.")
         @OptionGroup var options: Options
 
         func run() throws {
