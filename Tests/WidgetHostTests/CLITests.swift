@@ -43,6 +43,30 @@ struct CLITests {
         return path
     }
 
+    @Test("a reader that goes away ends the command quietly, as SIGPIPE would, even with workers (which ignore SIGPIPE)")
+    func aClosedPipeEndsTheCommandQuietly() throws {
+        let script = try file("many.lua", "for i = 1, 20000 do print(('line %d of many'):format(i)) end return 1")
+        for isolation in ["inprocess", "process"] {
+            let process = Process()
+            process.executableURL = CLI.binary
+            process.arguments = ["eval", script, "--isolation", isolation]
+            let out = Pipe(), err = Pipe()
+            process.standardOutput = out
+            process.standardError = err
+            try process.run()
+            _ = out.fileHandleForReading.readData(ofLength: 16)
+            try out.fileHandleForReading.close()
+            let stderr = err.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            let text = String(decoding: stderr, as: UTF8.self)
+            #expect(!text.contains("Fatal error") && !text.contains("Crash"), "\(isolation): \(text.prefix(300))")
+            // Killed by SIGPIPE (in process), or status 141 where SIGPIPE is ignored (workers).
+            let endedLikeSIGPIPE = (process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGPIPE)
+                || (process.terminationReason == .exit && process.terminationStatus == 128 + SIGPIPE)
+            #expect(endedLikeSIGPIPE, "\(isolation): \(process.terminationReason == .exit ? "exit" : "signal") \(process.terminationStatus)")
+        }
+    }
+
     @Test func evalPrintsOutputAndResultsAndExitsZero() throws {
         let ok = try file("ok.lua", "print('hello')\nreturn 1, 'two', { a = true }")
         let result = try CLI.run(["eval", ok])
