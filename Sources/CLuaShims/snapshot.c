@@ -90,6 +90,20 @@ int lunette_snapshot_mark_host(lua_State *L, int n) {
     return lunette_host_pcall(L, n, 0);
 }
 
+static int lunette_forget_host_protected(lua_State *L) {
+    lua_pushnil(L);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &lunette_host_objects_key);
+    // An idle state collects nothing until it allocates again: give the
+    // set (and the walk's work lists) back now.
+    lua_gc(L, LUA_GCCOLLECT, 0);
+    return 0;
+}
+
+int lunette_snapshot_forget_host(lua_State *L) {
+    lua_pushcfunction(L, lunette_forget_host_protected);
+    return lunette_host_pcall(L, 0, 0);
+}
+
 // MARK: - Taking
 
 // Arguments: the most entries to copy, then the roots. Returns the snapshot,

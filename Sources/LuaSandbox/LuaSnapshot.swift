@@ -72,6 +72,19 @@ extension LuaState {
         guard status == LuaLifecycle.ok else { throw callError(status: status, stack: stack) }
     }
 
+    /// Drops what `markHostObjects` marked once the host will take no more
+    /// snapshots (a later one would copy the host's objects too), and
+    /// collects the garbage: an idle state would keep it until it allocates
+    /// again. Throws only when the state runs out of memory.
+    public func forgetHostObjects() throws(LuaError) {
+        let stack = stack
+        let base = stack.top
+        defer { stack.setTop(base) }
+        try stack.reserveOrThrow(2)
+        let status = stack.forgetHostObjects()
+        guard status == LuaLifecycle.ok else { throw callError(status: status, stack: stack) }
+    }
+
     /// Snapshots what the values `roots` returns (called in host mode, with
     /// no arguments) and `functions` reach, except the host's objects. At
     /// most `maxSlots` table entries and upvalues are copied. Returns the

@@ -298,6 +298,11 @@ int lunette_utf8_valid(const unsigned char *s, size_t n);
 /// Protected; returns the lua_pcall status.
 int lunette_snapshot_mark_host(lua_State *L, int n);
 
+/// Drops the set of the host's objects once no more snapshots will be
+/// taken, and collects the garbage (about 10 KB per state that would stay
+/// until the state allocates again). Protected; returns the status.
+int lunette_snapshot_forget_host(lua_State *L);
+
 /// Results of lunette_snapshot_take.
 #define LUNETTE_SNAPSHOT_TAKEN     0
 /// A coroutine of the script's is reachable: its stack cannot be copied.

@@ -328,6 +328,9 @@ struct LuaStack {
     /// as the host's objects (`lunette_snapshot_mark_host`).
     func markHostObjects(count: Int32) -> Int32 { lunette_snapshot_mark_host(L, count) }
 
+    /// Drops the set of the host's objects and collects garbage (`lunette_snapshot_forget_host`).
+    func forgetHostObjects() -> Int32 { lunette_snapshot_forget_host(L) }
+
     /// Snapshots what the `count` values on top (popped) reach; pushes the
     /// snapshot when it returns `LUNETTE_SNAPSHOT_TAKEN` (`lunette_snapshot_take`).
     func takeSnapshot(count: Int32, maxSlots: Int) -> Int32 { lunette_snapshot_take(L, count, maxSlots) }

@@ -188,15 +188,17 @@ final class BundleSandbox {
         guard snapshotState == .untried, role != .load else { return }
         if state.effects != effects {
             snapshotState = .refused("main.lua's top level called a function of the moment (clock, random, output or a host service)")
-            return
+        } else {
+            switch try state.snapshot(rootsFrom: roots, functions: recorder.allFunctions, maxSlots: Self.snapshotSlots) {
+            case .success(let snapshot):
+                mainSnapshot = snapshot
+                snapshotState = .taken
+            case .failure(let refusal):
+                snapshotState = .refused(refusal.reason)
+            }
         }
-        switch try state.snapshot(rootsFrom: roots, functions: recorder.allFunctions, maxSlots: Self.snapshotSlots) {
-        case .success(let snapshot):
-            mainSnapshot = snapshot
-            snapshotState = .taken
-        case .failure(let refusal):
-            snapshotState = .refused(refusal.reason)
-        }
+        // Taken or refused, main.lua's first run decides: the host's objects are marked for nothing after it.
+        try state.forgetHostObjects()
     }
 
     /// The function `field` of declaration `what` `id` that main.lua
@@ -353,8 +355,9 @@ final class BundleSandbox {
         let entries = try state.runGlue(Self.glue, name: "bundle", functions: module)
         begin = entries[0]
         roots = entries[1]
-        // Everything the host has installed so far is a constant to snapshots.
-        try state.markHostObjects(returnedBy: entries[2])
+        // Everything the host has installed so far is a constant to snapshots
+        // (a load runs main.lua once and takes none).
+        if role != .load { try state.markHostObjects(returnedBy: entries[2]) }
     }
 
     /// require, load and the per-call entry point (Runtime/bundle.lua).
