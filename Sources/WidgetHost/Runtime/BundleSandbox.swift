@@ -23,9 +23,10 @@ import SharedStore
 /// loaded, the declared functions and everything they reach — is
 /// snapshot (`LuaSnapshot`), and each later call starts by putting it back
 /// instead of running main.lua again: every table's entries and metatable
-/// and every upvalue as main.lua left them. A call sees exactly what a
-/// fresh run would have built. A main.lua that reads the clock, logs, or
-/// leaves a coroutine or more than `snapshotSlots` entries behind runs
+/// and every upvalue as main.lua left them. A call sees the same contents
+/// a fresh run would have built (only `pairs` may visit a restored table
+/// in another order). A main.lua that reads the clock, logs, or leaves a
+/// coroutine, a userdata or more than `snapshotSlots` entries behind runs
 /// before every call, as before.
 ///
 /// A call's limits come from its role: the deadline (soft: a warning; hard:
