@@ -250,6 +250,13 @@ if CommandLine.arguments.contains("--only-store-calls") {
     exit(0)
 }
 
+// --only-fresh-states: just the fresh sandboxed states, for profilers.
+if CommandLine.arguments.contains("--only-fresh-states") {
+    let us = try BoundaryBenchmark.freshStateMicroseconds(iterations: 2000)
+    print("fresh_state_us \(figure(us))")
+    exit(0)
+}
+
 // --only-trivial-calls: just the trivial call loop, for profilers.
 if CommandLine.arguments.contains("--only-trivial-calls") {
     let ns = try BoundaryBenchmark.trivialCallNanoseconds(batches: 20)
