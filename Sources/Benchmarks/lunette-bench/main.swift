@@ -163,112 +163,70 @@ func devFigures() throws {
           + " p95 \(figure(percentile(dev.directUpdate, 95))) ms")
 }
 
-// --only-dev: just the dev loop's figures.
-if CommandLine.arguments.contains("--only-dev") {
-    do { try devFigures() } catch {
+/// With `flag` among the arguments, runs `part` alone and exits: 0 when
+/// it finished, 1 (the error on standard error) when it threw.
+func onlyPart(_ flag: String, _ part: () throws -> Void) {
+    guard CommandLine.arguments.contains(flag) else { return }
+    do { try part() } catch {
         FileHandle.standardError.write(Data("lunette-bench: \(error)\n".utf8))
         exit(1)
     }
     exit(0)
 }
+
+// --only-dev: just the dev loop's figures.
+onlyPart("--only-dev") { try devFigures() }
 
 // --only-widgets: just the widget figures.
-if CommandLine.arguments.contains("--only-widgets") {
-    do { try widgetFigures() } catch {
-        FileHandle.standardError.write(Data("lunette-bench: \(error)\n".utf8))
-        exit(1)
-    }
-    exit(0)
-}
+onlyPart("--only-widgets") { try widgetFigures() }
 
 // --only-store: just the store figures.
-if CommandLine.arguments.contains("--only-store") {
-    do { try storeFigures() } catch {
-        FileHandle.standardError.write(Data("lunette-bench: \(error)\n".utf8))
-        exit(1)
-    }
-    exit(0)
-}
+onlyPart("--only-store") { try storeFigures() }
 
 // --only-memory: just the memory per loaded bundle.
-if CommandLine.arguments.contains("--only-memory") {
-    do { try memoryFigures() } catch {
-        FileHandle.standardError.write(Data("lunette-bench: \(error)\n".utf8))
-        exit(1)
-    }
-    exit(0)
-}
+onlyPart("--only-memory") { try memoryFigures() }
 
 // --only-scaling: just the simulator's scaling.
-if CommandLine.arguments.contains("--only-scaling") {
-    do { try scalingFigures() } catch {
-        FileHandle.standardError.write(Data("lunette-bench: \(error)\n".utf8))
-        exit(1)
-    }
-    exit(0)
-}
+onlyPart("--only-scaling") { try scalingFigures() }
 
 // --only-plugin-scaling: just the plugins' scaling under process isolation.
-if CommandLine.arguments.contains("--only-plugin-scaling") {
-    do { try pluginScalingFigures() } catch {
-        FileHandle.standardError.write(Data("lunette-bench: \(error)\n".utf8))
-        exit(1)
-    }
-    exit(0)
-}
+onlyPart("--only-plugin-scaling") { try pluginScalingFigures() }
 
 // --only-cli: just the command line's start (whole processes).
-if CommandLine.arguments.contains("--only-cli") {
-    do { try cliFigures() } catch {
-        FileHandle.standardError.write(Data("lunette-bench: \(error)\n".utf8))
-        exit(1)
-    }
-    exit(0)
-}
+onlyPart("--only-cli") { try cliFigures() }
 
 // --only-workers: just process isolation's figures.
-if CommandLine.arguments.contains("--only-workers") {
-    do { try workerFigures() } catch {
-        FileHandle.standardError.write(Data("lunette-bench: \(error)\n".utf8))
-        exit(1)
-    }
-    exit(0)
-}
+onlyPart("--only-workers") { try workerFigures() }
 
 // --only-bundle-calls: just provider calls in a bundle's worker, for profilers (perf record).
-if CommandLine.arguments.contains("--only-bundle-calls") {
+onlyPart("--only-bundle-calls") {
     let us = try BundleWorkerBenchmark.workerCalls(quick ? 2000 : 20_000)
     print("bundle_call_us \(figure(us))")
-    exit(0)
 }
 
 // --only-store-calls: just the Lua side of the store's sets and gets, for profilers.
-if CommandLine.arguments.contains("--only-store-calls") {
+onlyPart("--only-store-calls") {
     let lua = try StoreBenchmark.LuaStore()
     let round = try lua.round()
     print("store_set_us \(figure(1e6 / round.sets)) store_get_us \(figure(1e6 / round.gets))")
-    exit(0)
 }
 
 // --only-fresh-states: just the fresh sandboxed states, for profilers.
-if CommandLine.arguments.contains("--only-fresh-states") {
+onlyPart("--only-fresh-states") {
     let us = try BoundaryBenchmark.freshStateMicroseconds(iterations: 2000)
     print("fresh_state_us \(figure(us))")
-    exit(0)
 }
 
 // --only-trivial-calls: just the trivial call loop, for profilers.
-if CommandLine.arguments.contains("--only-trivial-calls") {
+onlyPart("--only-trivial-calls") {
     let ns = try BoundaryBenchmark.trivialCallNanoseconds(batches: 20)
     print("trivial_call_ns \(figure(ns))")
-    exit(0)
 }
 
 // --only-calls: just the Lunette call loop, for profilers (valgrind --tool=callgrind).
-if CommandLine.arguments.contains("--only-calls") {
+onlyPart("--only-calls") {
     let ns = try BoundaryBenchmark.callNanoseconds(batches: 20)
     print("call_ns \(figure(ns))")
-    exit(0)
 }
 
 /// The Lua boundary against the bare C host, alternating rounds so both
@@ -293,13 +251,7 @@ func boundaryFigures() throws {
 }
 
 // --only-boundary: just the Lua boundary against the bare C host.
-if CommandLine.arguments.contains("--only-boundary") {
-    do { try boundaryFigures() } catch {
-        FileHandle.standardError.write(Data("lunette-bench: \(error)\n".utf8))
-        exit(1)
-    }
-    exit(0)
-}
+onlyPart("--only-boundary") { try boundaryFigures() }
 
 do {
     try boundaryFigures()
