@@ -8,7 +8,8 @@ import LuaSandbox
 /// warning or are refused (T9).
 enum TimelineDecoder {
     /// The keys read on every call, made once.
-    private static let entriesKey: LuaString = "entries", policyKey: LuaString = "policy"
+    private static let entriesKey: LuaString = "entries", policyKey: LuaString = "policy", dateKey: LuaString = "date",
+                       relevanceKey: LuaString = "relevance"
     struct Decoded<T> {
         var value: T
         var warnings: [String]
@@ -43,7 +44,7 @@ enum TimelineDecoder {
         var entries: [TimelineEntry] = []
         entries.reserveCapacity(list.array.count)
         for (i, item) in list.array.enumerated() {
-            switch entry(item, at: i + 1, defaultDate: nil) {
+            switch entry(item, at: "entries[\(i + 1)]", defaultDate: nil) {
             case .success(let e): entries.append(e)
             case .failure(let error): return .failure(error)
             }
@@ -71,32 +72,24 @@ enum TimelineDecoder {
         return .success(Decoded(value: Timeline(entries: entries, policy: reloadPolicy), warnings: warnings))
     }
 
-    /// One entry: a table with a date (or `defaultDate`), an optional relevance.
-    static func entry(_ value: LuaValue, at path: String, defaultDate: Double?) -> Result<TimelineEntry, DecodeError> {
-        entry(value, path: { path }, defaultDate: defaultDate)
-    }
-
-    /// Entry `index` of a timeline's entries (its path is made only for an error).
-    static func entry(_ value: LuaValue, at index: Int, defaultDate: Double?) -> Result<TimelineEntry, DecodeError> {
-        entry(value, path: { "entries[\(index)]" }, defaultDate: defaultDate)
-    }
-
-    private static func entry(_ value: LuaValue, path: () -> String, defaultDate: Double?) -> Result<TimelineEntry, DecodeError> {
+    /// One entry: a table with a date (or `defaultDate`), an optional
+    /// relevance. `path` names it in errors, and is made only for one.
+    static func entry(_ value: LuaValue, at path: @autoclosure () -> String, defaultDate: Double?) -> Result<TimelineEntry, DecodeError> {
         guard case .table(var content) = value else {
             return .failure(DecodeError("\(path()) must be a table, got \(value.typeName)"))
         }
         let date: Double
-        switch content[LuaString("date")] {
+        switch content[dateKey] {
         case .nil:
             guard let defaultDate else { return .failure(DecodeError("\(path()) has no date (every entry needs date = <seconds since the epoch>)")) }
             date = defaultDate
-            content.fields[LuaString("date")] = ClockBinding.date(defaultDate)
+            content.fields[dateKey] = ClockBinding.date(defaultDate)
         case let v:
             guard let d = v.doubleValue, d.isFinite else { return .failure(DecodeError("\(path()).date must be a number (seconds since the epoch), got \(v.typeName)")) }
             date = d
         }
         var relevance: (Double, Double)? = nil
-        switch content[LuaString("relevance")] {
+        switch content[relevanceKey] {
         case .nil: break
         case .table(let r):
             guard let score = r[LuaString("score")].doubleValue else { return .failure(DecodeError("\(path()).relevance.score must be a number")) }
