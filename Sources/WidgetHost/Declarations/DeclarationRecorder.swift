@@ -16,8 +16,14 @@ final class DeclarationRecorder {
     let validating: Bool
     private(set) var declarations = BundleDeclarations()
     private(set) var problems: [LocatedError] = []
-    /// Functions by declaration ("widget:TaskCount") and field ("timeline").
-    private var functions: [String: [String: LuaFunctionRef]] = [:]
+    /// Functions by declaration and field ("timeline"). Looked up on every
+    /// call: the key is the two names, not a string made from them.
+    private var functions: [DeclarationKey: [String: LuaFunctionRef]] = [:]
+
+    private struct DeclarationKey: Hashable {
+        var what: String
+        var id: String
+    }
     /// What each declaration refers to, accepted or not, checked by `finish()`.
     private var references: [Reference] = []
     /// The intents and queries left out for their own problems ("intent:X").
@@ -40,7 +46,7 @@ final class DeclarationRecorder {
 
     /// The function `field` of the declaration `what` `id`.
     func function(_ what: String, _ id: String, _ field: String) -> LuaFunctionRef? {
-        functions["\(what):\(id)"]?[field]
+        functions[DeclarationKey(what: what, id: id)]?[field]
     }
 
     /// Every function recorded, of every declaration.
@@ -74,7 +80,7 @@ final class DeclarationRecorder {
             }
         }
         if !validating {
-            if let id = try? args.text(2) { functions["\(what):\(id)"] = refs }
+            if let id = try? args.text(2) { functions[DeclarationKey(what: what, id: id)] = refs }
             return
         }
         let here = args.location(level: 2).map { ScriptLocation(file: $0.chunk, line: $0.line) }
@@ -98,7 +104,7 @@ final class DeclarationRecorder {
         default: return
         }
         if reader.problems.isEmpty, let id {
-            functions["\(what):\(id)"] = refs
+            functions[DeclarationKey(what: what, id: id)] = refs
         } else {
             if let id { rejected.insert("\(what):\(id)") }
             problems += reader.problems.map { LocatedError(file: here.file, line: here.line, message: $0) }

@@ -182,7 +182,6 @@ final class BundleSandbox {
             return
         }
         recorder.reset()
-        lastFunction = nil
         let effects = state.effects
         mainRuns += 1
         try state.call(begin, [], options: options())
@@ -202,18 +201,6 @@ final class BundleSandbox {
         try state.forgetHostObjects()
     }
 
-    /// The function `field` of declaration `what` `id` that main.lua
-    /// declared, remembering the last one found (calls of one widget kind
-    /// follow each other).
-    private func declaredFunction(_ what: String, _ id: String, _ field: String) -> LuaFunctionRef? {
-        if let last = lastFunction, last.what == what, last.id == id, last.field == field { return last.function }
-        guard let function = recorder.function(what, id, field) else { return nil }
-        lastFunction = (what, id, field, function)
-        return function
-    }
-    /// The last function `declaredFunction` found; forgotten when main.lua runs again.
-    private var lastFunction: (what: String, id: String, field: String, function: LuaFunctionRef)?
-
     /// Runs main.lua, then the function `field` of the declaration `what`
     /// `id` with `arguments`; store writes commit only if it succeeds.
     func call(_ what: String, _ id: String, _ field: String, _ arguments: [LuaValue]) -> CallOutcome {
@@ -223,7 +210,7 @@ final class BundleSandbox {
         var outcome: CallOutcome
         do throws(LuaError) {
             try runMain()
-            guard let function = declaredFunction(what, id, field) else {
+            guard let function = recorder.function(what, id, field) else {
                 return finish(CallOutcome(Diagnostic(.invalid, "\(what) '\(id)' has no function '\(field)'")))
             }
             // The call's activity changes commit with its store writes, or
