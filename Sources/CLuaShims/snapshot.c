@@ -4,11 +4,8 @@
 // lunette_host_pcall: raw access only, no metamethod, no script code.
 #include "CLuaShims.h"
 
-// MARK: - Registry keys and layout
+// MARK: - Layout
 
-// The set of the host's objects (object -> true): a snapshot never copies,
-// enters or restores them.
-static const char lunette_host_objects_key = 'h';
 // Stands for nil among recorded upvalues (a light userdata scripts cannot make).
 static const char lunette_nil_upvalue = 'n';
 
@@ -40,34 +37,24 @@ static int lunette_collectable(int type) {
 
 // MARK: - The host's objects
 
-// Marks the values given (and what their tables reach) as the host's.
-static int lunette_mark_host_protected(lua_State *L) {
-    int n = lua_gettop(L);
-    lua_rawgetp(L, LUA_REGISTRYINDEX, &lunette_host_objects_key);
-    if (lua_type(L, -1) != LUA_TTABLE) {
-        lua_pop(L, 1);
-        lua_newtable(L);
-        lua_pushvalue(L, -1);
-        lua_rawsetp(L, LUA_REGISTRYINDEX, &lunette_host_objects_key);
-    }
-    int set = lua_gettop(L);
-    lua_newtable(L);
-    int list = lua_gettop(L);
+// Adds the values at first...last, and everything their tables reach
+// through keys, values and metatables, to the set `seen`: the walk that
+// copies skips them. Functions, userdata and threads are added, not entered.
+static void lunette_mark_host(lua_State *L, int seen, int list, int first, int last) {
     lua_Integer pending = 0;
-    for (int i = 1; i <= n; i++) {
+    for (int i = first; i <= last; i++) {
         if (lunette_collectable(lua_type(L, i))) lunette_work_push(L, list, i, &pending);
     }
     while (pending > 0) {
         lunette_work_pop(L, list, &pending);
         int object = lua_gettop(L);
         lua_pushvalue(L, object);
-        if (lua_rawget(L, set) != LUA_TNIL) { lua_pop(L, 2); continue; }
+        if (lua_rawget(L, seen) != LUA_TNIL) { lua_pop(L, 2); continue; }
         lua_pop(L, 1);
         lua_pushvalue(L, object);
         lua_pushboolean(L, 1);
-        lua_rawset(L, set);
+        lua_rawset(L, seen);
         if (lua_type(L, object) == LUA_TTABLE) {
-            // Functions, userdata and threads are marked, not entered.
             lua_pushnil(L);
             while (lua_next(L, object) != 0) {
                 if (lunette_collectable(lua_type(L, -2))) lunette_work_push(L, list, lua_gettop(L) - 1, &pending);
@@ -81,42 +68,26 @@ static int lunette_mark_host_protected(lua_State *L) {
         }
         lua_pop(L, 1);
     }
-    return 0;
-}
-
-int lunette_snapshot_mark_host(lua_State *L, int n) {
-    lua_pushcfunction(L, lunette_mark_host_protected);
-    lua_insert(L, -n - 1);
-    return lunette_host_pcall(L, n, 0);
-}
-
-static int lunette_forget_host_protected(lua_State *L) {
-    lua_pushnil(L);
-    lua_rawsetp(L, LUA_REGISTRYINDEX, &lunette_host_objects_key);
-    // An idle state collects nothing until it allocates again: give the
-    // set (and the walk's work lists) back now.
-    lua_gc(L, LUA_GCCOLLECT, 0);
-    return 0;
-}
-
-int lunette_snapshot_forget_host(lua_State *L) {
-    lua_pushcfunction(L, lunette_forget_host_protected);
-    return lunette_host_pcall(L, 0, 0);
 }
 
 // MARK: - Taking
 
-// Arguments: the most entries to copy, then the roots. Returns the snapshot,
-// or nil and the LUNETTE_SNAPSHOT_* code of what stopped it.
+// Arguments: the most entries to copy, the count of host values, the host
+// values, then the roots. Marks the host's objects (the globals and the
+// host values), then copies what the roots reach. Returns the snapshot, or
+// nil and the LUNETTE_SNAPSHOT_* code of what stopped it.
 static int lunette_take_protected(lua_State *L) {
     lua_Integer max_slots = lua_tointeger(L, 1);
+    int nhost = (int)lua_tointeger(L, 2);
     int n = lua_gettop(L);
-    lua_rawgetp(L, LUA_REGISTRYINDEX, &lunette_host_objects_key);
-    int host = lua_gettop(L);
     lua_newtable(L);
     int seen = lua_gettop(L);
     lua_newtable(L);
     int list = lua_gettop(L);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
+    lunette_mark_host(L, seen, list, lua_gettop(L), lua_gettop(L));
+    lunette_mark_host(L, seen, list, 3, 2 + nhost);
+    lua_pop(L, 1);
     lua_createtable(L, 2, 0);
     int snapshot = lua_gettop(L);
     lua_newtable(L);
@@ -124,7 +95,7 @@ static int lunette_take_protected(lua_State *L) {
     lua_newtable(L);
     int functions = lua_gettop(L);
     lua_Integer pending = 0, ntables = 0, nfunctions = 0, slots = 0;
-    for (int i = 2; i <= n; i++) {
+    for (int i = 3 + nhost; i <= n; i++) {
         if (lunette_collectable(lua_type(L, i))) lunette_work_push(L, list, i, &pending);
     }
     int refused = LUNETTE_SNAPSHOT_TAKEN;
@@ -132,17 +103,9 @@ static int lunette_take_protected(lua_State *L) {
         lunette_work_pop(L, list, &pending);
         int object = lua_gettop(L);
         int type = lua_type(L, object);
-        int skip = 0;
-        if (lua_type(L, host) == LUA_TTABLE) {
-            lua_pushvalue(L, object);
-            skip = lua_rawget(L, host) != LUA_TNIL;
-            lua_pop(L, 1);
-        }
-        if (!skip) {
-            lua_pushvalue(L, object);
-            skip = lua_rawget(L, seen) != LUA_TNIL;
-            lua_pop(L, 1);
-        }
+        lua_pushvalue(L, object);
+        int skip = lua_rawget(L, seen) != LUA_TNIL;
+        lua_pop(L, 1);
         if (skip) { lua_pop(L, 1); continue; }
         lua_pushvalue(L, object);
         lua_pushboolean(L, 1);
@@ -218,22 +181,32 @@ static int lunette_take_protected(lua_State *L) {
     return 1;
 }
 
-int lunette_snapshot_take(lua_State *L, int n, size_t max_slots) {
+// A full collection: the walk's sets and copies it threw away would stay
+// in an idle state until it allocates again (about 10 KB a state).
+static int lunette_collect_protected(lua_State *L) {
+    lua_gc(L, LUA_GCCOLLECT, 0);
+    return 0;
+}
+
+int lunette_snapshot_take(lua_State *L, int nhost, int n, size_t max_slots) {
     lua_pushcfunction(L, lunette_take_protected);
     lua_pushinteger(L, (lua_Integer)(max_slots > (size_t)LUA_MAXINTEGER ? LUA_MAXINTEGER : max_slots));
-    lua_rotate(L, -n - 2, 2);
-    int status = lunette_host_pcall(L, n + 1, 2);
+    lua_pushinteger(L, nhost);
+    lua_rotate(L, -nhost - n - 3, 3);
+    int status = lunette_host_pcall(L, nhost + n + 2, 2);
+    int code = LUNETTE_SNAPSHOT_TAKEN;
     if (status != LUA_OK) {
         lua_pop(L, 1);
-        return LUNETTE_SNAPSHOT_FAILED;
-    }
-    if (lua_isnil(L, -2)) {
-        int code = (int)lua_tointeger(L, -1);
+        code = LUNETTE_SNAPSHOT_FAILED;
+    } else if (lua_isnil(L, -2)) {
+        code = (int)lua_tointeger(L, -1);
         lua_pop(L, 2);
-        return code;
+    } else {
+        lua_pop(L, 1);
     }
-    lua_pop(L, 1);
-    return LUNETTE_SNAPSHOT_TAKEN;
+    lua_pushcfunction(L, lunette_collect_protected);
+    if (lunette_host_pcall(L, 0, 0) != LUA_OK) lua_pop(L, 1);
+    return code;
 }
 
 // MARK: - Restoring

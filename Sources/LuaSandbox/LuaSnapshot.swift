@@ -2,8 +2,8 @@ import CLuaShims
 
 /// What some of a state's objects held at one moment: the raw entries and
 /// metatable of every table, and the upvalues of every function, reachable
-/// from the roots it was taken from, less the host's objects
-/// (`LuaState.markHostObjects`). `LuaState.restore` puts them back, so a
+/// from the roots it was taken from, less the host's objects (see
+/// `LuaState.snapshot`). `LuaState.restore` puts them back, so a
 /// host can start each call from the state a setup script left (a bundle's
 /// main.lua) without running it again: whatever a call changed in those
 /// objects is undone, and whatever it created becomes unreachable from them.
@@ -57,50 +57,30 @@ extension LuaState {
     /// leaves a state that a snapshot can stand for.
     public var effects: UInt64 { host.pointee.effects }
 
-    /// Marks the state's globals, the values `function` returns (called in
-    /// host mode, with no arguments), and everything their tables reach, as
-    /// the host's: a snapshot treats them as constants. Call it once the
-    /// host's modules and glue are in place, before any script runs.
-    public func markHostObjects(returnedBy function: LuaFunctionRef? = nil) throws(LuaError) {
-        let stack = stack
-        let base = stack.top
-        defer { stack.setTop(base) }
-        if let function { try pushResults(of: function, on: stack) }
-        try stack.reserveOrThrow(3)
-        stack.pushGlobals()
-        let status = stack.markHostObjects(count: stack.top - base)
-        guard status == LuaLifecycle.ok else { throw callError(status: status, stack: stack) }
-    }
-
-    /// Drops what `markHostObjects` marked once the host will take no more
-    /// snapshots (a later one would copy the host's objects too), and
-    /// collects the garbage: an idle state would keep it until it allocates
-    /// again. Throws only when the state runs out of memory.
-    public func forgetHostObjects() throws(LuaError) {
-        let stack = stack
-        let base = stack.top
-        defer { stack.setTop(base) }
-        try stack.reserveOrThrow(2)
-        let status = stack.forgetHostObjects()
-        guard status == LuaLifecycle.ok else { throw callError(status: status, stack: stack) }
-    }
-
     /// Snapshots what the values `roots` returns (called in host mode, with
-    /// no arguments) and `functions` reach, except the host's objects. At
-    /// most `maxSlots` table entries and upvalues are copied. Returns the
-    /// snapshot, or why none was taken (the state is unchanged then).
-    public func snapshot(rootsFrom roots: LuaFunctionRef, functions: [LuaFunctionRef] = [],
+    /// no arguments) and `functions` reach, except the host's objects: the
+    /// state's globals, the values `hostObjects` returns, and everything
+    /// their tables reach (libraries, read-only views, host modules; the
+    /// functions met there are constants, not entered). Script state must
+    /// therefore live outside the state's own globals, as a bundle's does
+    /// (each call's globals are a table of their own). At most `maxSlots`
+    /// table entries and upvalues are copied. Returns the snapshot, or why
+    /// none was taken (the state is unchanged then). Either way the garbage
+    /// of the walk is collected.
+    public func snapshot(rootsFrom roots: LuaFunctionRef, hostObjects: LuaFunctionRef? = nil, functions: [LuaFunctionRef] = [],
                          maxSlots: Int = 4096) throws(LuaError) -> Result<LuaSnapshot, LuaSnapshotRefusal> {
         let stack = stack
         let base = stack.top
         defer { stack.setTop(base) }
+        if let hostObjects { try pushResults(of: hostObjects, on: stack) }
+        let hostCount = stack.top - base
         try pushResults(of: roots, on: stack)
-        try stack.reserveOrThrow(functions.count + 3)
+        try stack.reserveOrThrow(functions.count + 4)
         for function in functions {
             precondition(function.owner == ObjectIdentifier(self), "LuaFunctionRef belongs to another LuaState")
             stack.push(reference: function.reference)
         }
-        switch stack.takeSnapshot(count: stack.top - base, maxSlots: maxSlots) {
+        switch stack.takeSnapshot(hostCount: hostCount, count: stack.top - base - hostCount, maxSlots: maxSlots) {
         case LUNETTE_SNAPSHOT_TAKEN: return .success(LuaSnapshot(state: self, popping: stack))
         case LUNETTE_SNAPSHOT_COROUTINE: return .failure(.coroutine)
         case LUNETTE_SNAPSHOT_USERDATA: return .failure(.userdata)

@@ -1,32 +1,52 @@
 import LuaSandbox
 import Testing
 
-/// A state whose setup script left `T`, `U` and `f` behind, and a snapshot
-/// of what they reach (the roots function returns them).
-private func snapshotted(_ setup: String, profile: SandboxProfile = .sandbox, maxSlots: Int = 4096) throws
-    -> (LuaState, Result<LuaSnapshot, LuaSnapshotRefusal>) {
-    let state = try LuaState(profile: profile)
-    state.logHandler = { _, _ in }
-    try state.markHostObjects()
-    try state.run(setup, name: "setup.lua")
-    let roots = try state.load("return T, U, f", name: "roots.lua")
-    return (state, try state.snapshot(rootsFrom: roots, maxSlots: maxSlots))
+/// A state where a setup script ran in globals of its own (a table that
+/// reads through to the state's globals, as a bundle's main.lua does), and
+/// a snapshot of what those globals reach. `run` runs code in those
+/// globals. The state's own globals, and the table `Glue` (returned as a
+/// host object, reachable from nothing else), are the host's.
+private struct Snapshotted {
+    let state: LuaState
+    let taken: Result<LuaSnapshot, LuaSnapshotRefusal>
+    private let inSetup: LuaFunctionRef
+
+    init(_ setup: String, profile: SandboxProfile = .sandbox, maxSlots: Int = 4096) throws {
+        state = try LuaState(profile: profile)
+        state.logHandler = { _, _ in }
+        try state.run("""
+            Host = { x = 1 }
+            local glue = { x = 1 }
+            local env = setmetatable({}, { __index = _G })
+            function inSetup(code) return load(code, "setup.lua", "t", env)() end
+            function roots() return env end
+            function glueObjects() return glue end
+            function glueX() return glue.x end
+            """, name: "host.lua")
+        inSetup = try #require(try state.globalFunction("inSetup"))
+        try state.call(inSetup, [.string(LuaString(setup))])
+        taken = try state.snapshot(rootsFrom: try #require(try state.globalFunction("roots")),
+                                   hostObjects: try #require(try state.globalFunction("glueObjects")), maxSlots: maxSlots)
+    }
+
+    @discardableResult
+    func run(_ code: String) throws -> [LuaValue] { try state.call(inSetup, [.string(LuaString(code))]) }
 }
 
 @Suite("A snapshot puts back what a setup script built")
 struct SnapshotTests {
     @Test func entriesThatChangedWentOrCameAreRestored() throws {
-        let (state, taken) = try snapshotted("""
+        let s = try Snapshotted("""
             T = { a = 1, b = "two", gone = true, list = { 1, 2, 3 }, [4.5] = "float key" }
             T.self = T
             """)
-        let snapshot = try taken.get()
-        try state.run("""
+        let snapshot = try s.taken.get()
+        try s.run("""
             T.a = 99; T.b = nil; T.gone = nil; T.extra = {}; T.list[4] = 4; T.list[1] = nil; T[4.5] = nil
             T.self = {}
             """)
-        try state.restore(snapshot)
-        let seen = try state.run("""
+        try s.state.restore(snapshot)
+        let seen = try s.run("""
             local keys = 0
             for _ in pairs(T) do keys = keys + 1 end
             return T.a, T.b, T.gone, T.extra, #T.list, T.list[1], T[4.5], T.self == T, keys
@@ -36,58 +56,59 @@ struct SnapshotTests {
 
     @Test func anIntegerComesBackAnIntegerAndAFloatAFloat() throws {
         // 1 and 1.0 are raw-equal in Lua 5.4; math.type tells them apart.
-        let (state, taken) = try snapshotted("T = { i = 1, f = 2.0 }")
-        let snapshot = try taken.get()
-        try state.run("T.i = 1.0; T.f = 2")
-        try state.restore(snapshot)
-        #expect(try state.run("return math.type(T.i), math.type(T.f)") == ["integer", "float"])
+        let s = try Snapshotted("T = { i = 1, f = 2.0 }")
+        let snapshot = try s.taken.get()
+        try s.run("T.i = 1.0; T.f = 2")
+        try s.state.restore(snapshot)
+        #expect(try s.run("return math.type(T.i), math.type(T.f)") == ["integer", "float"])
     }
 
     @Test func metatablesComeBackAndGo() throws {
-        let (state, taken) = try snapshotted("""
+        let s = try Snapshotted("""
             local mt = { __index = function(_, k) return "from meta " .. k end }
             T = setmetatable({}, mt)
             U = {}
             """)
-        let snapshot = try taken.get()
-        try state.run("setmetatable(T, nil); setmetatable(U, { __index = { x = 1 } })")
-        try state.restore(snapshot)
-        #expect(try state.run("return T.x, U.x, getmetatable(U) == nil") == ["from meta x", .nil, true])
+        let snapshot = try s.taken.get()
+        try s.run("setmetatable(T, nil); setmetatable(U, { __index = { x = 1 } })")
+        try s.state.restore(snapshot)
+        #expect(try s.run("return T.x, U.x, getmetatable(U) == nil") == ["from meta x", .nil, true])
     }
 
     @Test func upvaluesSharedOrNilComeBack() throws {
-        let (state, taken) = try snapshotted("""
+        let s = try Snapshotted("""
             local count, missing, inner = 0, nil, { n = 0 }
             f = function() count = count + 1; inner.n = inner.n + 1; missing = "set"; return count, inner.n, missing end
             U = function() return count end
             """)
-        let snapshot = try taken.get()
-        #expect(try state.run("return f()") == [1, 1, "set"])
-        #expect(try state.run("return U()") == [1], "count is one upvalue shared by both functions")
-        try state.restore(snapshot)
-        #expect(try state.run("return U()") == [0])
-        #expect(try state.run("return f()") == [1, 1, "set"])
-        try state.restore(snapshot)
-        try state.restore(snapshot)
-        #expect(try state.run("return f()") == [1, 1, "set"], "restoring twice is restoring once")
+        let snapshot = try s.taken.get()
+        #expect(try s.run("return f()") == [1, 1, "set"])
+        #expect(try s.run("return U()") == [1], "count is one upvalue shared by both functions")
+        try s.state.restore(snapshot)
+        #expect(try s.run("return U()") == [0])
+        #expect(try s.run("return f()") == [1, 1, "set"])
+        try s.state.restore(snapshot)
+        try s.state.restore(snapshot)
+        #expect(try s.run("return f()") == [1, 1, "set"], "restoring twice is restoring once")
     }
 
     @Test func theHostsObjectsAreLeftAlone() throws {
-        // The globals table is the host's: the snapshot neither copies nor restores it.
-        let (state, taken) = try snapshotted("T = { x = 1 }")
-        let snapshot = try taken.get()
-        try state.run("NEW = true; T.x = 2")
-        try state.restore(snapshot)
-        #expect(try state.run("return NEW, T.x") == [true, 1])
+        // The state's globals (and Host, which they hold) and the glue's
+        // table are the host's: the snapshot neither copies nor restores them.
+        let s = try Snapshotted("T = { x = 1 } U = { glue = glueObjects() }")
+        let snapshot = try s.taken.get()
+        try s.run("NEW = true; T.x = 2; Host.x = 2; U.glue.x = 2")
+        try s.state.restore(snapshot)
+        #expect(try s.run("return NEW, T.x, Host.x, glueX()") == [.nil, 1, 2, 2])
     }
 
     @Test func whatCannotBeCopiedIsRefused() throws {
-        let (_, coroutine) = try snapshotted("f = coroutine.wrap(function() coroutine.yield(1) end)")
-        #expect(throws: LuaSnapshotRefusal.coroutine) { try coroutine.get() }
-        let (_, iterator) = try snapshotted("f = string.gmatch('a b', '%a')", profile: .trusted(.all))
-        #expect(throws: LuaSnapshotRefusal.userdata) { try iterator.get() }
-        let (_, large) = try snapshotted("T = {} for i = 1, 100 do T[i] = i end", maxSlots: 50)
-        #expect(throws: LuaSnapshotRefusal.tooLarge(limit: 50)) { try large.get() }
+        let coroutine = try Snapshotted("f = coroutine.wrap(function() coroutine.yield(1) end)")
+        #expect(throws: LuaSnapshotRefusal.coroutine) { try coroutine.taken.get() }
+        let iterator = try Snapshotted("f = string.gmatch('a b', '%a')", profile: .trusted(.all))
+        #expect(throws: LuaSnapshotRefusal.userdata) { try iterator.taken.get() }
+        let large = try Snapshotted("T = {} for i = 1, 100 do T[i] = i end", maxSlots: 50)
+        #expect(throws: LuaSnapshotRefusal.tooLarge(limit: 50)) { try large.taken.get() }
     }
 
     @Test func effectsCountCallsOfTheMomentOnly() throws {

@@ -290,19 +290,6 @@ int lunette_utf8_valid(const unsigned char *s, size_t n);
 
 // MARK: - Snapshots
 
-/// Marks the `n` values on top of the stack (popped), and everything their
-/// tables reach through keys, values and metatables, as the host's: a
-/// snapshot treats them as constants and never copies, enters or restores
-/// them. Functions, userdata and threads met on the way are marked, not
-/// entered. Call it once the host's globals and glue are in place.
-/// Protected; returns the lua_pcall status.
-int lunette_snapshot_mark_host(lua_State *L, int n);
-
-/// Drops the set of the host's objects once no more snapshots will be
-/// taken, and collects the garbage (about 10 KB per state that would stay
-/// until the state allocates again). Protected; returns the status.
-int lunette_snapshot_forget_host(lua_State *L);
-
 /// Results of lunette_snapshot_take.
 #define LUNETTE_SNAPSHOT_TAKEN     0
 /// A coroutine of the script's is reachable: its stack cannot be copied.
@@ -316,10 +303,14 @@ int lunette_snapshot_forget_host(lua_State *L);
 
 /// Copies what the `n` values on top of the stack (popped) reach, except
 /// the host's objects: each table's raw entries and metatable, each
-/// function's upvalues. Returns LUNETTE_SNAPSHOT_TAKEN and pushes the
-/// snapshot (keep it with a registry reference), or another code and
-/// pushes nothing. Runs in host mode; no metamethod runs.
-int lunette_snapshot_take(lua_State *L, int n, size_t max_slots);
+/// function's upvalues. The host's objects are the state's globals, the
+/// `nhost` values below those `n` (popped too), and everything their tables
+/// reach through keys, values and metatables (functions, userdata and
+/// threads on the way are not entered): a snapshot treats them as
+/// constants. Returns LUNETTE_SNAPSHOT_TAKEN and pushes the snapshot (keep
+/// it with a registry reference), or another code and pushes nothing; then
+/// collects the garbage the walk left. Runs in host mode; no metamethod runs.
+int lunette_snapshot_take(lua_State *L, int nhost, int n, size_t max_slots);
 
 /// Puts back every table (entries and metatable) and every upvalue of the
 /// snapshot at `idx` as they were when it was taken. What a call created

@@ -324,16 +324,12 @@ struct LuaStack {
     /// Keeps math.randomseed for seeding calls (`lunette_remember_randomseed`).
     func rememberRandomSeed() -> Int32 { lunette_remember_randomseed(L) }
 
-    /// Marks the `count` values on top (popped) and what their tables reach
-    /// as the host's objects (`lunette_snapshot_mark_host`).
-    func markHostObjects(count: Int32) -> Int32 { lunette_snapshot_mark_host(L, count) }
-
-    /// Drops the set of the host's objects and collects garbage (`lunette_snapshot_forget_host`).
-    func forgetHostObjects() -> Int32 { lunette_snapshot_forget_host(L) }
-
-    /// Snapshots what the `count` values on top (popped) reach; pushes the
+    /// Snapshots what the `count` values on top (popped) reach, the globals
+    /// and the `hostCount` values below them being the host's; pushes the
     /// snapshot when it returns `LUNETTE_SNAPSHOT_TAKEN` (`lunette_snapshot_take`).
-    func takeSnapshot(count: Int32, maxSlots: Int) -> Int32 { lunette_snapshot_take(L, count, maxSlots) }
+    func takeSnapshot(hostCount: Int32, count: Int32, maxSlots: Int) -> Int32 {
+        lunette_snapshot_take(L, hostCount, count, maxSlots)
+    }
 
     /// Puts back what the snapshot at `index` holds (`lunette_snapshot_restore`).
     func restoreSnapshot(at index: Int32) -> Int32 { lunette_snapshot_restore(L, index) }

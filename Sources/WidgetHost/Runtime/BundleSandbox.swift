@@ -43,8 +43,10 @@ final class BundleSandbox {
     let capabilities: CapabilityCheck
     /// The glue's per-call entry: new globals, then main.lua.
     private var begin: LuaFunctionRef!
-    /// The glue's function returning what main.lua's work is reached from.
+    /// The glue's functions returning what main.lua's work is reached from,
+    /// and the glue's own objects (to a snapshot, constants like the globals).
     private var roots: LuaFunctionRef!
+    private var glueObjects: LuaFunctionRef!
     /// What main.lua built, put back before each call instead of running it
     /// again; nil before the first call and when it cannot be taken.
     private var mainSnapshot: LuaSnapshot?
@@ -189,7 +191,7 @@ final class BundleSandbox {
         if state.effects != effects {
             snapshotState = .refused("main.lua's top level called a function of the moment (clock, random, output or a host service)")
         } else {
-            switch try state.snapshot(rootsFrom: roots, functions: recorder.allFunctions, maxSlots: Self.snapshotSlots) {
+            switch try state.snapshot(rootsFrom: roots, hostObjects: glueObjects, functions: recorder.allFunctions, maxSlots: Self.snapshotSlots) {
             case .success(let snapshot):
                 mainSnapshot = snapshot
                 snapshotState = .taken
@@ -197,8 +199,6 @@ final class BundleSandbox {
                 snapshotState = .refused(refusal.reason)
             }
         }
-        // Taken or refused, main.lua's first run decides: the host's objects are marked for nothing after it.
-        try state.forgetHostObjects()
     }
 
     /// Runs main.lua, then the function `field` of the declaration `what`
@@ -343,9 +343,7 @@ final class BundleSandbox {
         let entries = try state.runGlue(Self.glue, name: "bundle", functions: module)
         begin = entries[0]
         roots = entries[1]
-        // Everything the host has installed so far is a constant to snapshots
-        // (a load runs main.lua once and takes none).
-        if role != .load { try state.markHostObjects(returnedBy: entries[2]) }
+        glueObjects = entries[2]
     }
 
     /// require, load and the per-call entry point (Runtime/bundle.lua).
