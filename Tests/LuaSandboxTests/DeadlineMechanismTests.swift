@@ -74,4 +74,40 @@ struct DeadlineMechanismTests {
         }
         #expect(misses.threads.isEmpty, "threads whose call was not watched as the build watches: \(misses.threads.prefix(5))…")
     }
+
+    /// A cancel whose signal lands while a Swift function runs another
+    /// state's call on the same thread finds that call, not the cancelled
+    /// one: the cancelled call must end as soon as the Swift function
+    /// returns, not at its own deadline.
+    @Test func aCancelDuringANestedCallEndsTheOuterCallWhenItResumes() throws {
+        let outer = try LuaState(profile: .sandbox)
+        let inner = try LuaState(profile: .sandbox)
+        let spin = try inner.load("local t = os.clock() while os.clock() - t < 0.2 do end", name: "inner.lua")
+        let innerOptions = LuaCallOptions(limits: LuaLimits(memory: 4 << 20, timeout: .seconds(5), output: 4096))
+        try outer.register(function: "nested") { [unowned inner] _ in
+            _ = try inner.call(spin, options: innerOptions)
+            return []
+        }
+        let chunk = try outer.load("nested() while true do end", name: "outer.lua")
+        let handle = outer.cancelHandle
+        let canceller = Thread {
+            usleep(50_000)   // during the nested call, which spins for 200 ms of CPU
+            handle.cancel()
+        }
+        canceller.start()
+        let started = ContinuousClock.now
+        do throws(LuaError) {
+            _ = try outer.call(chunk, options: LuaCallOptions(limits: LuaLimits(memory: 4 << 20, timeout: .seconds(3), output: 4096)))
+            Issue.record("the outer loop did not end")
+        } catch {
+            guard case .timeout(let t) = error else {
+                Issue.record("expected a cancelled call, got \(error)")
+                return
+            }
+            #expect(t.cancelled)
+        }
+        let elapsed = ContinuousClock.now - started
+        #expect(elapsed < .seconds(2), "the outer call ran on until its deadline: \(elapsed)")
+    }
 }
+
