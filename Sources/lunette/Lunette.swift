@@ -80,6 +80,8 @@ enum Main {
 enum VersionFastPath {
     static func answer(_ arguments: [String]) -> Bool {
         guard arguments.count == 2, arguments[1] == "--version" else { return false }
+        // write(2), not FileOutput: Foundation's FileHandle added 0.1–0.3 ms
+        // to a 2.5 ms start (hyperfine, 200 runs each).
         let bytes = Array((Lunette.configuration.version + "\n").utf8)
         var written = 0
         while written < bytes.count {  // as print does, a failed write is not an error

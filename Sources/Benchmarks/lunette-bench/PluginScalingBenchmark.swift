@@ -12,8 +12,7 @@ import WidgetHost
 /// `BundleWorkerBenchmark`'s (`day`, `makeBundle`): one TimelineEngine per
 /// plugin on one VirtualClock, reloads after 15, 30, 45 or 60 min.
 enum PluginScalingBenchmark {
-    /// The default `BundleWorkers.maxIdle`, read from a fresh instance.
-    static let defaultMaxIdle = BundleWorkers(executable: WorkerBenchmark.lunette).maxIdle
+    static let defaultMaxIdle = BundleWorkers.defaultMaxIdle
 
     struct Run {
         var day: BundleWorkerBenchmark.DayFigures
@@ -110,13 +109,15 @@ enum PluginScalingBenchmark {
         (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")).map { $0.count - 1 }
     }
 
-    /// RLIMIT_NOFILE's soft limit (/proc/self/limits, "Max open files"), nil where unreadable.
+    /// RLIMIT_NOFILE's soft limit.
     static func descriptorLimit() -> String? {
-        guard let text = try? String(contentsOfFile: "/proc/self/limits", encoding: .utf8) else { return nil }
-        for line in text.split(separator: "\n") where line.hasPrefix("Max open files") {
-            return line.dropFirst("Max open files".count).split(separator: " ").first.map(String.init)
-        }
-        return nil
+        var limit = rlimit()
+        #if os(Linux)
+        guard getrlimit(__rlimit_resource_t(UInt32(RLIMIT_NOFILE.rawValue)), &limit) == 0 else { return nil }
+        #else
+        guard getrlimit(RLIMIT_NOFILE, &limit) == 0 else { return nil }
+        #endif
+        return limit.rlim_cur == rlim_t.max ? "unlimited" : String(limit.rlim_cur)
     }
 
     /// Median ms of a timeline call with no idle worker kept (maxIdle 0):

@@ -55,10 +55,14 @@ public final class BundleWorkers: @unchecked Sendable {
 
     /// Workers run `executable` (by default this program: a host that is
     /// not `lunette` itself names the `lunette` binary).
-    public init(executable: String = BundleWorkers.thisExecutable, maxIdle: Int = 64) {
+    public init(executable: String = BundleWorkers.thisExecutable, maxIdle: Int = BundleWorkers.defaultMaxIdle) {
         self.executable = executable
         self.maxIdle = max(0, maxIdle)
     }
+
+    /// Idle workers kept when the host does not say (an idle worker holds
+    /// about 2.4 MB of its own and two descriptors).
+    public static let defaultMaxIdle = 64
 
     /// This process's executable.
     public static var thisExecutable: String { Bundle.main.executablePath ?? CommandLine.arguments[0] }
