@@ -2,8 +2,9 @@
 ///
 /// Valid only while the function runs; do not keep it.
 public struct LuaArguments {
-    /// The state the call runs in (for nested calls).
-    public let state: LuaState
+    /// The state the call runs in (for nested calls). Not retained: the
+    /// state runs the call, so it outlives the arguments.
+    public unowned(unsafe) let state: LuaState
     /// The stack of the thread that called the function.
     let stack: LuaStack
     /// Number of arguments passed.
@@ -24,6 +25,11 @@ public struct LuaArguments {
         n >= 1 && n <= count ? stack.type(at: Int32(n)).name : "no value"
     }
 
+    /// True when argument `n` is a string (not a number, which `string(_:)` would convert).
+    public func isString(_ n: Int) -> Bool {
+        n >= 1 && n <= count && stack.type(at: Int32(n)) == .string
+    }
+
     /// True when argument `n` is absent or nil.
     public func isNil(_ n: Int) -> Bool {
         n > count || stack.type(at: Int32(n)) == .nil
@@ -32,6 +38,18 @@ public struct LuaArguments {
     /// Argument `n` as plain data (`.nil` when absent).
     public func value(_ n: Int) throws(LuaFunctionError) -> LuaValue {
         guard n >= 1, n <= count else { return .nil }
+        // Scalars are read in place (the reader would charge each 16 bytes
+        // of the size limit, and check nothing else); strings and tables go
+        // through the reader, which applies the conversion limits.
+        if state.conversionLimits.maxBytes >= 16 {
+            switch stack.type(at: Int32(n)) {
+            case .nil: return .nil
+            case .boolean: return .boolean(stack.boolean(at: Int32(n)))
+            case .number:
+                return stack.isInteger(at: Int32(n)) ? .integer(stack.integer(at: Int32(n))) : .number(stack.number(at: Int32(n)))
+            default: break
+            }
+        }
         var reader = state.reader(stack)
         do { return try reader.read(at: Int32(n), root: "") } catch {
             throw badArgument(n, error.description)
@@ -70,6 +88,10 @@ public struct LuaArguments {
 
     /// Argument `n` as text: a string of valid UTF-8.
     public func text(_ n: Int) throws(LuaFunctionError) -> String {
+        if isString(n) {
+            guard let text = stack.text(at: Int32(n)) else { throw badArgument(n, "string is not valid UTF-8") }
+            return text
+        }
         guard let text = try string(n).string else {
             throw badArgument(n, "string is not valid UTF-8")
         }

@@ -12,7 +12,19 @@ public struct LuaModule {
     /// The global name of the table.
     public var name: String
     /// The functions, by field name.
-    public var functions: [(name: String, body: LuaFunctionBody)]
+    public var functions: [(name: String, body: LuaFunctionBody)] {
+        get { entries.map { ($0.name, $0.body) } }
+        set { entries = newValue.map { Entry(name: $0.name, body: $0.body) } }
+    }
+    /// The functions as registered. A struct, not a tuple, holds each body:
+    /// a closure kept in a tuple inside an array is stored in the generic
+    /// calling convention and reached through two conversion thunks on
+    /// every call, a struct field keeps its own.
+    struct Entry {
+        let name: String
+        let body: LuaFunctionBody
+    }
+    private(set) var entries: [Entry] = []
     /// The functions whose calls a snapshot may stand in for: called again
     /// with the same arguments they answer the same, and whatever they do
     /// outside the state (recording a declaration, say) is kept along with
@@ -22,12 +34,12 @@ public struct LuaModule {
 
     public init(name: String, functions: [(name: String, body: LuaFunctionBody)] = []) {
         self.name = name
-        self.functions = functions
+        self.entries = functions.map { Entry(name: $0.name, body: $0.body) }
     }
 
     /// Adds `name` to the module; `replayable`: see `replayable`.
     public mutating func add(_ name: String, replayable: Bool = false, _ body: @escaping LuaFunctionBody) {
-        functions.append((name, body))
+        entries.append(Entry(name: name, body: body))
         if replayable { self.replayable.insert(name) }
     }
 }

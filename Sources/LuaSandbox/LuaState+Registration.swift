@@ -108,11 +108,11 @@ extension LuaState {
     /// Pushes a table of the module's functions, named "module.name" in
     /// errors, or just "name" when they are called from glue wrappers.
     private func pushFunctions(of module: LuaModule, viaWrapper: Bool, on stack: LuaStack) {
-        stack.pushTable(fieldCapacity: module.functions.count)
-        for (name, body) in module.functions {
-            stack.push(name)
-            pushFunction(named: viaWrapper ? name : "\(module.name).\(name)", viaWrapper: viaWrapper,
-                         replayable: module.replayable.contains(name), on: stack, body)
+        stack.pushTable(fieldCapacity: module.entries.count)
+        for entry in module.entries {
+            stack.push(entry.name)
+            pushFunction(named: viaWrapper ? entry.name : "\(module.name).\(entry.name)", viaWrapper: viaWrapper,
+                         replayable: module.replayable.contains(entry.name), on: stack, entry.body)
             stack.rawSet(-3)
         }
     }

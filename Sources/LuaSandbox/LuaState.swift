@@ -39,7 +39,9 @@ public final class LuaState {
     }()
 
     /// Bounds on converting Lua values to `LuaValue` (depth, size).
-    public var conversionLimits: LuaConversionLimits = .default
+    /// (Read by every conversion, on the state's one thread: no run-time
+    /// exclusivity check.)
+    @exclusivity(unchecked) public var conversionLimits: LuaConversionLimits = .default
 
     /// What scripts in this state get (fixed at creation).
     public let profile: SandboxProfile
@@ -107,7 +109,28 @@ public final class LuaState {
         try self.init(profile: .trusted(libraries))
     }
 
+    /// Whether a state is still open, for objects that must not keep it
+    /// alive and must not hold a weak reference to it (`LuaFunctionRef`):
+    /// weak references give an object a side table, and every retain and
+    /// release of it then takes the runtime's slow path.
+    public final class Life {
+        fileprivate unowned(unsafe) var open: LuaState?
+        /// The state, while it has not begun to go away.
+        public var state: LuaState? { open }
+        fileprivate init(_ state: LuaState) { open = state }
+    }
+
+    /// This state's `Life`; cleared as the state begins to go away.
+    public var life: Life {
+        if let made = madeLife { return made }
+        let made = Life(self)
+        madeLife = made
+        return made
+    }
+    private var madeLife: Life?
+
     deinit {
+        madeLife?.open = nil
         cancelHandle.invalidate()
         lunette_tape_free(tape)
         tape.deallocate()

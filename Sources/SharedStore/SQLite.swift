@@ -103,6 +103,12 @@ let sqliteTransient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 final class SQLiteStatement {
     let stmt: OpaquePointer
     unowned let connection: SQLiteConnection
+    /// True while a bound value holds a copy larger than `keptBindingBytes`:
+    /// `reset` then clears the bindings, so a kept statement does not hold
+    /// a large file or value until its next use. Small ones are left (every
+    /// use binds all its parameters again), which saves a call per use.
+    private var holdsLargeBinding = false
+    static let keptBindingBytes = 4096
 
     init(_ stmt: OpaquePointer, connection: SQLiteConnection) {
         self.stmt = stmt
@@ -125,6 +131,23 @@ final class SQLiteStatement {
         let empty: StaticString = ""
         let base = buffer.baseAddress ?? UnsafeRawPointer(empty.utf8Start)
         _ = sqlite3_bind_text(stmt, index, base.assumingMemoryBound(to: CChar.self), Int32(buffer.count), sqliteTransient)
+        if buffer.count > Self.keptBindingBytes { holdsLargeBinding = true }
+    }
+
+    /// Runs `body` with `text` bound at `index` in place, without the copy
+    /// `bind(_:text:)` makes; the parameter is set to NULL again before this
+    /// returns, so the statement never keeps the pointer. For the hot
+    /// one-key statements (a read, a write), whose steps run inside `body`.
+    func withText<R>(_ index: Int32, _ text: String, _ body: () throws(StoreError) -> R) throws(StoreError) -> R {
+        var text = text
+        let result = text.withUTF8 { buffer -> Result<R, StoreError> in
+            let empty: StaticString = ""
+            let base = UnsafeRawPointer(buffer.baseAddress) ?? UnsafeRawPointer(empty.utf8Start)
+            _ = sqlite3_bind_text(stmt, index, base.assumingMemoryBound(to: CChar.self), Int32(buffer.count), nil)
+            defer { sqlite3_bind_null(stmt, index) }
+            return Result { () throws(StoreError) -> R in try body() }
+        }
+        return try result.get()
     }
 
     /// Binds text given as bytes (may be any bytes, e.g. a range bound).
@@ -136,6 +159,7 @@ final class SQLiteStatement {
         blob.withUnsafeBytes { buffer in
             _ = sqlite3_bind_blob(stmt, index, buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(buffer.count), sqliteTransient)
         }
+        if blob.count > Self.keptBindingBytes { holdsLargeBinding = true }
     }
 
     /// Steps once: true when a row is ready, false when done.
@@ -164,7 +188,10 @@ final class SQLiteStatement {
 
     func reset() {
         sqlite3_reset(stmt)
-        sqlite3_clear_bindings(stmt)
+        if holdsLargeBinding {
+            sqlite3_clear_bindings(stmt)
+            holdsLargeBinding = false
+        }
     }
 
     func integer(_ column: Int32) -> Int64 { sqlite3_column_int64(stmt, column) }

@@ -40,22 +40,34 @@ final class StoreDatabase {
     /// The statements run more than once, each prepared on first use and
     /// kept for the connection's life (found by index, not by hashing SQL).
     enum Query: Int, CaseIterable {
-        case entry, readFile, entrySizes, fileSizes, upsertEntry, deleteEntry, upsertFile, deleteFile
+        case entry, readFile, upsertEntry, deleteEntry, upsertFile, deleteFile
         case allKeys, keysWithPrefix, fileNames, changes, logChange, setMeta, pruneChanges, usage, sequence, dataVersion
         case activityBundle, activityRecords, activityPushes, upsertActivityBundle, upsertActivity, upsertActivityPush
         case deleteActivity, deleteActivityPushes, trimActivityPushes
         case hostState, upsertHostState, deleteHostState
+        case beginRead, endRead
 
         var sql: String {
             switch self {
             case .entry: return "SELECT type, value, version FROM entries WHERE key = ?1"
             case .readFile: return "SELECT data FROM files WHERE name = ?1"
-            case .entrySizes: return "SELECT e.key, e.size FROM json_each(?1) AS j JOIN entries AS e ON e.key = j.value"
-            case .fileSizes: return "SELECT f.name, f.size FROM json_each(?1) AS j JOIN files AS f ON f.name = j.value"
-            case .upsertEntry: return "INSERT OR REPLACE INTO entries (key, type, value, size, version) VALUES (?1, ?2, ?3, ?4, ?5)"
-            case .deleteEntry: return "DELETE FROM entries WHERE key = ?1"
-            case .upsertFile: return "INSERT OR REPLACE INTO files (name, data, size, version) VALUES (?1, ?2, ?3, ?4)"
-            case .deleteFile: return "DELETE FROM files WHERE name = ?1"
+            // Writes learn the size they replace in the same search of the
+            // table that writes them: an upsert's DO UPDATE passes the old
+            // row's size through `lunette_replaced_size`, a delete returns it.
+            case .upsertEntry:
+                return """
+                    INSERT INTO entries (key, type, value, size, version) VALUES (?1, ?2, ?3, ?4, ?5)
+                    ON CONFLICT (key) DO UPDATE SET type = excluded.type, value = excluded.value,
+                    size = lunette_replaced_size(size, excluded.size), version = excluded.version
+                    """
+            case .deleteEntry: return "DELETE FROM entries WHERE key = ?1 RETURNING size"
+            case .upsertFile:
+                return """
+                    INSERT INTO files (name, data, size, version) VALUES (?1, ?2, ?3, ?4)
+                    ON CONFLICT (name) DO UPDATE SET data = excluded.data,
+                    size = lunette_replaced_size(size, excluded.size), version = excluded.version
+                    """
+            case .deleteFile: return "DELETE FROM files WHERE name = ?1 RETURNING size"
             case .allKeys: return "SELECT key FROM entries ORDER BY key"
             case .keysWithPrefix: return "SELECT key FROM entries WHERE key >= ?1 AND key < ?2 ORDER BY key"
             case .fileNames: return "SELECT name FROM files ORDER BY name"
@@ -79,17 +91,55 @@ final class StoreDatabase {
             case .hostState: return "SELECT name, record FROM host_state WHERE bundle = ?1"
             case .upsertHostState: return "INSERT OR REPLACE INTO host_state (bundle, name, record) VALUES (?1, ?2, ?3)"
             case .deleteHostState: return "DELETE FROM host_state WHERE bundle = ?1 AND name = ?2"
+            case .beginRead: return "BEGIN"
+            case .endRead: return "COMMIT"
             }
         }
     }
 
-    private var prepared = [SQLiteStatement?](repeating: nil, count: Query.allCases.count)
+    /// (Read on every statement, under the group's lock: no run-time
+    /// exclusivity check.)
+    @exclusivity(unchecked) private var prepared = [SQLiteStatement?](repeating: nil, count: Query.allCases.count)
 
     func statement(_ query: Query) throws(StoreError) -> SQLiteStatement {
         if let statement = prepared[query.rawValue] { return statement }
         let statement = try connection.prepare(query.sql, persistent: true)
         prepared[query.rawValue] = statement
         return statement
+    }
+
+    /// Where `lunette_replaced_size(old, new)` leaves `old`: the size of
+    /// the row an upsert replaced (−1 before a write: it inserted). The
+    /// function evaluates to `new`, so the upsert stores the new size and
+    /// the writer learns the old one from the same B-tree search, with no
+    /// read before each write. Owned by the connection, which frees it.
+    private let replacedSize: UnsafeMutablePointer<Int64>
+
+    /// Registers `lunette_replaced_size` on `connection` (callable from
+    /// this connection's own statements only, not from a schema's
+    /// triggers or views: SQLITE_DIRECTONLY).
+    private static func registerReplacedSize(on connection: SQLiteConnection) throws(StoreError) -> UnsafeMutablePointer<Int64> {
+        let slot = UnsafeMutableRawPointer.allocate(byteCount: MemoryLayout<Int64>.size, alignment: MemoryLayout<Int64>.alignment)
+        let status = sqlite3_create_function_v2(
+            connection.handle, "lunette_replaced_size", 2, SQLITE_UTF8 | SQLITE_DIRECTONLY, slot,
+            { context, _, arguments in
+                guard let arguments, let slot = sqlite3_user_data(context) else { return }
+                slot.assumingMemoryBound(to: Int64.self).pointee = sqlite3_value_int64(arguments[0])
+                sqlite3_result_value(context, arguments[1])
+            },
+            nil, nil,
+            { slot in slot?.deallocate() })   // also called when registering fails
+        guard status == SQLITE_OK else { throw connection.failure(status) }
+        return slot.bindMemory(to: Int64.self, capacity: 1)
+    }
+
+    /// Runs an upsert that may call `lunette_replaced_size`; returns the
+    /// size of the row it replaced, or nil when it inserted a new one.
+    func upsert(_ statement: SQLiteStatement) throws(StoreError) -> Int64? {
+        replacedSize.pointee = -1
+        try statement.run()
+        let old = replacedSize.pointee
+        return old >= 0 ? old : nil
     }
 
     /// How many commits of change log to keep for observers that poll.
@@ -118,6 +168,7 @@ final class StoreDatabase {
          busyTimeoutMs: Int32 = StoreDatabase.busyTimeoutMs) throws(StoreError) {
         self.group = group
         connection = try SQLiteConnection(path: path, create: create, busyTimeoutMs: busyTimeoutMs)
+        replacedSize = try Self.registerReplacedSize(on: connection)
         try retryingWhileLocked(timeoutMs: busyTimeoutMs) { () throws(StoreError) in
             try setUp(durability: durability)
         }
@@ -232,9 +283,10 @@ final class StoreDatabase {
     func entry(_ key: String) throws(StoreError) -> (value: StoreValue?, version: Int64) {
         let s = try statement(.entry)
         defer { s.reset() }
-        s.bind(1, text: key)
-        guard try s.step() else { return (nil, 0) }
-        return (try value(s, typeColumn: 0, valueColumn: 1, key: key), s.integer(2))
+        return try s.withText(1, key) { () throws(StoreError) in
+            guard try s.step() else { return (nil, 0) }
+            return (try value(s, typeColumn: 0, valueColumn: 1, key: key), s.integer(2))
+        }
     }
 
     private func value(_ s: SQLiteStatement, typeColumn: Int32, valueColumn: Int32, key: String) throws(StoreError) -> StoreValue {
@@ -399,42 +451,18 @@ struct StoreWriter {
     var committedSequence: Int64 { hasChanges ? sequence : sequence - 1 }
 
     /// Applies values (nil removes) and files (nil removes), in order.
-    ///
-    /// The sizes they replace, which the group's usage needs, come from one
-    /// query per table (the batch's names as a JSON array joined with the
-    /// table), so each key then costs a single plain statement.
+    /// Each write learns the size it replaces from the statement that
+    /// writes it (`StoreDatabase.upsert`, `DELETE … RETURNING`), so the
+    /// group's usage follows the rows with no read before the writes.
     mutating func apply(values: [(key: String, value: StoreValue?)], files: [(name: String, data: [UInt8]?)]) throws(StoreError) {
-        if !values.isEmpty {
-            var sizes = try existingSizes(values.map(\.key), query: .entrySizes)
-            for (key, value) in values { try put(key, value, sizes: &sizes) }
-        }
-        if !files.isEmpty {
-            var sizes = try existingSizes(files.map(\.name), query: .fileSizes)
-            for (name, data) in files { try putFile(name, data, sizes: &sizes) }
-        }
-    }
-
-    /// The stored size of each of `names` that exists.
-    private func existingSizes(_ names: [String], query: StoreDatabase.Query) throws(StoreError) -> [ByteString: Int64] {
-        var json = "["
-        for (i, name) in names.enumerated() {
-            if i > 0 { json += "," }
-            StoreValue.writeJSON(name, to: &json)
-        }
-        json += "]"
-        let s = try database.statement(query)
-        defer { s.reset() }
-        s.bind(1, text: json)
-        var sizes: [ByteString: Int64] = [:]
-        while try s.step() { sizes[ByteString(s.text(0))] = s.integer(1) }
-        return sizes
+        for (key, value) in values { try put(key, value) }
+        for (name, data) in files { try putFile(name, data) }
     }
 
     /// Its callers (`StoreGroup`) have checked names and sizes.
-    private mutating func put(_ key: String, _ value: StoreValue?, sizes: inout [ByteString: Int64]) throws(StoreError) {
+    private mutating func put(_ key: String, _ value: StoreValue?) throws(StoreError) {
         if let value {
             let s = try database.statement(.upsertEntry)
-            s.bind(1, text: key)
             s.bind(2, value.storedType.rawValue)
             let size: Int
             switch value {
@@ -450,45 +478,45 @@ struct StoreWriter {
             }
             s.bind(4, Int64(size))
             s.bind(5, sequence)
-            try s.run()
-            account(key, size: size, in: &sizes)
+            account(key, replaced: try s.withText(1, key) { () throws(StoreError) in try database.upsert(s) }, size: size)
         } else {
-            guard sizes[ByteString(key)] != nil else { return }   // absent: nothing changes
-            let s = try database.statement(.deleteEntry)
-            s.bind(1, text: key)
-            try s.run()
-            account(key, size: nil, in: &sizes)
+            guard let old = try deleted(.deleteEntry, key) else { return }   // absent: nothing changes
+            account(key, replaced: old, size: nil)
         }
         changedKeys.append(key)
     }
 
-    private mutating func putFile(_ name: String, _ data: [UInt8]?, sizes: inout [ByteString: Int64]) throws(StoreError) {
+    private mutating func putFile(_ name: String, _ data: [UInt8]?) throws(StoreError) {
         if let data {
             let s = try database.statement(.upsertFile)
             s.bind(1, text: name)
             s.bind(2, blob: data)
             s.bind(3, Int64(data.count))
             s.bind(4, sequence)
-            try s.run()
-            account(name, size: data.count, in: &sizes)
+            account(name, replaced: try database.upsert(s), size: data.count)
         } else {
-            guard sizes[ByteString(name)] != nil else { return }
-            let s = try database.statement(.deleteFile)
-            s.bind(1, text: name)
-            try s.run()
-            account(name, size: nil, in: &sizes)
+            guard let old = try deleted(.deleteFile, name) else { return }
+            account(name, replaced: old, size: nil)
         }
         changedFiles.append(name)
     }
 
-    /// Moves the group's usage from the name's old size to its new one
-    /// (nil: gone); a name counts its own bytes while it exists.
-    private mutating func account(_ name: String, size: Int?, in sizes: inout [ByteString: Int64]) {
-        let id = ByteString(name)
+    /// Deletes `name` with `query` (a DELETE … RETURNING size); the size
+    /// of the row it removed, or nil when there was none.
+    private func deleted(_ query: StoreDatabase.Query, _ name: String) throws(StoreError) -> Int64? {
+        let s = try database.statement(query)
+        defer { s.reset() }
+        s.bind(1, text: name)
+        return try s.step() ? s.integer(0) : nil
+    }
+
+    /// Moves the group's usage from the size a write replaced (nil: the
+    /// name was new) to its new one (nil: removed); a name counts its own
+    /// bytes while it exists.
+    private mutating func account(_ name: String, replaced: Int64?, size: Int?) {
         let nameBytes = Int64(name.utf8.count)
-        if let old = sizes[id] { usage -= old + nameBytes }
+        if let replaced { usage -= replaced + nameBytes }
         if let size { usage += Int64(size) + nameBytes }
-        sizes[id] = size.map(Int64.init)
     }
 
     /// Checks the quota, logs the changes and stores the new sequence and usage.

@@ -26,10 +26,46 @@ public final class StoreGroup: @unchecked Sendable {
         observers = StoreObservers(group: id, path: path)
     }
 
+    /// Runs `body` with the connection to itself: ends a reader's shared
+    /// read transaction first (`StoreCallReader`), so every other use of the
+    /// connection sees the latest commit and may write.
     func locked<R>(_ body: () throws(StoreError) -> R) throws(StoreError) -> R {
         lock.lock()
         defer { lock.unlock() }
+        if snapshotOwner != nil { endSnapshot() }
         return try body()
+    }
+
+    /// The reader whose read transaction is open on the connection, if any.
+    private var snapshotOwner: ObjectIdentifier?
+
+    /// Runs `body` inside `reader`'s read transaction, beginning it (after
+    /// ending another reader's) when it is not open. SQLite takes the
+    /// snapshot at the transaction's first read.
+    fileprivate func sharedRead<R>(by reader: StoreCallReader, _ body: () throws(StoreError) -> R) throws(StoreError) -> R {
+        lock.lock()
+        defer { lock.unlock() }
+        let id = ObjectIdentifier(reader)
+        if snapshotOwner != id {
+            if snapshotOwner != nil { endSnapshot() }
+            try database.statement(.beginRead).run()
+            snapshotOwner = id
+        }
+        return try body()
+    }
+
+    /// Ends `reader`'s read transaction, if it is the one open.
+    fileprivate func endSharedReads(by reader: StoreCallReader) {
+        lock.lock()
+        defer { lock.unlock() }
+        if snapshotOwner == ObjectIdentifier(reader) { endSnapshot() }
+    }
+
+    /// Ends the open read transaction. It wrote nothing, so COMMIT cannot
+    /// fail for want of a lock; should it fail anyway, ROLLBACK ends it.
+    private func endSnapshot() {
+        snapshotOwner = nil
+        if (try? database.statement(.endRead).run()) == nil { try? database.connection.exec("ROLLBACK") }
     }
 
     // MARK: Keys
@@ -39,6 +75,7 @@ public final class StoreGroup: @unchecked Sendable {
         try Self.checkKey(key)
         return try locked { () throws(StoreError) in try database.entry(key).value }
     }
+
 
     /// The value under `key` and its version: the sequence number of the
     /// commit that wrote it (0 when absent). Versions only grow.
@@ -224,3 +261,42 @@ public enum StoreCommitOutcome: Sendable, Equatable {
     case conflict([String])
 }
 
+/// One script call's reads of a group, sharing one read transaction.
+///
+/// A read outside a transaction is a transaction of its own: SQLite takes
+/// and drops its read lock each time, which is most of what a read of one
+/// key costs. A call's reads through one reader run in one read transaction
+/// instead, begun at its first read and ended by `end()`, or as soon as
+/// anything else uses the group's connection (the app's writes and reads
+/// through the same `SharedStore`, another reader, a commit); the reader's
+/// next read then begins a new one. So a call never reads data older than
+/// its first read of the group, two reads may share a snapshot, and nothing
+/// waits on a reader: in WAL mode writers do not wait for readers.
+package final class StoreCallReader {
+    package let group: StoreGroup
+
+    package init(group: StoreGroup) { self.group = group }
+
+    deinit { end() }
+
+    /// Ends the read transaction, if this reader's is open.
+    package func end() { group.endSharedReads(by: self) }
+
+    /// The value and version of `key`, which the caller has checked (`StoreText.keyProblem`).
+    package func entry(checkedKey key: String) throws(StoreError) -> (value: StoreValue?, version: Int64) {
+        try group.sharedRead(by: self) { () throws(StoreError) in try group.database.entry(key) }
+    }
+
+    package func keys(prefix: String) throws(StoreError) -> [String] {
+        try group.sharedRead(by: self) { () throws(StoreError) in try group.database.keys(prefix: prefix) }
+    }
+
+    /// The file `name`, which the caller has checked (`StoreText.fileNameProblem`).
+    package func readFile(checkedName name: String) throws(StoreError) -> [UInt8]? {
+        try group.sharedRead(by: self) { () throws(StoreError) in try group.database.readFile(name) }
+    }
+
+    package func files() throws(StoreError) -> [String] {
+        try group.sharedRead(by: self) { () throws(StoreError) in try group.database.fileNames() }
+    }
+}

@@ -24,8 +24,13 @@ public enum StoreText {
         let n = key.utf8.count
         if n == 0 { return "a key must not be empty" }
         if n > maxKeyBytes { return "a key is at most \(maxKeyBytes) bytes, this one has \(n)" }
-        if key.utf8.contains(0) { return "a key must not contain NUL" }
+        if containsNUL(key) { return "a key must not contain NUL" }
         return nil
+    }
+
+    /// True when `text` holds a NUL byte (read in place for native strings).
+    static func containsNUL(_ text: String) -> Bool {
+        text.utf8.withContiguousStorageIfAvailable { $0.contains(0) } ?? text.utf8.contains(0)
     }
 
     /// Why `name` is not a valid file name, or nil when it is.
@@ -35,7 +40,7 @@ public enum StoreText {
         if n > maxFileNameBytes { return "a file name is at most \(maxFileNameBytes) bytes, this one has \(n)" }
         if name == "." || name == ".." { return "a file name must not be \".\" or \"..\"" }
         if name.utf8.contains(0x2F) { return "a file name is a single path component (no \"/\")" }
-        if name.utf8.contains(0) { return "a file name must not contain NUL" }
+        if containsNUL(name) { return "a file name must not contain NUL" }
         return nil
     }
 

@@ -142,6 +142,23 @@ struct StoreTests {
         #expect(try g.usage() == 9 + 101)
     }
 
+    @Test func usageFollowsEveryWriteOfABatchInOrder() throws {
+        let temp = TemporaryStore()
+        let g = try temp.store.group("group.test")
+        try g.set("kept", "abc")                                  // 4 + 3
+        try g.writeFile("f", [1, 2, 3, 4])                        // 1 + 4
+        // One batch writes a key three times, removes a key that exists and
+        // one that does not, and replaces and removes files.
+        try g.commit(StoreBatch(values: [("a", "xx"), ("a", .string(String(repeating: "y", count: 10))), ("kept", nil),
+                                         ("a", 5), ("never", nil), ("b", "b")],
+                                files: [("f", [9]), ("g", [1, 2]), ("g", nil), ("nothing", nil)]))
+        #expect(try g.keys() == ["a", "b"])
+        #expect(try g.files() == ["f"])
+        #expect(try g.usage() == (1 + 8) + (1 + 1) + (1 + 1))
+        // Removing what is absent changes nothing: the sequence stays.
+        #expect(try g.commit(StoreBatch(values: [("never", nil)], files: [("nothing", nil)])) == 3)
+    }
+
     @Test func updateIsAtomicAcrossConnections() async throws {
         let roots = (0..<4).map { _ in temp.reopen() }
         await withTaskGroup(of: Void.self) { tasks in

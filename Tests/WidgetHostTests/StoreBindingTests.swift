@@ -162,6 +162,28 @@ struct StoreBindingTests {
         #expect(try app.get("other") == "kept")
     }
 
+    @Test func aCallsReadsShareASnapshotAndNoIncrementIsLost() throws {
+        let h = try StoreHarness()
+        let other = try h.app()                        // another connection, as another process has
+        let same = try h.store.group("group.t")        // the connection the script's reads use
+        try other.set("k", 1)
+        try h.state.register(function: "otherWrites") { args in try other.set("k", .integer(try args.integer(1))); return [] }
+        try h.state.register(function: "sameWrites") { args in try same.set("k", .integer(try args.integer(1))); return [] }
+        let results = try h.run("""
+            local g = store.group('group.t')
+            local first = g:get('k')
+            otherWrites(2)                 -- committed on another connection during the call
+            local second = g:get('k')      -- the call's snapshot, taken at its first read
+            local seen = g:update('k', function(n) return n + 10 end)
+            sameWrites(3)                  -- this process's own connection: ends the snapshot
+            local third = g:get('other')   -- a new snapshot
+            return first, second, seen, third
+            """)
+        #expect(results == [1, 1, 11, nil])
+        // The update read 1 in the snapshot; the commit found 3 and ran it again.
+        #expect(try other.get("k") == .integer(13))
+    }
+
     @Test func aPlainWriteNeedsNoReplay() throws {
         let h = try StoreHarness()
         let app = try h.app()

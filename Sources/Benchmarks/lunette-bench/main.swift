@@ -211,6 +211,14 @@ onlyPart("--only-store-calls") {
     print("store_set_us \(figure(1e6 / round.sets)) store_get_us \(figure(1e6 / round.gets))")
 }
 
+// --only-store-raw-calls: the same sets and gets through the raw sqlite3 C API
+// (the store's baseline), for profilers.
+onlyPart("--only-store-raw-calls") {
+    let raw = try StoreBenchmark.RawSQLite()
+    let round = try raw.round()
+    print("raw_set_us \(figure(1e6 / round.sets)) raw_get_us \(figure(1e6 / round.gets))")
+}
+
 // --only-fresh-states: just the fresh sandboxed states, for profilers.
 onlyPart("--only-fresh-states") {
     let us = try BoundaryBenchmark.freshStateMicroseconds(iterations: 2000)

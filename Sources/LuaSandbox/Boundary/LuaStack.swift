@@ -107,6 +107,15 @@ struct LuaStack {
     /// The string at `index` (which must be of type string), copied.
     func string(at index: Int32) -> LuaString { LuaString(copying: stringBytes(at: index)) }
 
+    /// The string at `index` (which must be of type string) as Swift text,
+    /// copied once; nil when it is not valid UTF-8.
+    func text(at index: Int32) -> String? {
+        let bytes = stringBytes(at: index)
+        if bytes.isEmpty { return "" }
+        guard lunette_utf8_valid(bytes.baseAddress, bytes.count) != 0 else { return nil }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
     /// The identity of the table, function, thread or userdata at `index`
     /// (`lua_topointer`; never raises).
     func identity(at index: Int32) -> UnsafeRawPointer? { lua_topointer(L, index) }

@@ -21,6 +21,8 @@ final class GroupStage {
         /// The key's version when the call first read it for an update;
         /// nil when the first operation was a plain write.
         var readVersion: Int64?
+        /// Bytes charged to the call's staging limit for this key (−1: a
+        /// stage being made, not yet charged).
         var cost = 0
     }
 
@@ -31,51 +33,65 @@ final class GroupStage {
     }
 
     let group: StoreGroup
+    /// The call's reads of the group, sharing one read transaction.
+    private let reader: StoreCallReader
     let callLimit: Int
-    private var keys: [ByteString: KeyStage] = [:]
+    /// The keys' stages in the order the call first touched them, which is
+    /// the order the commit writes them; `positions` finds one by key.
+    /// (These three are touched several times per operation by the call's
+    /// one thread: no run-time exclusivity checks.)
+    @exclusivity(unchecked) private var stages: [KeyStage] = []
+    @exclusivity(unchecked) private var positions: [ByteString: Int] = [:]
     private var fileStages: [ByteString: FileStage] = [:]
-    private var staged = 0
+    @exclusivity(unchecked) private var staged = 0
     static let operationCost = 64
 
     init(group: StoreGroup, callLimit: Int) {
         self.group = group
+        reader = StoreCallReader(group: group)
         self.callLimit = callLimit
     }
 
-    var hasWrites: Bool { !keys.isEmpty || !fileStages.isEmpty }
+    /// Ends the call's read transaction: before its commit, and when it fails.
+    func endReads() { reader.end() }
+
+    var hasWrites: Bool { !stages.isEmpty || !fileStages.isEmpty }
 
     /// The writes to commit.
     var batch: StoreBatch {
-        StoreBatch(values: keys.values.map { ($0.key, $0.value) }, files: fileStages.values.map { ($0.name, $0.data) })
+        StoreBatch(values: stages.map { ($0.key, $0.value) }, files: fileStages.values.map { ($0.name, $0.data) })
     }
 
     /// The versions the commit must still find (keys read by updates).
     var expectations: [(key: String, version: Int64)] {
-        keys.values.compactMap { stage in stage.readVersion.map { (stage.key, $0) } }
+        stages.compactMap { stage in stage.readVersion.map { (stage.key, $0) } }
     }
 
     // MARK: Reads
 
-    /// The key's value as this call sees it: staged, else stored.
+    /// The key's value as this call sees it: staged, else stored. The caller
+    /// has checked the key (`StoreText.keyProblem`).
     func value(_ key: String) throws(StoreError) -> StoreValue? {
-        if let stage = keys[ByteString(key)] { return stage.value }
-        return try group.get(key)
+        if !positions.isEmpty, let i = positions[ByteString(key)] { return stages[i].value }
+        return try reader.entry(checkedKey: key).value
     }
 
     /// The key's value for an update; reading the store records the version
     /// the commit must find.
     func valueForUpdate(_ key: String) throws(StoreError) -> StoreValue? {
         let id = ByteString(key)
-        if let stage = keys[id] { return stage.value }
-        let (value, version) = try group.entry(key)
-        keys[id] = KeyStage(key: key, value: value, readVersion: version)
+        if let i = positions[id] { return stages[i].value }
+        let (value, version) = try reader.entry(checkedKey: key)
+        positions[id] = stages.count
+        stages.append(KeyStage(key: key, value: value, readVersion: version))
         return value
     }
 
     /// Stored keys with the staged ones laid over them, sorted by bytes.
     func keys(prefix: String) throws(StoreError) -> [String] {
-        var result = Set(try group.keys(prefix: prefix).map(ByteString.init))
-        for (id, stage) in keys where id.text.utf8.starts(with: prefix.utf8) {
+        var result = Set(try reader.keys(prefix: prefix).map(ByteString.init))
+        for stage in stages where stage.key.utf8.starts(with: prefix.utf8) {
+            let id = ByteString(stage.key)
             if stage.value == nil { result.remove(id) } else { result.insert(id) }
         }
         return result.sorted().map(\.text)
@@ -83,11 +99,11 @@ final class GroupStage {
 
     func file(_ name: String) throws(StoreError) -> [UInt8]? {
         if let stage = fileStages[ByteString(name)] { return stage.data }
-        return try group.readFile(name)
+        return try reader.readFile(checkedName: name)
     }
 
     func files() throws(StoreError) -> [String] {
-        var result = Set(try group.files().map(ByteString.init))
+        var result = Set(try reader.files().map(ByteString.init))
         for (id, stage) in fileStages {
             if stage.data == nil { result.remove(id) } else { result.insert(id) }
         }
@@ -102,21 +118,33 @@ final class GroupStage {
         try group.limits.checkValueSize(size, of: "value for key \(StoreText.quoted(key))")
         let id = ByteString(key)
         let cost = key.utf8.count + size + Self.operationCost
-        // One hash lookup: an existing key's stage is changed in place.
-        guard let index = keys.index(forKey: id) else {
-            try charge(cost, key: key)
-            var stage = KeyStage(key: key, value: value)
-            stage.cost = cost
-            keys[id] = stage
-            return
+        // One hash lookup: the key's stage is changed in place, a new key's
+        // made at the end (marked by cost −1 until charged) and taken out
+        // again if the charge is refused.
+        let next = stages.count
+        let i = Self.value(&positions[id, default: next])
+        if i == next { stages.append(KeyStage(key: key, cost: -1)) }
+        if let refused = record(&stages[i], value: value, transform: transform, cost: cost) {
+            if stages[i].cost == -1 {
+                stages.removeLast()
+                positions[id] = nil
+            }
+            throw refused
         }
-        let before = keys.values[index].cost
-        let after = transform == nil ? cost : before + cost
-        try charge(after - before, key: key)
-        Self.record(&keys.values[index], value: value, transform: transform, cost: after)
     }
 
-    private static func record(_ stage: inout KeyStage, value: StoreValue?, transform: LuaFunctionRef?, cost: Int) {
+    /// Reads a dictionary slot through its `modify` accessor, which inserts
+    /// the default of `dictionary[key, default:]` when the key is new: a
+    /// lookup and an insert in one hash.
+    private static func value(_ slot: inout Int) -> Int { slot }
+
+    /// Charges the operation and records it in `stage`; the error, with
+    /// `stage` unchanged, when the call's staging limit refuses it.
+    private func record(_ stage: inout KeyStage, value: StoreValue?, transform: LuaFunctionRef?, cost: Int) -> StoreError? {
+        let before = max(stage.cost, 0)
+        // An update adds to the key's log; a plain write replaces it.
+        let after = transform == nil ? cost : before + cost
+        do { try charge(after - before, key: stage.key) } catch { return error }
         if let transform {
             if stage.readVersion != nil { stage.transforms.append(transform) }
         } else {
@@ -125,8 +153,9 @@ final class GroupStage {
             stage.transforms = []
             stage.readVersion = nil
         }
-        stage.cost = cost
+        stage.cost = after
         stage.value = value
+        return nil
     }
 
     func stageFile(_ name: String, _ data: [UInt8]?) throws(StoreError) {
@@ -151,14 +180,14 @@ final class GroupStage {
     /// current value and version, and runs the key's operations on it.
     /// A read that fails is reported through `failure`.
     func replay(failure: (StoreError) -> LuaError, _ run: (LuaFunctionRef, StoreValue?) throws(LuaError) -> StoreValue?) throws(LuaError) {
-        for (id, stage) in keys where stage.readVersion != nil {
+        for (i, stage) in stages.enumerated() where stage.readVersion != nil {
             var fresh = stage
             do { (fresh.value, fresh.readVersion) = try group.entry(stage.key) } catch {
                 throw failure(error)
             }
             // The commit checks the new values' sizes.
             for transform in stage.transforms { fresh.value = try run(transform, fresh.value) }
-            keys[id] = fresh
+            stages[i] = fresh
         }
     }
 }

@@ -35,9 +35,11 @@ public final class StoreBinding {
 
     /// Group ids by handle: group objects carry a small integer, so each
     /// method call finds its stage without string work.
-    private var handles: [String] = []
+    /// (It and `slots` are read by every operation, on the state's one
+    /// thread: no run-time exclusivity checks.)
+    @exclusivity(unchecked) private var handles: [String] = []
     /// This call's stages by handle.
-    private var slots: [GroupStage?] = []
+    @exclusivity(unchecked) private var slots: [GroupStage?] = []
     private var active = false
     /// Bumped by `resetObjects()`: group objects are made again after it.
     private var objectEpoch = 0
@@ -46,7 +48,9 @@ public final class StoreBinding {
     public private(set) var lastCommitFailure: StoreError.Code?
     /// App groups asked for and refused since the last `resetObjects()`.
     public private(set) var deniedGroups: [String] = []
-    private weak var state: LuaState?
+    /// The state it is installed in (not retained, and no weak reference,
+    /// which would slow every retain of the state: see `LuaState.Life`).
+    private var life: LuaState.Life?
 
     public init(store: SharedStore, grants: [String], owner: String, grantHint: String = "",
                 logger: Logger = Logger(label: "lunette.store")) {
@@ -59,7 +63,7 @@ public final class StoreBinding {
 
     /// Gives `state` the global `store`.
     public func install(in state: LuaState) throws(LuaError) {
-        self.state = state
+        life = state.life
         var module = LuaModule(name: "store")
         module.add("group") { [unowned self] args in try self.openGroup(args) }
         module.add("get") { [unowned self] args in
@@ -148,13 +152,24 @@ public final class StoreBinding {
             slots = []
         }
         lastCommitFailure = nil
-        let result = try call()
+        let result: R
+        do { result = try call() } catch {
+            endReads()
+            throw error
+        }
+        // The call's reads shared a read transaction per group; the commit
+        // (and the app, meanwhile) reads the latest data.
+        endReads()
         var extra: (group: String, write: ActivityWrite)?
         if let attached {
             do { extra = try attached.attachedWrite() } catch { throw commitFailure(error, group: attached.attachmentGroup) }
         }
         try commit(attaching: extra)
         return result
+    }
+
+    private func endReads() {
+        for stage in slots { stage?.endReads() }
     }
 
     /// Commits every touched group; replays the log of one whose updates conflicted.
@@ -201,7 +216,7 @@ public final class StoreBinding {
 
     /// Runs the conflicting updates' transforms again on the current values.
     private func replay(_ stage: GroupStage) throws(LuaError) {
-        guard let state else { throw Self.commitError("store: the Lua state is gone") }
+        guard let state = life?.state else { throw Self.commitError("store: the Lua state is gone") }
         let failure = { (error: StoreError) -> LuaError in Self.commitError(self.scriptMessage(error, group: stage.group.id)) }
         try stage.replay(failure: failure) { (transform, old) throws(LuaError) -> StoreValue? in
             let results = try state.call(transform, [old?.lua ?? .nil])
@@ -305,12 +320,11 @@ public final class StoreBinding {
     }
 
     private func text(_ args: LuaArguments, _ n: Int, what: String) throws(LuaFunctionError) -> String {
-        guard args.typeName(n) == "string" else {
+        guard args.isString(n) else {
             throw args.badArgument(n, "\(what) must be a string, got \(args.typeName(n))")
         }
-        let bytes = try args.string(n)
-        guard let text = bytes.string else {
-            throw args.badArgument(n, "\(what) \(StoreText.quoted(bytes.bytes)) is not valid UTF-8")
+        guard let text = try? args.text(n) else {
+            throw args.badArgument(n, "\(what) \(StoreText.quoted(try args.string(n).bytes)) is not valid UTF-8")
         }
         return text
     }

@@ -29,7 +29,9 @@ return {
     if handle == nil then error(canonical, 2) end
     local object = objects[handle]
     if object == nil then
-      local index = setmetatable({ id = canonical }, { __index = methods, __metatable = false })
+      -- The methods sit in the object's own index table: one lookup per call.
+      local index = { id = canonical }
+      for i = 1, #names do index[names[i]] = methods[names[i]] end
       object = setmetatable({}, { __index = index, __newindex = readonly, __metatable = false })
       ids[object], objects[handle] = handle, object
     end
