@@ -10,6 +10,7 @@
 // Registry keys (their addresses are the keys).
 static const char lunette_kill_messages_key = 'k';
 static const char lunette_readonly_key = 'r';
+static const char lunette_next_key = 'n';
 static const char lunette_modules_key = 'm';
 static const char lunette_randomseed_key = 's';
 
@@ -549,14 +550,28 @@ static int lunette_os_clock(lua_State *L) {
 
 // MARK: - Read-only views
 
+// A view's metatable holds only its table (__index) and three values shared
+// by every view: these two light C functions (no closure to allocate per
+// view) and false (__metatable). What is particular to a view — its name for
+// errors — is in the registry's weak set of views, `view -> name`.
+
+// __newindex of a view: refuses, naming the view.
 static int lunette_readonly_newindex(lua_State *L) {
-    return luaL_error(L, "attempt to modify read-only table '%s'", lua_tostring(L, lua_upvalueindex(1)));
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &lunette_readonly_key);
+    lua_pushvalue(L, 1);
+    lua_rawget(L, -2);
+    const char *name = lua_tostring(L, -1);
+    return luaL_error(L, "attempt to modify read-only table '%s'", name ? name : "?");
 }
 
-// __pairs of a view: iterate the real table (upvalue 2) with Lua's next (upvalue 1).
+// __pairs of a view: iterate the real table (the metatable's __index) with
+// the base library's next as the sandbox opened it (kept in the registry).
 static int lunette_readonly_pairs(lua_State *L) {
-    lua_pushvalue(L, lua_upvalueindex(1));
-    lua_pushvalue(L, lua_upvalueindex(2));
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &lunette_next_key);
+    if (!lua_getmetatable(L, 1)) return luaL_error(L, "read-only view without its metatable");
+    lua_pushliteral(L, "__index");
+    lua_rawget(L, -2);
+    lua_remove(L, -2);
     lua_pushnil(L);
     return 3;
 }
@@ -568,21 +583,16 @@ static void lunette_push_readonly(lua_State *L, int idx, const char *name) {
     lua_createtable(L, 0, 4);                 // its metatable
     lua_pushvalue(L, idx);
     lua_setfield(L, -2, "__index");
-    lua_pushstring(L, name);
-    lua_pushcclosure(L, lunette_readonly_newindex, 1);
+    lua_pushcfunction(L, lunette_readonly_newindex);
     lua_setfield(L, -2, "__newindex");
-    lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
-    lua_getfield(L, -1, "next");
-    lua_remove(L, -2);
-    lua_pushvalue(L, idx);
-    lua_pushcclosure(L, lunette_readonly_pairs, 2);
+    lua_pushcfunction(L, lunette_readonly_pairs);
     lua_setfield(L, -2, "__pairs");
     lua_pushboolean(L, 0);
     lua_setfield(L, -2, "__metatable");
     lua_setmetatable(L, -2);
     lua_rawgetp(L, LUA_REGISTRYINDEX, &lunette_readonly_key);
     lua_pushvalue(L, -2);
-    lua_pushboolean(L, 1);
+    lua_pushstring(L, name);
     lua_rawset(L, -3);
     lua_pop(L, 1);
 }
@@ -737,6 +747,10 @@ static int lunette_open_sandbox_protected(lua_State *L) {
 
     lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
     int G = lua_gettop(L);
+    // The base library's next, for the views' __pairs (a script may
+    // replace the global).
+    lua_getfield(L, G, "next");
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &lunette_next_key);
 
     // Base library: no files, no collector control; checked load, setmetatable, rawset.
     static const char *const removed[] = { "dofile", "loadfile", "collectgarbage" };

@@ -59,16 +59,18 @@ enum BoundaryBenchmark {
         return function
     }
 
-    /// Median µs for a new state with all standard libraries and a
-    /// 20-function Swift module, then closing it.
-    static func freshStateMicroseconds(iterations: Int) throws -> Double {
+    /// Median µs for a new sandboxed state with its libraries and, when
+    /// `functions` > 0, a Swift module of that many functions, then closing
+    /// it. With 0 it is the C baseline's work (`luaL_newstate`, the
+    /// libraries, `lua_close`) done the sandbox's way.
+    static func freshStateMicroseconds(iterations: Int, functions: Int = 20) throws -> Double {
         var module = LuaModule(name: "bench")
-        for i in 0..<20 { module.add("f\(i)") { _ in [] } }
+        for i in 0..<functions { module.add("f\(i)") { _ in [] } }
         var samples: [Double] = []
         for i in -50..<iterations {
             let ns = try measureNanoseconds {
                 let state = try LuaState()
-                try state.register(module)
+                if functions > 0 { try state.register(module) }
             }
             if i >= 0 { samples.append(ns / 1000) }
         }

@@ -221,7 +221,7 @@ onlyPart("--only-store-raw-calls") {
 
 // --only-fresh-states: just the fresh sandboxed states, for profilers.
 onlyPart("--only-fresh-states") {
-    let us = try BoundaryBenchmark.freshStateMicroseconds(iterations: 2000)
+    let us = try BoundaryBenchmark.freshStateMicroseconds(iterations: 2000, functions: 0)
     print("fresh_state_us \(figure(us))")
 }
 
@@ -241,7 +241,7 @@ onlyPart("--only-calls") {
 /// see the same machine load.
 func boundaryFigures() throws {
     let rounds = quick ? 1 : 3
-    var cCall: [Double] = [], cFresh: [Double] = [], lCall: [Double] = [], lFresh: [Double] = []
+    var cCall: [Double] = [], cFresh: [Double] = [], lCall: [Double] = [], lFresh: [Double] = [], lFreshModule: [Double] = []
     var cTrivial: [Double] = [], lTrivial: [Double] = []
     for _ in 0..<rounds {
         let c = try runBaseline()
@@ -250,12 +250,14 @@ func boundaryFigures() throws {
         cFresh.append(c["fresh_state_us"] ?? .nan)
         lCall.append(try BoundaryBenchmark.callNanoseconds(batches: quick ? 20 : 100))
         lTrivial.append(try BoundaryBenchmark.trivialCallNanoseconds(batches: quick ? 20 : 100))
-        lFresh.append(try BoundaryBenchmark.freshStateMicroseconds(iterations: quick ? 200 : 2000))
+        lFresh.append(try BoundaryBenchmark.freshStateMicroseconds(iterations: quick ? 200 : 2000, functions: 0))
+        lFreshModule.append(try BoundaryBenchmark.freshStateMicroseconds(iterations: quick ? 200 : 2000, functions: 20))
     }
     print("Lua boundary (median of \(rounds) round(s); lower is better; Lunette on a sandboxed state, limits armed)")
     report("call returning a 10-field entry (per call)", "ns", baseline: median(cCall), lunette: median(lCall), goal: 1.5)
     report("trivial call (no arguments, no results)", "ns", baseline: median(cTrivial), lunette: median(lTrivial), goal: 2.0)
-    report("fresh sandboxed state (C: libraries only)", "µs", baseline: median(cFresh), lunette: median(lFresh), goal: 1.1)
+    report("fresh sandboxed state (libraries only)", "µs", baseline: median(cFresh), lunette: median(lFresh), goal: 1.1)
+    print("fresh sandboxed state + a 20-function module (info; C registers none): Lunette \(figure(median(lFreshModule))) µs")
 }
 
 // --only-boundary: just the Lua boundary against the bare C host.

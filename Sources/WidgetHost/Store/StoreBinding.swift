@@ -145,11 +145,12 @@ public final class StoreBinding {
     public func perform<R>(attaching attached: (any StoreAttachment)? = nil,
                            _ call: () throws(LuaError) -> R) throws(LuaError) -> R {
         precondition(!active, "StoreBinding.perform does not nest")
-        slots = Array(repeating: nil, count: handles.count)
+        // One slot per handle, kept between calls (no array made per call).
+        while slots.count < handles.count { slots.append(nil) }
         active = true
         defer {
             active = false
-            slots = []
+            for i in slots.indices { slots[i] = nil }
         }
         lastCommitFailure = nil
         let result: R

@@ -29,9 +29,12 @@ return {
     if handle == nil then error(canonical, 2) end
     local object = objects[handle]
     if object == nil then
-      -- The methods sit in the object's own index table: one lookup per call.
-      local index = { id = canonical }
-      for i = 1, #names do index[names[i]] = methods[names[i]] end
+      -- The methods sit in the object's own index table (one lookup per
+      -- call), made by one constructor at its final size (`names` above).
+      local m = methods
+      local index = { id = canonical, get = m.get, set = m.set, remove = m.remove, keys = m.keys,
+                      update = m.update, readFile = m.readFile, writeFile = m.writeFile,
+                      removeFile = m.removeFile, files = m.files }
       object = setmetatable({}, { __index = index, __newindex = readonly, __metatable = false })
       ids[object], objects[handle] = handle, object
     end
