@@ -76,7 +76,6 @@ public final class StoreGroup: @unchecked Sendable {
         return try locked { () throws(StoreError) in try database.entry(key).value }
     }
 
-
     /// The value under `key` and its version: the sequence number of the
     /// commit that wrote it (0 when absent). Versions only grow.
     public func entry(_ key: String) throws(StoreError) -> (value: StoreValue?, version: Int64) {
