@@ -10,7 +10,22 @@ import CLuaShims
 final class LuaFunctionBox {
     unowned(unsafe) let state: LuaState
     let name: String
-    let body: LuaFunctionBody
+    let body: Body
+
+    /// What the function returns: any number of results in an array, or
+    /// exactly one, pushed without an array.
+    enum Body {
+        case results(LuaFunctionBody)
+        case one(LuaOneResultBody)
+
+        /// The body as a `LuaFunctionBody`.
+        var results: LuaFunctionBody {
+            switch self {
+            case .results(let body): return body
+            case .one(let body): return { arguments in [try body(arguments)] }
+            }
+        }
+    }
     /// Called from a host glue wrapper (see `register(_:glue:)`).
     let viaWrapper: Bool
     /// Runs while the state closes (the log sink); every other function
@@ -20,7 +35,7 @@ final class LuaFunctionBox {
     let replayable: Bool
 
     init(state: LuaState, name: String, viaWrapper: Bool, runsWhileClosing: Bool = false, replayable: Bool = false,
-         body: @escaping LuaFunctionBody) {
+         body: Body) {
         self.state = state
         self.name = name
         self.viaWrapper = viaWrapper
@@ -50,7 +65,12 @@ final class LuaFunctionBox {
         let arguments = LuaArguments(state: state, stack: stack, count: Int(stack.top), functionName: name, argumentOffset: viaWrapper ? 1 : 0)
         let results: [LuaValue]
         do {
-            results = try body(arguments)
+            switch body {
+            case .results(let body):
+                results = try body(arguments)
+            case .one(let body):
+                return push(one: try body(arguments), on: stack)
+            }
         } catch let error as LuaFunctionError {
             return raise(stack, error.message, where: error.addsPosition)
         } catch let error as LuaError {
@@ -71,6 +91,19 @@ final class LuaFunctionBox {
             }
         }
         return Int32(results.count)
+    }
+
+    /// Pushes the one result of a `.one` body; returns 1, or a raise code.
+    private func push(one result: LuaValue, on stack: LuaStack) -> Int32 {
+        let base = stack.top
+        guard stack.reserve(2) else {
+            return raise(stack, "'\(name)' returned too many results (1)", where: true)
+        }
+        do { try ValuePusher(stack: stack, maxDepth: state.conversionLimits.maxDepth).push(result) } catch {
+            stack.setTop(base)
+            return raise(stack, "'\(name)' returned a bad value: \(error.rooted(at: "result"))", where: true)
+        }
+        return 1
     }
 
     private func raise(_ stack: LuaStack, _ message: String, where: Bool) -> Int32 {

@@ -7,14 +7,20 @@
 /// from a nested call to pass it through unchanged.
 public typealias LuaFunctionBody = (LuaArguments) throws -> [LuaValue]
 
+/// The body of a Swift function with exactly one result, returned without
+/// an array: for functions that scripts call on hot paths (a clock, a
+/// store read), where the array of `LuaFunctionBody` would be allocated
+/// and freed on every call. Otherwise the same as `LuaFunctionBody`.
+public typealias LuaOneResultBody = (LuaArguments) throws -> LuaValue
+
 /// A named table of Swift functions, set as a global (`clock`, `store`, …).
 public struct LuaModule {
     /// The global name of the table.
     public var name: String
     /// The functions, by field name.
     public var functions: [(name: String, body: LuaFunctionBody)] {
-        get { entries.map { ($0.name, $0.body) } }
-        set { entries = newValue.map { Entry(name: $0.name, body: $0.body) } }
+        get { entries.map { ($0.name, $0.body.results) } }
+        set { entries = newValue.map { Entry(name: $0.name, body: .results($0.body)) } }
     }
     /// The functions as registered. A struct, not a tuple, holds each body:
     /// a closure kept in a tuple inside an array is stored in the generic
@@ -22,7 +28,7 @@ public struct LuaModule {
     /// every call, a struct field keeps its own.
     struct Entry {
         let name: String
-        let body: LuaFunctionBody
+        let body: LuaFunctionBox.Body
     }
     private(set) var entries: [Entry] = []
     /// The functions whose calls a snapshot may stand in for: called again
@@ -34,12 +40,19 @@ public struct LuaModule {
 
     public init(name: String, functions: [(name: String, body: LuaFunctionBody)] = []) {
         self.name = name
-        self.entries = functions.map { Entry(name: $0.name, body: $0.body) }
+        self.entries = functions.map { Entry(name: $0.name, body: .results($0.body)) }
     }
 
     /// Adds `name` to the module; `replayable`: see `replayable`.
     public mutating func add(_ name: String, replayable: Bool = false, _ body: @escaping LuaFunctionBody) {
-        entries.append(Entry(name: name, body: body))
+        entries.append(Entry(name: name, body: .results(body)))
+        if replayable { self.replayable.insert(name) }
+    }
+
+    /// Adds `name`, a function with exactly one result (`LuaOneResultBody`);
+    /// `replayable`: see `replayable`.
+    public mutating func addReturningOne(_ name: String, replayable: Bool = false, _ body: @escaping LuaOneResultBody) {
+        entries.append(Entry(name: name, body: .one(body)))
         if replayable { self.replayable.insert(name) }
     }
 }

@@ -112,7 +112,7 @@ extension LuaState {
         for entry in module.entries {
             stack.push(entry.name)
             pushFunction(named: viaWrapper ? entry.name : "\(module.name).\(entry.name)", viaWrapper: viaWrapper,
-                         replayable: module.replayable.contains(entry.name), on: stack, entry.body)
+                         replayable: module.replayable.contains(entry.name), on: stack, body: entry.body)
             stack.rawSet(-3)
         }
     }
@@ -121,6 +121,11 @@ extension LuaState {
     /// The state keeps the body alive until it closes.
     func pushFunction(named name: String, viaWrapper: Bool = false, replayable: Bool = false, on stack: LuaStack,
                       _ body: @escaping LuaFunctionBody) {
+        pushFunction(named: name, viaWrapper: viaWrapper, replayable: replayable, on: stack, body: .results(body))
+    }
+
+    func pushFunction(named name: String, viaWrapper: Bool = false, replayable: Bool = false, on stack: LuaStack,
+                      body: LuaFunctionBox.Body) {
         let box = LuaFunctionBox(state: self, name: name, viaWrapper: viaWrapper, replayable: replayable, body: body)
         boxes.append(box)
         stack.pushSwiftFunction(Unmanaged.passUnretained(box).toOpaque())

@@ -467,11 +467,11 @@ public final class LuaState {
     /// line to the log sink.
     private func installLog() -> Int32 {
         let sink = logSink
-        let box = LuaFunctionBox(state: self, name: "log", viaWrapper: false, runsWhileClosing: true) { args in
+        let box = LuaFunctionBox(state: self, name: "log", viaWrapper: false, runsWhileClosing: true, body: .results { args in
             let level = LuaLogLevel(rawValue: Int(try args.integer(1))) ?? .info
             sink.handler(level, try args.string(2))
             return []
-        }
+        })
         boxes.append(box)
         let stack = LuaStack(rawState)
         stack.pushSwiftFunction(Unmanaged.passUnretained(box).toOpaque())

@@ -123,4 +123,27 @@ struct SwiftFunctionTests {
         #expect(error?.message.hasPrefix("d.lua:1: 'deep' returned a bad value: result[1][1]") == true)
         #expect(error?.message.hasSuffix("tables are nested more than 100 deep") == true)
     }
+
+    @Test func oneResultFunctionsReturnTheirValueErrorsAndBadValuesAlike() throws {
+        let h = try Harness()
+        var deep: LuaValue = 1
+        for _ in 0..<200 { deep = [deep] }
+        let captured = deep
+        var module = LuaModule(name: "one")
+        module.addReturningOne("double") { args in .integer(try args.integer(1) * 2) }
+        module.addReturningOne("table") { _ in ["a": 1, "b": [true, "x"]] }
+        module.addReturningOne("nothing") { _ in .nil }
+        module.addReturningOne("deep") { _ in captured }
+        try h.state.register(module)
+        #expect(try h.run("return one.double(21), select('#', one.nothing()), one.table().b[2]") == [42, 1, "x"])
+        let error = luaError { try h.run("return one.double('x')", name: "o.lua") }
+        #expect(error?.message == "o.lua:1: bad argument #1 to 'one.double' (number expected, got string)")
+        let bad = luaError { try h.run("return one.deep()", name: "o.lua") }
+        #expect(bad?.message.hasPrefix("o.lua:1: 'one.deep' returned a bad value: result[1][1]") == true)
+        // Read back through `functions` and registered again as a module of
+        // array bodies, it answers the same.
+        let copy = LuaModule(name: "copy", functions: module.functions)
+        try h.state.register(copy)
+        #expect(try h.run("return copy.double(4), copy.table().a") == [8, 1])
+    }
 }

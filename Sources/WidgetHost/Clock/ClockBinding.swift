@@ -17,10 +17,11 @@ public struct ClockBinding {
     public func install(in state: LuaState) throws(LuaError) {
         let clock = self.clock, calendar = self.calendar
         var module = LuaModule(name: "clock")
-        module.add("now") { _ in [Self.date(clock.now())] }
+        // The one-result form: these run many times a call, with no array per call.
+        module.addReturningOne("now") { _ in Self.date(clock.now()) }
         // The units, made once: a widget's provider adds dates many times a call.
         let daysKey: LuaString = "days", hoursKey: LuaString = "hours", minutesKey: LuaString = "minutes", secondsKey: LuaString = "seconds"
-        module.add("add") { args in
+        module.addReturningOne("add") { args in
             let t = try args.number(1)
             var days = 0, seconds = 0.0
             try args.forEachNumberField(2) { key, amount throws(LuaFunctionError) in
@@ -37,10 +38,10 @@ public struct ClockBinding {
                     throw args.badArgument(2, "unknown unit '\(key.displayText)' (use days, hours, minutes, seconds)")
                 }
             }
-            return [Self.date(calendar.add(t, days: days, seconds: seconds))]
+            return Self.date(calendar.add(t, days: days, seconds: seconds))
         }
-        module.add("startOfDay") { args in [Self.date(calendar.startOfDay(try args.number(1)))] }
-        module.add("nextMidnight") { args in [Self.date(calendar.nextMidnight(try args.number(1)))] }
+        module.addReturningOne("startOfDay") { args in Self.date(calendar.startOfDay(try args.number(1))) }
+        module.addReturningOne("nextMidnight") { args in Self.date(calendar.nextMidnight(try args.number(1))) }
         module.add("components") { args in
             let c = calendar.components(try args.number(1))
             return [.table(LuaTable(fields: [

@@ -66,9 +66,9 @@ public final class StoreBinding {
         life = state.life
         var module = LuaModule(name: "store")
         module.add("group") { [unowned self] args in try self.openGroup(args) }
-        module.add("get") { [unowned self] args in
+        module.addReturningOne("get") { [unowned self] args in
             let (stage, key) = try self.stageAndKey(args)
-            return [try self.mapped(args) { () throws(StoreError) in try stage.value(key) }.map(\.lua) ?? .nil]
+            return try self.mapped(args) { () throws(StoreError) in try stage.value(key) }.map(\.lua) ?? .nil
         }
         module.add("set") { [unowned self] args in
             let (stage, key) = try self.stageAndKey(args)
@@ -119,7 +119,7 @@ public final class StoreBinding {
             let names = try self.mapped(args) { () throws(StoreError) in try stage.files() }
             return [.table(LuaTable(array: names.map { .string(LuaString($0)) }))]
         }
-        module.add("epoch") { [unowned self] _ in [.integer(Int64(self.objectEpoch))] }
+        module.addReturningOne("epoch") { [unowned self] _ in .integer(Int64(self.objectEpoch)) }
         try state.register(module, glue: Self.glue)
     }
 
