@@ -79,6 +79,41 @@ enum WidgetBenchmark {
         return Double(calls) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
     }
 
+    /// The middle rung between the bare provider and a widget call: the
+    /// same provider in one reused trusted state, but calling the host's
+    /// real services (the `clock` and `store` modules, a store read in a
+    /// `StoreBinding.perform`) and with its result read into Swift values
+    /// — what any host must do for the call — with no sandbox limits, no
+    /// fresh globals, no engine and no checks of the result.
+    static func servicesCallsPerSecond(calls: Int) throws -> Double {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("lunette-bench-services-\(getpid())").path
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let store = SharedStore(root: root)
+        try store.group("group.bench").set("count", .integer(7))
+        let state = try LuaState(profile: .trusted)
+        try ClockBinding(clock: VirtualClock(1_795_219_200), calendar: .utc).install(in: state)
+        let binding = StoreBinding(store: store, grants: ["group.bench"], owner: "lunette-bench")
+        try binding.install(in: state)
+        let provider = try state.load("""
+            local now = clock.now()
+            local n = store.group("group.bench"):get("count") or 0
+            local entries = {}
+            for i = 0, 3 do
+              entries[#entries + 1] = { date = clock.add(now, { minutes = 15 * i }), n = n + i, label = "entry " .. i }
+            end
+            return { entries = entries, policy = { after = clock.add(now, { minutes = 15 }) } }
+            """, name: "services.lua")
+        var entries = 0
+        let start = ContinuousClock.now
+        for _ in 0..<calls {
+            let results = try binding.perform { () throws(LuaError) -> [LuaValue] in try state.call(provider) }
+            entries &+= results.count
+        }
+        let elapsed = ContinuousClock.now - start
+        precondition(entries == calls)
+        return Double(calls) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+    }
+
     /// Median wall milliseconds of running `arguments` with the lunette
     /// executable next to this one, `runs` times (`processMilliseconds(of:)`).
     static func processMilliseconds(_ arguments: [String], runs: Int) throws -> Double {
