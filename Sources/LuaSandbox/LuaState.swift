@@ -48,7 +48,9 @@ public final class LuaState {
 
     /// Limits, random seed and clock of each top-level call made without
     /// explicit options. Defaults to the profile's limits.
-    public var options: LuaCallOptions
+    public var options: LuaCallOptions {
+        didSet { limitsAreOptions = false }
+    }
 
     /// Where `print` and `log.*` go: one call per line (no newline), after
     /// the line was counted against the call's output cap. Defaults to
@@ -67,6 +69,9 @@ public final class LuaState {
     /// arithmetic: done again only when the options change).
     @exclusivity(unchecked) private var limits = lunette_limits()
     @exclusivity(unchecked) private var limitsSource: LuaCallOptions?
+    /// True while `limits` were made from `options` and it has not been set
+    /// since: a call without explicit options then compares nothing.
+    @exclusivity(unchecked) private var limitsAreOptions = false
 
     /// Stacks smaller than this make calls hop to a thread of
     /// `LuaThreadPool.shared` (calls of different callers run in parallel): 8 MiB,
@@ -201,13 +206,18 @@ public final class LuaState {
     /// its results as plain data.
     @discardableResult
     public func call(_ function: LuaFunctionRef, _ arguments: [LuaValue] = []) throws(LuaError) -> [LuaValue] {
-        try call(function, arguments, options: options)
+        try call(function, arguments, explicitOptions: nil)
     }
 
     /// Calls `function` with the given limits, random seed and clock (when
     /// it is the outermost call; nested calls share the outer call's).
     @discardableResult
     public func call(_ function: LuaFunctionRef, _ arguments: [LuaValue] = [], options: LuaCallOptions) throws(LuaError) -> [LuaValue] {
+        try call(function, arguments, explicitOptions: options)
+    }
+
+    /// `call` with `options`, or with the state's own when nil.
+    private func call(_ function: LuaFunctionRef, _ arguments: [LuaValue], explicitOptions options: LuaCallOptions?) throws(LuaError) -> [LuaValue] {
         precondition(function.owner == ObjectIdentifier(self), "LuaFunctionRef belongs to another LuaState")
         return try withLargeStack { () throws(LuaError) in
             try self.protectedCall(arguments, options: options) { stack in
@@ -255,10 +265,16 @@ public final class LuaState {
         }
         let outermost = callDepth == 0
         if outermost {
-            let callOptions = options ?? self.options
-            if callOptions != limitsSource {
-                limitsSource = callOptions
-                limits = callOptions.cLimits
+            if let options {
+                if options != limitsSource {
+                    limitsSource = options
+                    limits = options.cLimits
+                }
+                limitsAreOptions = false
+            } else if !limitsAreOptions {
+                limitsSource = self.options
+                limits = self.options.cLimits
+                limitsAreOptions = true
             }
             stack.beginCall(&limits)
         }

@@ -95,6 +95,21 @@ struct DeadlineTests {
         #expect(error?.message.hasPrefix("instruction budget exceeded: limit 100000 instructions") == true)
     }
 
+    @Test func everyChangeOfTheStatesOptionsTakesEffectAtTheNextCall() throws {
+        // The limits made from `options` are kept between calls; setting
+        // `options`, or one of its fields, must make them again.
+        let state = try LuaState(profile: .sandbox)
+        let loop = try state.load("local n = 0; for i = 1, 1000000 do n = n + 1 end; return n", name: "loop.lua")
+        #expect(try state.call(loop) == [1_000_000])
+        state.options.limits.instructions = 100_000
+        let error = luaError { try state.call(loop) }
+        #expect(error?.message.hasPrefix("instruction budget exceeded: limit 100000 instructions") == true)
+        #expect(try state.call(loop, options: LuaCallOptions(limits: .sandbox)) == [1_000_000])   // explicit options
+        #expect(luaError { try state.call(loop) } != nil)                                        // back to the state's
+        state.options = LuaCallOptions(limits: .sandbox)
+        #expect(try state.call(loop) == [1_000_000])
+    }
+
     /// The deadline costs nothing while it has not passed: no count hook is
     /// set (Lua 5.4 would trap every instruction). An instruction budget needs one.
     /// Under ThreadSanitizer no signal is used and the hook stays on
