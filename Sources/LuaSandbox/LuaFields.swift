@@ -78,7 +78,20 @@ extension LuaFields: RandomAccessCollection {
 }
 
 extension LuaFields: ExpressibleByDictionaryLiteral {
+    /// Sorted straight from the literal, with no dictionary made (a
+    /// literal's fields are few). Of a repeated key the last one wins, and
+    /// `.nil` values are dropped, as from a dictionary.
     public init(dictionaryLiteral elements: (LuaString, LuaValue)...) {
-        self.init(Dictionary(elements, uniquingKeysWith: { _, last in last }))
+        let order = elements.indices.sorted { a, b in
+            let c = LuaString.compare(elements[a].0, elements[b].0)
+            return c != 0 ? c < 0 : a < b
+        }
+        var entries: [Entry] = []
+        entries.reserveCapacity(elements.count)
+        for (n, i) in order.enumerated() {
+            if n + 1 < order.count, LuaString.compare(elements[order[n + 1]].0, elements[i].0) == 0 { continue }
+            if !elements[i].1.isNil { entries.append(Entry(key: elements[i].0, value: elements[i].1)) }
+        }
+        self.init(sorted: entries)
     }
 }

@@ -13,6 +13,10 @@ public struct LuaTable: Sendable, Hashable {
         self.fields = fields
     }
 
+    /// From a dictionary. A dictionary literal goes to the `LuaFields`
+    /// initializer instead, which sorts it without hashing (this one is
+    /// disfavoured for literals).
+    @_disfavoredOverload
     public init(array: [LuaValue] = [], fields: [LuaString: LuaValue]) {
         self.init(array: array, fields: LuaFields(fields))
     }

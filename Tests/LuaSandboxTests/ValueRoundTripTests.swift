@@ -47,6 +47,15 @@ struct ValueRoundTripTests {
         #expect(LuaString(bytes: Array("ok".utf8)).string == "ok")
     }
 
+    @Test func aFieldsLiteralIsSortedKeepsTheLastOfARepeatedKeyAndDropsNil() {
+        let fields: LuaFields = ["b": 2, "a": 1, "c": 3, "b": 20, "gone": 1, "gone": .nil, "d": .nil]
+        #expect(fields.keys == ["a", "b", "c"])
+        #expect(fields.values == [1, 20, 3])
+        // A table literal goes through it too, and equals the same table made from a dictionary.
+        let dictionary: [LuaString: LuaValue] = ["z": true, "y": "x"]
+        #expect(LuaTable(fields: ["z": true, "y": "x"]) == LuaTable(fields: dictionary))
+    }
+
     @Test func tablesRoundTrip() throws {
         let state = try LuaState()
         let value: LuaValue = [

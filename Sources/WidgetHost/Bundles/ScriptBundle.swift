@@ -89,7 +89,7 @@ public final class ScriptBundle: Sendable {
         let enumerator = FileManager.default.enumerator(atPath: root)
         while let relative = enumerator?.nextObject() as? String {
             guard relative.hasSuffix(".lua"), relative != "main.lua" else { continue }
-            let name = String(relative.dropLast(4)).replacingOccurrences(of: "/", with: ".")
+            let name = String(relative.dropLast(4).map { $0 == "/" ? "." : $0 })
             guard moduleNameProblem(name) == nil else { continue }   // not requirable: ignored
             guard modules.count < maxFiles else { throw LocatedError(file: root, message: "more than \(maxFiles) Lua files") }
             guard let data = FileManager.default.contents(atPath: root + "/" + relative) else {

@@ -17,6 +17,21 @@ public enum CallRole: String, Sendable, CaseIterable, Codable {
     /// A Live Activity's `updater`, once per event (L2: its own memory cap).
     case activityUpdater
 
+    /// The role's place in `allCases`: an index for per-role arrays.
+    var position: Int {
+        switch self {
+        case .load: return 0
+        case .placeholder: return 1
+        case .snapshot: return 2
+        case .timeline: return 3
+        case .intent: return 4
+        case .query: return 5
+        case .controlValue: return 6
+        case .controlPreview: return 7
+        case .activityUpdater: return 8
+        }
+    }
+
     func deadline(_ policy: HostPolicy) -> HostPolicy.Deadline {
         switch self {
         case .placeholder, .controlPreview: return policy.placeholderDeadline

@@ -8,11 +8,14 @@ import LuaSandbox
 final class SandboxPool {
     let bundle: ScriptBundle
     var services: HostServices {
-        didSet { sandboxes = [:]; link = nil }
+        didSet { sandboxes = Self.noSandboxes(); link = nil }
     }
     /// The key and open request of this bundle's workers (process isolation).
     private var link: BundleWorkers.Link?
-    private var sandboxes: [CallRole: BundleSandbox] = [:]
+    /// By `CallRole.position`: an array, not a dictionary keyed by the
+    /// role (whose hash is its raw value's, a string, on every call).
+    private var sandboxes = SandboxPool.noSandboxes()
+    private static func noSandboxes() -> [BundleSandbox?] { Array(repeating: nil, count: CallRole.allCases.count) }
     /// Ends the running call from another thread.
     let canceller: CallCanceller
     /// The bundle's figures (swift-metrics).
@@ -50,11 +53,11 @@ final class SandboxPool {
             return outcome
         }
         let sandbox: BundleSandbox
-        if let pooled = sandboxes[role], pooled.isReusable { sandbox = pooled } else {
+        if let pooled = sandboxes[role.position], pooled.isReusable { sandbox = pooled } else {
             do { sandbox = try BundleSandbox(bundle: bundle, services: services, role: role) } catch {
                 return CallOutcome(error)
             }
-            sandboxes[role] = sandbox
+            sandboxes[role.position] = sandbox
         }
         sandbox.budgetUsage = budget
         canceller.running(sandbox.state.cancelHandle)
@@ -66,7 +69,7 @@ final class SandboxPool {
     }
 
     /// The pooled sandbox of `role`, if one is made (tests).
-    func sandbox(for role: CallRole) -> BundleSandbox? { sandboxes[role] }
+    func sandbox(for role: CallRole) -> BundleSandbox? { sandboxes[role.position] }
 
     /// The same call, in a worker process of the bundle's own.
     private func inWorker(_ workers: BundleWorkers, _ role: CallRole, _ what: String, _ id: String, _ field: String,

@@ -49,11 +49,16 @@ enum TimelineDecoder {
             case .failure(let error): return .failure(error)
             }
         }
-        if zip(entries, entries.dropFirst()).contains(where: { $0.date > $1.date }) {
+        // Neighbours by index (a `zip` of the array and its tail costs a
+        // generic type made at run time, on every call).
+        if entries.indices.dropFirst().contains(where: { entries[$0 - 1].date > entries[$0].date }) {
             warnings.append("entries were not in date order; the host sorted them (rule T5)")
             entries = entries.enumerated().sorted { ($0.element.date, $0.offset) < ($1.element.date, $1.offset) }.map(\.element)
         }
-        if let (a, b) = zip(entries, entries.dropFirst()).first(where: { $1.date - $0.date < policy.minimumReloadInterval && $1.date != $0.date }) {
+        if let i = entries.indices.dropFirst().first(where: {
+            entries[$0].date - entries[$0 - 1].date < policy.minimumReloadInterval && entries[$0].date != entries[$0 - 1].date
+        }) {
+            let (a, b) = (entries[i - 1], entries[i])
             warnings.append("entries \(ISODate.format(a.date)) and \(ISODate.format(b.date)) are \(Int(b.date - a.date)) s apart, closer than \(Int(policy.minimumReloadInterval)) s (rule T8)")
         }
         let reloadPolicy: ReloadPolicy
