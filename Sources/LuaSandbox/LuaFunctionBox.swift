@@ -97,7 +97,7 @@ final class LuaFunctionBox {
     private func push(one result: LuaValue, on stack: LuaStack) -> Int32 {
         let base = stack.top
         guard stack.reserve(2) else {
-            return raise(stack, "'\(name)' returned too many results (1)", where: true)
+            return raise(stack, "'\(name)': out of Lua stack space for its result", where: true)
         }
         do { try ValuePusher(stack: stack, maxDepth: state.conversionLimits.maxDepth).push(result) } catch {
             stack.setTop(base)
