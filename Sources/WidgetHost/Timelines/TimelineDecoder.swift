@@ -125,11 +125,23 @@ extension LuaValue {
         case .boolean: return 5
         case .integer, .number: return 8
         case .string(let s): return s.count + 2
-        case .table(let t):
-            var size = 2 + max(0, t.count - 1)
-            for item in t.array { size += item.encodedSize }
-            for entry in t.fields { size += entry.key.count + 3 + entry.value.encodedSize }
-            return size
+        case .table(let t): return t.encodedSize
         }
+    }
+}
+
+extension LuaTable {
+    /// `LuaValue.encodedSize` of the table. Its parts are walked through
+    /// buffer pointers: the checks run on every provider call, and iterating
+    /// the arrays would retain and release each element.
+    var encodedSize: Int {
+        var size = 2 + max(0, count - 1)
+        array.withUnsafeBufferPointer { items in
+            for i in items.indices { size += items[i].encodedSize }
+        }
+        fields.entries.withUnsafeBufferPointer { entries in
+            for i in entries.indices { size += entries[i].key.count + 3 + entries[i].value.encodedSize }
+        }
+        return size
     }
 }

@@ -1,0 +1,20 @@
+import LuaSandbox
+import Testing
+@testable import WidgetHost
+
+@Suite("The encoded size that rule T9 measures")
+struct EncodedSizeTests {
+    /// About the JSON text's length: strings by bytes plus quotes, 8 per
+    /// number, keys with quotes and a colon, commas between items.
+    @Test func sizesAreCountedAsJSONHasThem() {
+        #expect(LuaValue.nil.encodedSize == 4)
+        #expect(LuaValue.boolean(false).encodedSize == 5)
+        #expect(LuaValue.integer(7).encodedSize == 8)
+        #expect(LuaValue.string("ab").encodedSize == 4)
+        // [8, "ab", {"k": true}]: brackets 2 + commas 2, 8 + 4, and {} 2 + "k": 1 + 3, true 5.
+        #expect(LuaValue.table(LuaTable(array: [8, "ab", .table(LuaTable(fields: ["k": true]))])).encodedSize == 4 + 8 + 4 + 11)
+        // Both parts: { 1, name = "x" }: 2 + 1 comma, 8, and "name": 4 + 3 + 3.
+        #expect(LuaValue.table(LuaTable(array: [1], fields: ["name": "x"])).encodedSize == 3 + 8 + 10)
+        #expect(LuaValue.table(LuaTable()).encodedSize == 2)
+    }
+}
