@@ -292,7 +292,7 @@ do {
     try widgetFigures()
     try scalingFigures()
     try pluginScalingFigures()
-    try memoryFigures()
+    try memoryFiguresInFreshProcess()
     try devFigures()
     try workerFigures()
 } catch {
