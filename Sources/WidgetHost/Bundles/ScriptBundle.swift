@@ -86,8 +86,7 @@ public final class ScriptBundle: Sendable {
         }
         var modules: [String: Source] = [:]
         var total = mainData.count
-        let enumerator = FileManager.default.enumerator(atPath: root)
-        while let relative = enumerator?.nextObject() as? String {
+        for relative in relativePaths(under: root) {
             guard relative.hasSuffix(".lua"), relative != "main.lua" else { continue }
             let name = String(relative.dropLast(4).map { $0 == "/" ? "." : $0 })
             guard moduleNameProblem(name) == nil else { continue }   // not requirable: ignored
@@ -100,6 +99,35 @@ public final class ScriptBundle: Sendable {
             modules[name] = Source(chunkName: root + "/" + relative, bytes: [UInt8](data))
         }
         return (Source(chunkName: mainPath, bytes: [UInt8](mainData)), modules)
+    }
+
+    /// The paths under `root`, relative to it ("util/fmt.lua"): every entry,
+    /// hidden ones too, entering directories but not symbolic links to
+    /// them, as FileManager's enumerator does. Read with `readdir`: the
+    /// enumerator costs ≈ 2.7 M instructions for a small bundle, a tenth of
+    /// a `lunette timeline` process's own work.
+    static func relativePaths(under root: String) -> [String] {
+        var paths: [String] = []
+        var directories = [""]
+        while let directory = directories.popLast() {
+            guard let handle = opendir(directory.isEmpty ? root : root + "/" + directory) else { continue }
+            defer { closedir(handle) }
+            while let entry = readdir(handle) {
+                let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                    String(cString: raw.baseAddress!.assumingMemoryBound(to: CChar.self))
+                }
+                if name == "." || name == ".." { continue }
+                let relative = directory.isEmpty ? name : directory + "/" + name
+                paths.append(relative)
+                var isDirectory = entry.pointee.d_type == UInt8(DT_DIR)
+                if entry.pointee.d_type == UInt8(DT_UNKNOWN) {
+                    var info = stat()
+                    isDirectory = lstat(root + "/" + relative, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
+                }
+                if isDirectory { directories.append(relative) }
+            }
+        }
+        return paths
     }
 
     /// Why `name` cannot name a bundle module, or nil: dot-separated parts

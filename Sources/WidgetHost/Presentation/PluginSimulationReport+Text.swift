@@ -6,13 +6,13 @@ extension PluginSimulationReport {
     /// the plugins refused at load, each with why.
     public func text(width: Int? = nil) -> String {
         var out = "\(plugins.count + refused.count) plugins, \(calendar.timeText(start, day: true)) to \(calendar.timeText(end, day: true)), "
-            + "isolation \(isolation): \(calls) calls in \(String(format: "%.2f", wallSeconds)) s\n\n"
+            + "isolation \(isolation): \(calls) calls in \(fixedText(wallSeconds, decimals: 2)) s\n\n"
         var table = TextTable(["plugin", "calls", "failed", "crashed", "timeouts", "refused", "quarantined", "CPU", "peak memory"])
         for plugin in plugins {
             let t = plugin.totals
             table.add([plugin.id, "\(t.calls)", "\(t.failures)", "\(t.crashes)", "\(t.timeouts)", "\(t.refused)",
                        plugin.quarantine.map { "\($0.cause.rawValue) since \(calendar.timeText($0.since, day: false))" } ?? (t.quarantines > 0 ? "released" : "no"),
-                       String(format: "%.3f s", t.cpuSeconds), Self.bytes(t.peakMemory)])
+                       fixedText(t.cpuSeconds, decimals: 3) + " s", Self.bytes(t.peakMemory)])
         }
         for refused in refused {
             table.add([refused.path, "-", "-", "-", "-", "-", "refused at load", "-", "-"])
@@ -36,7 +36,7 @@ extension PluginSimulationReport {
     }
 
     static func bytes(_ n: Int) -> String {
-        n >= 1 << 20 ? String(format: "%.1f MB", Double(n) / Double(1 << 20)) : "\(n / 1024) KB"
+        n >= 1 << 20 ? fixedText(Double(n) / Double(1 << 20), decimals: 1) + " MB" : "\(n / 1024) KB"
     }
 
     // MARK: JSON

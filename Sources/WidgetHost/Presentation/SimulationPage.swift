@@ -49,7 +49,7 @@ public struct SimulationPage {
             <div class="meta">\(escape(report.localTime(report.start, withDay: true))) → \(escape(report.localTime(report.end, withDay: true))) (\(escape(zoneCaption))) ·
             budget \(report.policy.budget) per \(SimulationReport.duration(report.policy.budgetWindow)) per \(report.policy.budgetScope.rawValue) ·
             reloads ≥ \(SimulationReport.duration(report.policy.minimumReloadInterval)) apart\(report.policy.developerMode ? " · developer mode" : "") ·
-            \(report.instances.count) widget(s), \(report.providerCalls) provider calls in \(String(format: "%.2f", report.wallSeconds)) s</div>
+            \(report.instances.count) widget(s), \(report.providerCalls) provider calls in \(fixedText(report.wallSeconds, decimals: 2)) s</div>
             <div class="legend"><span><i class="sw" style="background:#c7c7cc"></i>placeholder</span><span><i class="sw" style="background:#4c8bf5"></i>timeline entries (a new shade when what is shown changes)</span><span><svg width="12" height="12"><rect x="4" y="0" width="3" height="12" fill="#1d4ed8"/></svg> counted reload</span><span><svg width="12" height="12"><rect x="4" y="0" width="3" height="12" fill="#16a34a"/></svg> exempt reload</span><span><svg width="12" height="12"><rect x="4" y="0" width="3" height="12" fill="#dc2626"/></svg> failed</span><span><svg width="22" height="12"><line x1="1" y1="6" x2="21" y2="6" stroke="#f59e0b" stroke-width="3"/></svg> deferred by the budget</span><span><svg width="22" height="12"><line x1="1" y1="6" x2="21" y2="6" stroke="#7c3aed" stroke-width="2"/></svg> budget used</span><span><svg width="12" height="12"><path d="M2 2 L10 2 L6 9 Z" fill="#0891b2"/></svg> scenario event</span></div>
 
             """
@@ -148,7 +148,7 @@ public struct SimulationPage {
             let cause = causes(of: r, among: marks).map(\.label).joined(separator: "; ")
             out += "<tr><td class=\"t\">\(escape(report.localTime(r.at, withDay: false)))</td><td>\(r.reason.rawValue)\(r.coalescedRequests > 1 ? " ×\(r.coalescedRequests)" : "")</td>"
                 + "<td>\(escape(cause))</td><td>\(r.counted ? "counted" : "exempt")</td><td class=\"t\">\(escape(r.deferredFrom.map { report.localTime($0, withDay: false) } ?? ""))</td>"
-                + "<td class=\"\(r.status == .ok ? "ok" : "bad")\">\(r.status.rawValue)</td><td>\(String(format: "%.2f", r.elapsed * 1000))</td></tr>"
+                + "<td class=\"\(r.status == .ok ? "ok" : "bad")\">\(r.status.rawValue)</td><td>\(fixedText(r.elapsed * 1000, decimals: 2))</td></tr>"
         }
         out += "</table></details>\n"
 
@@ -535,7 +535,7 @@ public struct SimulationPage {
         """
     }
 
-    private func f(_ v: Double) -> String { String(format: "%.1f", v) }
+    private func f(_ v: Double) -> String { fixedText(v, decimals: 1) }
 
     /// A label cut to what fits in `pixels` (about 6.2 px a character).
     private static func fit(_ label: String, pixels: Double) -> String {

@@ -13,7 +13,7 @@ extension SimulationReport {
         var out = "Simulation of \(bundle): \(localTime(start, withDay: true)) → \(localTime(end, withDay: true)) (\(Self.duration(end - start)), \(calendar.timeZone.identifier))\n"
         out += "policy: budget \(policy.budget) per \(Self.duration(policy.budgetWindow)) per \(policy.budgetScope.rawValue), "
             + "reloads ≥ \(Self.duration(policy.minimumReloadInterval)) apart" + (policy.developerMode ? ", developer mode (no budget, no floor)" : "") + "\n"
-        out += "\(instances.count) widget(s), \(providerCalls) provider calls in \(String(format: "%.2f", wallSeconds)) s\n"
+        out += "\(instances.count) widget(s), \(providerCalls) provider calls in \(fixedText(wallSeconds, decimals: 2)) s\n"
         for instance in instances { out += "\n" + instanceText(instance, width: width) }
         if !performances.isEmpty {
             out += "\nIntents performed\n"
@@ -131,7 +131,7 @@ extension SimulationReport {
         for r in reloads {
             let budget = r.counted ? "counted" : "exempt"
             table.add([localTime(r.at, withDay: false), r.reason.rawValue + (r.coalescedRequests > 1 ? " ×\(r.coalescedRequests)" : ""), budget,
-                       r.deferredFrom.map { localTime($0, withDay: false) } ?? "", r.status.rawValue, String(format: "%.2f", r.elapsed * 1000)])
+                       r.deferredFrom.map { localTime($0, withDay: false) } ?? "", r.status.rawValue, fixedText(r.elapsed * 1000, decimals: 2)])
         }
         out += table.render(indent: "  ", width: width)
         // Consecutive stretches that showed the same thing read as one row.

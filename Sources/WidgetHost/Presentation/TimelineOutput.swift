@@ -63,7 +63,7 @@ public enum TimelineOutput {
         out += timeline.entries.isEmpty ? "  (no entries: the placeholder stays on screen)\n" : table.render(indent: "  ", width: width)
         out += "policy: \(timeline.policy)\n"
         for warning in outcome.warnings { out += "warning: \(warning)\n" }
-        out += String(format: "took %.2f ms, peak memory %d KB\n", outcome.elapsed * 1000, outcome.memoryPeak / 1024)
+        out += "took \(fixedText(outcome.elapsed * 1000, decimals: 2)) ms, peak memory \(outcome.memoryPeak / 1024) KB\n"
         return out
     }
 }
