@@ -226,7 +226,8 @@ enum TerminalWidth {
     static func columns() -> Int {
         var size = winsize()
         if isatty(1) != 0, ioctl(1, UInt(TIOCGWINSZ), &size) == 0, size.ws_col >= 40 { return Int(size.ws_col) }
-        if let text = ProcessInfo.processInfo.environment["COLUMNS"], let n = Int(text), n >= 40 { return n }
+        // getenv, not ProcessInfo's environment, which copies all of it into a dictionary.
+        if let value = getenv("COLUMNS"), let n = Int(String(cString: value)), n >= 40 { return n }
         return 100
     }
 }

@@ -26,7 +26,8 @@ public struct HostCalendar: Sendable {
     /// The time zone named by `TZ` in the environment (with or without the
     /// leading ":"), else the system's.
     public static func fromEnvironment() -> HostCalendar {
-        if var name = ProcessInfo.processInfo.environment["TZ"], !name.isEmpty {
+        // getenv, not ProcessInfo's environment, which copies all of it into a dictionary.
+        if let value = getenv("TZ"), case var name = String(cString: value), !name.isEmpty {
             if name.hasPrefix(":") { name.removeFirst() }
             if let calendar = HostCalendar(timeZoneNamed: name) { return calendar }
         }
