@@ -113,7 +113,7 @@ extension LuaState {
     public func callForDisplay(_ function: LuaFunctionRef, _ arguments: [LuaValue] = []) throws(LuaError) -> [LuaDisplayValue] {
         precondition(function.owner == ObjectIdentifier(self), "LuaFunctionRef belongs to another LuaState")
         return try withLargeStack { () throws(LuaError) in
-            try self.protectedCall(arguments, options: self.options, pushFunction: { stack in
+            try self.protectedCall(arguments, options: nil, pushFunction: { stack in
                 stack.push(reference: function.reference)
             }, readResults: { reader, first, last throws(LuaValueError) in
                 try reader.readResultsForDisplay(first, last)

@@ -47,7 +47,7 @@ struct TestCommand: ParsableCommand {
         } else {
             for result in results {
                 let place = "\(result.file)\(result.line.map { ":\($0)" } ?? "")"
-                print("\(result.passed ? "✓" : "✗") \(place) \(result.name) (\(String(format: "%.1f", result.elapsed * 1000)) ms)")
+                print("\(result.passed ? "✓" : "✗") \(place) \(result.name) (\(fixedText(result.elapsed * 1000, decimals: 1)) ms)")
                 if let failure = result.failure {
                     print(failure.text.split(separator: "\n", omittingEmptySubsequences: false).map { "    " + $0 }.joined(separator: "\n"))
                 }

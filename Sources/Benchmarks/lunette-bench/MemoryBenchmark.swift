@@ -68,16 +68,5 @@ func memoryFigures() throws {
 /// the bundles reuse without growing the resident set (after the plugin
 /// day, the figure read 0 KB a bundle).
 func memoryFiguresInFreshProcess() throws {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-    process.arguments = ["--only-memory"] + (quick ? ["--quick"] : [])
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    try process.run()
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else {
-        throw BenchError("the memory part (lunette-bench --only-memory) failed with status \(process.terminationStatus)")
-    }
-    print(String(decoding: data, as: UTF8.self), terminator: "")
+    print(try output(of: thisExecutable, ["--only-memory"] + (quick ? ["--quick"] : [])), terminator: "")
 }

@@ -12,16 +12,25 @@ enum WidgetBenchmark {
           kind = "Bench", families = { "systemSmall" },
           placeholder = function(ctx) return { n = 0 } end,
           timeline = function(ctx)
-            local now = clock.now()
-            local n = store.group("group.bench"):get("count") or 0
-            local entries = {}
-            for i = 0, 3 do
-              entries[#entries + 1] = { date = clock.add(now, { minutes = 15 * i }), n = n + i, label = "entry " .. i }
-            end
-            return { entries = entries, policy = { after = clock.add(now, { minutes = 15 }) } }
+        \(provider(count: storeRead))
           end,
         }
         """
+
+    /// The provider's body, the same in the bundle and in the baselines:
+    /// only how it reads "count" differs.
+    static func provider(count: String) -> String {
+        """
+        local now = clock.now()
+        local n = \(count)
+        local entries = {}
+        for i = 0, 3 do
+          entries[#entries + 1] = { date = clock.add(now, { minutes = 15 * i }), n = n + i, label = "entry " .. i }
+        end
+        return { entries = entries, policy = { after = clock.add(now, { minutes = 15 }) } }
+        """
+    }
+    static let storeRead = #"store.group("group.bench"):get("count") or 0"#
 
     static func makeBundle() throws -> String {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("lunette-bench-bundle-\(getpid())").path
@@ -64,19 +73,9 @@ enum WidgetBenchmark {
         try state.run("""
             clock = { now = function() return 1795219200 end, add = function(t, d) return t + (d.minutes or 0) * 60 end }
             """)
-        let provider = try state.load("""
-            local now = clock.now()
-            local n = 7
-            local entries = {}
-            for i = 0, 3 do
-              entries[#entries + 1] = { date = clock.add(now, { minutes = 15 * i }), n = n + i, label = "entry " .. i }
-            end
-            return { entries = entries, policy = { after = clock.add(now, { minutes = 15 }) } }
-            """, name: "bare.lua")
-        let start = ContinuousClock.now
-        for _ in 0..<calls { _ = try state.call(provider) }
-        let elapsed = ContinuousClock.now - start
-        return Double(calls) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+        let provider = try state.load(Self.provider(count: "7"), name: "bare.lua")
+        let ns = try measureNanoseconds { for _ in 0..<calls { _ = try state.call(provider) } }
+        return Double(calls) / (ns / 1e9)
     }
 
     /// The middle rung between the bare provider and a widget call: the
@@ -94,31 +93,21 @@ enum WidgetBenchmark {
         try ClockBinding(clock: VirtualClock(1_795_219_200), calendar: .utc).install(in: state)
         let binding = StoreBinding(store: store, grants: ["group.bench"], owner: "lunette-bench")
         try binding.install(in: state)
-        let provider = try state.load("""
-            local now = clock.now()
-            local n = store.group("group.bench"):get("count") or 0
-            local entries = {}
-            for i = 0, 3 do
-              entries[#entries + 1] = { date = clock.add(now, { minutes = 15 * i }), n = n + i, label = "entry " .. i }
-            end
-            return { entries = entries, policy = { after = clock.add(now, { minutes = 15 }) } }
-            """, name: "services.lua")
+        let provider = try state.load(Self.provider(count: Self.storeRead), name: "services.lua")
         var entries = 0
-        let start = ContinuousClock.now
-        for _ in 0..<calls {
-            let results = try binding.perform { () throws(LuaError) -> [LuaValue] in try state.call(provider) }
-            entries &+= results.count
+        let ns = try measureNanoseconds {
+            for _ in 0..<calls {
+                entries &+= try binding.perform { () throws(LuaError) -> [LuaValue] in try state.call(provider) }.count
+            }
         }
-        let elapsed = ContinuousClock.now - start
         precondition(entries == calls)
-        return Double(calls) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+        return Double(calls) / (ns / 1e9)
     }
 
     /// Median wall milliseconds of running `arguments` with the lunette
     /// executable next to this one, `runs` times (`processMilliseconds(of:)`).
     static func processMilliseconds(_ arguments: [String], runs: Int) throws -> Double {
-        let me = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        let lunette = me.deletingLastPathComponent().appendingPathComponent("lunette").path
+        let lunette = thisExecutable.deletingLastPathComponent().appendingPathComponent("lunette").path
         return try processMilliseconds(of: lunette, arguments, runs: runs)
     }
 

@@ -10,7 +10,7 @@ enum WorkerBenchmark {
     static let source = Array("local t = {} for i = 1, 10 do t[i] = i end return #t".utf8)
 
     static var lunette: String {
-        URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent("lunette").path
+        thisExecutable.deletingLastPathComponent().appendingPathComponent("lunette").path
     }
 
     static func request(_ source: [UInt8], profile: String = "sandbox") -> JSONValue {

@@ -7,23 +7,31 @@ import LuaSandbox
 
 let quick = CommandLine.arguments.contains("--quick")
 
-/// Runs the C baseline and returns its "name value" lines.
-func runBaseline() throws -> [String: Double] {
-    let me = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-    let baseline = me.deletingLastPathComponent().appendingPathComponent("lua-baseline-bench")
+/// This executable, symbolic links resolved.
+let thisExecutable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+
+/// Runs `executable` with `arguments` and returns its standard output; a
+/// status other than 0 is an error that names it.
+func output(of executable: URL, _ arguments: [String]) throws -> String {
     let process = Process()
-    process.executableURL = baseline
-    process.arguments = quick ? ["--quick"] : []
+    process.executableURL = executable
+    process.arguments = arguments
     let pipe = Pipe()
     process.standardOutput = pipe
     try process.run()
     let data = pipe.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
     guard process.terminationStatus == 0 else {
-        throw NSError(domain: "lunette-bench", code: 1, userInfo: [NSLocalizedDescriptionKey: "baseline failed"])
+        throw BenchError("\(executable.lastPathComponent) \(arguments.joined(separator: " ")) failed with status \(process.terminationStatus)")
     }
+    return String(decoding: data, as: UTF8.self)
+}
+
+/// Runs the C baseline and returns its "name value" lines.
+func runBaseline() throws -> [String: Double] {
+    let baseline = thisExecutable.deletingLastPathComponent().appendingPathComponent("lua-baseline-bench")
     var figures: [String: Double] = [:]
-    for line in String(decoding: data, as: UTF8.self).split(separator: "\n") {
+    for line in try output(of: baseline, quick ? ["--quick"] : []).split(separator: "\n") {
         let parts = line.split(separator: " ")
         if parts.count == 2, let value = Double(parts[1]) { figures[String(parts[0])] = value }
     }

@@ -315,7 +315,7 @@ public actor DevSession {
         return (Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18) * 1000
     }
 
-    static func format(_ milliseconds: Double) -> String { String(format: "%.1f", milliseconds) }
+    static func format(_ milliseconds: Double) -> String { fixedText(milliseconds, decimals: 1) }
 
     static func name(_ instance: WidgetInstance) -> String {
         "#\(instance.id) \(instance.configuration)"

@@ -291,7 +291,7 @@ final class BundleSandbox {
 
     static func milliseconds(_ seconds: Double) -> String {
         let ms = seconds * 1000
-        return ms < 10 ? String(format: "%.1f", ms) : String(Int(ms.rounded()))
+        return ms < 10 ? fixedText(ms, decimals: 1) : String(Int(ms.rounded()))
     }
 
     // MARK: host

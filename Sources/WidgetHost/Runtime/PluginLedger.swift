@@ -185,7 +185,7 @@ public final class PluginLedger: @unchecked Sendable {
                                      reason: "\(failures) calls failed in a row (the last: \(lastFailure ?? "?"))")
             } else if let limit = quotas.cpuSeconds, cpu > limit {
                 current = Quarantine(cause: .cpu, since: now,
-                                     reason: "it used \(String(format: "%.1f", cpu)) s of CPU in the last \(Self.seconds(quotas.window)), over its quota of \(String(format: "%g", limit)) s")
+                                     reason: "it used \(fixedText(cpu, decimals: 1)) s of CPU in the last \(Self.seconds(quotas.window)), over its quota of \(String(format: "%g", limit)) s")
             } else if let limit = quotas.logBytes, loggedInWindow > limit {
                 current = Quarantine(cause: .logBytes, since: now,
                                      reason: "it logged \(loggedInWindow) bytes in the last \(Self.seconds(quotas.window)), over its quota of \(limit)")

@@ -120,7 +120,8 @@ final class GroupStage {
         let cost = key.utf8.count + size + Self.operationCost
         // One hash lookup: the key's stage is changed in place, a new key's
         // made at the end (marked by cost −1 until charged) and taken out
-        // again if the charge is refused.
+        // again if the charge is refused. (A lookup, then an insert for a
+        // new key, costs ≈ 1 k instructions more a set: 6% of a set from Lua.)
         let next = stages.count
         let i = Self.value(&positions[id, default: next])
         if i == next { stages.append(KeyStage(key: key, cost: -1)) }

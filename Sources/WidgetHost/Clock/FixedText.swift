@@ -2,17 +2,18 @@ import Foundation
 
 /// `value` with `decimals` (0...9) digits after the point, exactly as
 /// printf's `%.*f` writes it ("0.80", "-0.00", "0.01" for 0.005), in plain
-/// Swift: Foundation's `String(format:)`, and C's `vsnprintf` through
-/// `withVaList`, cost about 2 M instructions on their first use (run-time
-/// conformance checks of their arguments), a tenth of `lunette timeline`'s
-/// own work.
+/// Swift: the one way the host writes fixed-point figures (durations,
+/// coordinates). Foundation's `String(format:)`, and C's `vsnprintf`
+/// through `withVaList`, cost about 2 M instructions on their first use
+/// (run-time conformance checks of their arguments), a tenth of
+/// `lunette timeline`'s own work.
 ///
 /// Like printf it rounds the exact binary value to the nearest, ties to
 /// even: a finite double is `m × 2^e` (integer `m` < 2^53), so
 /// `value × 10^decimals` is `m × 10^decimals / 2^-e`, computed in 128 bits.
 /// Values of 2^52 and more, and those whose scaled value passes 2^63, go
 /// to `String(format:)`: no output prints them.
-func fixedText(_ value: Double, decimals: Int) -> String {
+package func fixedText(_ value: Double, decimals: Int) -> String {
     precondition(decimals >= 0 && decimals <= 9, "fixedText: 0...9 decimals")
     var scale: UInt64 = 1
     for _ in 0..<decimals { scale *= 10 }
