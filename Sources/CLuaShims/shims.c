@@ -26,7 +26,8 @@ static void *lunette_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
         return NULL;
     }
     h->last_refused = 0;
-    void *p = realloc(ptr, nsize);
+    // A new block is malloc's (realloc(NULL, n) is the same with one more step).
+    void *p = ptr ? realloc(ptr, nsize) : malloc(nsize);
     if (p == NULL) {
         if (h->in_host > 0) {
             fprintf(stderr, "lunette: out of memory in host code (%zu bytes)\n", nsize);
