@@ -38,18 +38,8 @@ public struct LuaArguments {
     /// Argument `n` as plain data (`.nil` when absent).
     public func value(_ n: Int) throws(LuaFunctionError) -> LuaValue {
         guard n >= 1, n <= count else { return .nil }
-        // Scalars are read in place (the reader would charge each 16 bytes
-        // of the size limit, and check nothing else); strings and tables go
-        // through the reader, which applies the conversion limits.
-        if state.conversionLimits.maxBytes >= 16 {
-            switch stack.type(at: Int32(n)) {
-            case .nil: return .nil
-            case .boolean: return .boolean(stack.boolean(at: Int32(n)))
-            case .number:
-                return stack.isInteger(at: Int32(n)) ? .integer(stack.integer(at: Int32(n))) : .number(stack.number(at: Int32(n)))
-            default: break
-            }
-        }
+        // Scalars in place: a reader costs more than the value.
+        if let scalar = ValueReader.scalar(at: Int32(n), on: stack, limits: state.conversionLimits) { return scalar }
         var reader = state.reader(stack)
         do { return try reader.read(at: Int32(n), root: "") } catch {
             throw badArgument(n, error.description)

@@ -116,12 +116,14 @@ public struct LuaString: Sendable {
     }
 
     /// The text, when the bytes are valid UTF-8; nil otherwise.
-    public var string: String? {
-        withBytes { bytes in
-            if bytes.isEmpty { return "" }
-            guard lunette_utf8_valid(bytes.baseAddress, bytes.count) != 0 else { return nil }
-            return String(decoding: bytes, as: UTF8.self)
-        }
+    public var string: String? { withBytes(Self.text(of:)) }
+
+    /// `bytes` as Swift text when they are valid UTF-8, else nil (what
+    /// `string` gives; also for bytes read in place off the Lua stack).
+    static func text(of bytes: UnsafeBufferPointer<UInt8>) -> String? {
+        if bytes.isEmpty { return "" }
+        guard lunette_utf8_valid(bytes.baseAddress, bytes.count) != 0 else { return nil }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Text for people: the string itself, or invalid bytes replaced by U+FFFD.

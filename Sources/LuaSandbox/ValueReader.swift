@@ -67,6 +67,24 @@ struct ValueReader {
         do { return try read(stack.absolute(index), depth: 0, as: builder) } catch { throw error.rooted(at: root) }
     }
 
+    /// What every value costs against the size budget, before its string
+    /// bytes (the C walk charges the same).
+    static let valueBytes = 16
+
+    /// The nil, boolean or number at `index`, read in place, as a fresh
+    /// reader's walk would read it; nil for other types, and when the
+    /// limits allow no value at all. For callers that read one argument,
+    /// where making a reader costs more than the value.
+    static func scalar(at index: Int32, on stack: LuaStack, limits: LuaConversionLimits) -> LuaValue? {
+        guard limits.maxBytes >= valueBytes else { return nil }
+        switch stack.type(at: index) {
+        case .nil: return .nil
+        case .boolean: return .boolean(stack.boolean(at: index))
+        case .number: return stack.isInteger(at: index) ? .integer(stack.integer(at: index)) : .number(stack.number(at: index))
+        default: return nil
+        }
+    }
+
     @inline(__always)
     private mutating func spend(_ bytes: Int) throws(PathedValueError) {
         budget -= bytes
@@ -79,7 +97,7 @@ struct ValueReader {
     /// string keys or array indices 1...n. The reference for the rules, and
     /// what says why and where C refused a value.
     private mutating func read<B: ValueBuilder>(_ index: Int32, depth: Int, as builder: B.Type) throws(PathedValueError) -> B.Value {
-        try spend(16)
+        try spend(Self.valueBytes)
         switch stack.type(at: index) {
         case .nil, .none:
             return B.plain(.nil)

@@ -167,21 +167,24 @@ struct StoreBindingTests {
         let other = try h.app()                        // another connection, as another process has
         let same = try h.store.group("group.t")        // the connection the script's reads use
         try other.set("k", 1)
-        try h.state.register(function: "otherWrites") { args in try other.set("k", .integer(try args.integer(1))); return [] }
-        try h.state.register(function: "sameWrites") { args in try same.set("k", .integer(try args.integer(1))); return [] }
+        try other.set("j", 1)
+        try h.state.register(function: "otherWrites") { args in try other.set(try args.text(1), .integer(try args.integer(2))); return [] }
+        try h.state.register(function: "sameWrites") { args in try same.set(try args.text(1), .integer(try args.integer(2))); return [] }
         let results = try h.run("""
             local g = store.group('group.t')
-            local first = g:get('k')
-            otherWrites(2)                 -- committed on another connection during the call
-            local second = g:get('k')      -- the call's snapshot, taken at its first read
+            local first = g:get('k')       -- the call's snapshot begins at its first read
+            otherWrites('k', 2)            -- committed on another connection during the call
+            otherWrites('j', 2)
+            local second = g:get('k')      -- still the snapshot
+            local before = g:get('j')      -- a key not read yet: the snapshot too
             local seen = g:update('k', function(n) return n + 10 end)
-            sameWrites(3)                  -- this process's own connection: ends the snapshot
-            local third = g:get('other')   -- a new snapshot
-            return first, second, seen, third
+            sameWrites('x', 3)             -- this process's own connection: ends the snapshot
+            local after = g:get('j')       -- a new snapshot, which sees the other write
+            return first, second, before, seen, after
             """)
-        #expect(results == [1, 1, 11, nil])
-        // The update read 1 in the snapshot; the commit found 3 and ran it again.
-        #expect(try other.get("k") == .integer(13))
+        #expect(results == [1, 1, 1, 11, 2])
+        // The update read 1 in the snapshot; the commit found 2 and ran it again.
+        #expect(try other.get("k") == .integer(12))
     }
 
     @Test func aPlainWriteNeedsNoReplay() throws {

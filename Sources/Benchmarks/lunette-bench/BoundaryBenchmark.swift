@@ -63,7 +63,7 @@ enum BoundaryBenchmark {
     /// `functions` > 0, a Swift module of that many functions, then closing
     /// it. With 0 it is the C baseline's work (`luaL_newstate`, the
     /// libraries, `lua_close`) done the sandbox's way.
-    static func freshStateMicroseconds(iterations: Int, functions: Int = 20) throws -> Double {
+    static func freshStateMicroseconds(iterations: Int, functions: Int) throws -> Double {
         var module = LuaModule(name: "bench")
         for i in 0..<functions { module.add("f\(i)") { _ in [] } }
         var samples: [Double] = []

@@ -109,12 +109,7 @@ struct LuaStack {
 
     /// The string at `index` (which must be of type string) as Swift text,
     /// copied once; nil when it is not valid UTF-8.
-    func text(at index: Int32) -> String? {
-        let bytes = stringBytes(at: index)
-        if bytes.isEmpty { return "" }
-        guard lunette_utf8_valid(bytes.baseAddress, bytes.count) != 0 else { return nil }
-        return String(decoding: bytes, as: UTF8.self)
-    }
+    func text(at index: Int32) -> String? { LuaString.text(of: stringBytes(at: index)) }
 
     /// The identity of the table, function, thread or userdata at `index`
     /// (`lua_topointer`; never raises).
