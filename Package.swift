@@ -1,7 +1,7 @@
 // swift-tools-version: 6.0
 // Lunette: widget logic as Lua 5.4 scripts, run by a host that emulates the
 // iOS widget system. Layers (arrows point down only):
-//   lunette → DevPage (Hummingbird) → WidgetHost → (LuaSandbox → CLuaShims → CLua, SharedStore → CSQLite)
+//   lunette, lunette-dev → DevPage (Hummingbird; lunette-dev only) → WidgetHost → (LuaSandbox → CLuaShims → CLua, SharedStore → CSQLite)
 //   LuaSandbox, SharedStore and WidgetHost write and read JSON through LunetteJSON.
 import PackageDescription
 
@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "SharedStore", targets: ["SharedStore"]),
         .library(name: "WidgetHost", targets: ["WidgetHost"]),
         .executable(name: "lunette", targets: ["lunette"]),
+        .executable(name: "lunette-dev", targets: ["lunette-dev"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -66,13 +67,29 @@ let package = Package(
         // out of WidgetHost so that apps embedding the host link no server.
         .target(name: "DevPage", dependencies: ["WidgetHost", .product(name: "Hummingbird", package: "hummingbird"),
                                                 .product(name: "Logging", package: "swift-log")]),
+        // What the two command-line executables share: `lunette dev`'s
+        // options and help, the host log's set-up.
+        .target(name: "LunetteCommandLine", dependencies: [.product(name: "ArgumentParser", package: "swift-argument-parser"),
+                                                           .product(name: "Logging", package: "swift-log")]),
         .executableTarget(
             name: "lunette",
             dependencies: [
                 "WidgetHost",
-                "DevPage",
+                "LunetteCommandLine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // `lunette dev`'s loop and page: `lunette dev` checks its options,
+        // then execs this executable beside it. Kept apart so that no other
+        // command links SwiftNIO and Hummingbird (about 2,100 of the 8,400
+        // protocol conformance records the runtime scans at start).
+        .executableTarget(
+            name: "lunette-dev",
+            dependencies: [
+                "WidgetHost",
+                "DevPage",
+                "LunetteCommandLine",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         // Benchmarks (scripts/bench): Lunette's figures and a bare C baseline

@@ -1,18 +1,20 @@
 import Foundation
 
-/// Unbuffered writes to the standard streams.
+/// Unbuffered writes to the standard streams, straight through write(2)
+/// (Foundation's FileHandle added 0.1–0.3 ms to a 2.5 ms start).
 struct FileOutput {
-    let handle: FileHandle
+    let descriptor: Int32
 
-    static let standardOutput = FileOutput(handle: .standardOutput)
-    static let standardError = FileOutput(handle: .standardError)
+    static let standardOutput = FileOutput(descriptor: STDOUT_FILENO)
+    static let standardError = FileOutput(descriptor: STDERR_FILENO)
 
     func write(_ text: String) {
-        write(data: Data(text.utf8))
+        var text = text
+        text.withUTF8 { write(buffer: UnsafeRawBufferPointer($0)) }
     }
 
     func write(bytes: [UInt8]) {
-        write(data: Data(bytes))
+        bytes.withUnsafeBytes { write(buffer: $0) }
     }
 
     /// A write that fails ends the command. The reader of a pipe that went
@@ -20,17 +22,18 @@ struct FileOutput {
     /// status 141: a host with workers ignores SIGPIPE, so the write fails
     /// with EPIPE instead of killing the process. Any other failure (a full
     /// disk) is said on standard error, with status 1.
-    private func write(data: Data) {
-        do { try handle.write(contentsOf: data) } catch {
-            if Self.isBrokenPipe(error as NSError) { exit(128 + SIGPIPE) }
-            if handle !== FileHandle.standardError { try? FileHandle.standardError.write(contentsOf: Data("lunette: cannot write the output: \(error)\n".utf8)) }
+    private func write(buffer: UnsafeRawBufferPointer) {
+        guard let base = buffer.baseAddress else { return }
+        var written = 0
+        while written < buffer.count {
+            let n = Foundation.write(descriptor, base + written, buffer.count - written)
+            if n >= 0 { written += n; continue }
+            if errno == EINTR { continue }
+            if errno == EPIPE { exit(128 + SIGPIPE) }
+            if descriptor != STDERR_FILENO {
+                FileOutput.standardError.write("lunette: cannot write the output: \(String(cString: strerror(errno)))\n")
+            }
             exit(1)
         }
-    }
-
-    /// EPIPE, as Foundation reports it: itself, or under a Cocoa write error.
-    private static func isBrokenPipe(_ error: NSError) -> Bool {
-        if error.domain == NSPOSIXErrorDomain { return error.code == Int(EPIPE) }
-        return (error.userInfo[NSUnderlyingErrorKey] as? NSError).map(isBrokenPipe) ?? false
     }
 }

@@ -67,6 +67,25 @@ struct CLITests {
         }
     }
 
+    @Test("output that cannot be written (a full disk) is said on standard error, with status 1")
+    func aFailedWriteSaysSoAndExitsOne() throws {
+        let ok = try file("ok.lua", "return 1")
+        for arguments in [["eval", ok], ["--version"]] {
+            let process = Process()
+            process.executableURL = CLI.binary
+            process.arguments = arguments
+            let full = try #require(FileHandle(forWritingAtPath: "/dev/full"))
+            let err = Pipe()
+            process.standardOutput = full
+            process.standardError = err
+            try process.run()
+            let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 1, "\(arguments)")
+            #expect(stderr == "lunette: cannot write the output: No space left on device\n", "\(arguments): \(stderr)")
+        }
+    }
+
     @Test func evalPrintsOutputAndResultsAndExitsZero() throws {
         let ok = try file("ok.lua", "print('hello')\nreturn 1, 'two', { a = true }")
         let result = try CLI.run(["eval", ok])

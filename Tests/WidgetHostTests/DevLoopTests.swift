@@ -186,6 +186,29 @@ struct DevLoopTests {
         #expect(wait(for: "stopped"), "\(text)")
     }
 
+    /// `lunette dev` becomes `lunette-dev`, found beside lunette's own
+    /// executable; a copy of lunette alone says what is missing and where.
+    @Test func lunetteDevWithoutLunetteDevBesideItSaysWhatIsMissing() throws {
+        let fixture = try BundleFixture(main: "widget { kind = \"W\", placeholder = function() return {} end, timeline = function() return { entries = {} } end }")
+        let alone = FileManager.default.temporaryDirectory.appendingPathComponent("lunette-alone-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: alone, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: alone) }
+        let copy = alone.appendingPathComponent("lunette")
+        try FileManager.default.copyItem(at: CLI.binary, to: copy)
+        let process = Process()
+        process.executableURL = copy
+        process.arguments = ["dev", fixture.path, "--store-dir", fixture.storeRoot, "--no-page", "--seconds", "1"]
+        let err = Pipe()
+        process.standardError = err
+        process.standardOutput = Pipe()
+        try process.run()
+        let message = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 1)
+        #expect(message == "lunette dev: cannot start \(alone.path)/lunette-dev: No such file or directory"
+                + " (lunette-dev is built and installed beside lunette: swift build, scripts/install)\n", "\(message)")
+    }
+
     @Test func aKindASaveAddsComesOnScreenAndOneItDropsLeavesIt() async throws {
         let one = """
             widget { kind = "A", placeholder = function() return {} end,

@@ -10,6 +10,13 @@ import LuaSandbox
 struct ReportTextTests {
     let t0 = BundleFixture.midnight
 
+    @Test func tableColumnsAlignByCharactersEvenWithEmoji() {
+        var table = TextTable(["name", "note"])
+        table.add(["🌙🌙", "two moons"])
+        table.add(["sun", "one"])
+        #expect(table.render(indent: "  ") == "  name  note\n  🌙🌙    two moons\n  sun   one\n")
+    }
+
     /// A widget whose module raises through the store binding's glue
     /// (`[host store]`) from a module the bundle glue required (`[host bundle]`).
     func failingFixture() throws -> BundleFixture {

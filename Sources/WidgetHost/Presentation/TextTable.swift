@@ -25,7 +25,9 @@ struct TextTable {
         func line(_ cells: [String]) -> String {
             var parts: [String] = []
             for (i, cell) in cells.enumerated() where i < cells.count - 1 {
-                parts.append(cell.padding(toLength: widths[i], withPad: " ", startingAt: 0))
+                // Padded by characters, as the widths were measured (NSString's
+                // padding counts UTF-16 units, which misaligned cells with emoji).
+                parts.append(cell + String(repeating: " ", count: max(0, widths[i] - cell.count)))
             }
             let head = indent + parts.map { $0 + "  " }.joined()
             let last = cells.last ?? ""
