@@ -35,6 +35,9 @@ let package = Package(
         // What a worker process drops once it is ready: no_new_privs and a
         // seccomp filter (Linux; stubs elsewhere). prctl is variadic: C it is.
         .target(name: "CWorkerShims"),
+        // C fast paths of the widget host's Swift functions (clock.add): the
+        // common calls answered without entering Swift (LuaFastPath).
+        .target(name: "CHostFastPaths", dependencies: ["CLua", "CLuaShims"]),
         // The one JSON layer (docs/json.md): escaper, number formatter, bytes,
         // writer and a located parser. No dependencies, so the store and the
         // sandbox can share it and stay independent of each other.
@@ -53,7 +56,7 @@ let package = Package(
         // figures (calls, durations, kills, reloads, pushes) go to swift-metrics.
         .target(
             name: "WidgetHost",
-            dependencies: ["LuaSandbox", "SharedStore", "LunetteJSON", "CWorkerShims", .product(name: "Logging", package: "swift-log"),
+            dependencies: ["LuaSandbox", "SharedStore", "LunetteJSON", "CWorkerShims", "CHostFastPaths", .product(name: "Logging", package: "swift-log"),
                            .product(name: "CoreMetrics", package: "swift-metrics")],
             // The host's Lua glue, beside the service each belongs to, compiled into the binary.
             resources: [

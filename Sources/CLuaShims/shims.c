@@ -96,6 +96,13 @@ void lunette_push_swift_function(lua_State *L, void *box) {
     lua_pushcclosure(L, lunette_trampoline, 1);
 }
 
+void lunette_push_swift_function_with(lua_State *L, void *box, lua_CFunction fast) {
+    lua_pushlightuserdata(L, box);
+    lua_pushcclosure(L, fast, 1);
+}
+
+int lunette_call_swift(lua_State *L) { return lunette_trampoline(L); }
+
 // MARK: - Protected calls
 
 static const char lunette_traceback_key = 't';

@@ -1,3 +1,5 @@
+import CLua
+
 /// The body of a Swift function that scripts can call.
 ///
 /// It reads its arguments through `LuaArguments` and returns its results as
@@ -12,6 +14,23 @@ public typealias LuaFunctionBody = (LuaArguments) throws -> [LuaValue]
 /// store read), where the array of `LuaFunctionBody` would be allocated
 /// and freed on every call. Otherwise the same as `LuaFunctionBody`.
 public typealias LuaOneResultBody = (LuaArguments) throws -> LuaValue
+
+/// A C function that answers a Swift function's common calls without
+/// entering Swift (a Swift call through the trampoline costs about a
+/// thousand instructions; a C function, a few dozen). It gets the same
+/// arguments, and for any call it does not answer returns
+/// `lunette_call_swift(L)`, which runs the Swift body in the same Lua frame:
+/// errors, their positions and results stay the body's. It must not raise,
+/// must give the body's result for every call it answers, and must leave
+/// the stack as it found it before deferring. Write it in C, never as a
+/// Swift `@convention(c)` closure: the body's errors are raised by
+/// `lunette_call_swift` with a longjmp, which must not cross a Swift frame.
+/// Only for `replayable` functions: its calls are not counted as effects.
+public struct LuaFastPath: @unchecked Sendable {
+    let function: lua_CFunction
+
+    public init(_ function: lua_CFunction) { self.function = function }
+}
 
 /// A named table of Swift functions, set as a global (`clock`, `store`, …).
 public struct LuaModule {
@@ -29,6 +48,7 @@ public struct LuaModule {
     struct Entry {
         let name: String
         let body: LuaFunctionBox.Body
+        var fastPath: LuaFastPath? = nil
     }
     private(set) var entries: [Entry] = []
     /// The functions whose calls a snapshot may stand in for: called again
@@ -54,6 +74,13 @@ public struct LuaModule {
     public mutating func addReturningOne(_ name: String, replayable: Bool = false, _ body: @escaping LuaOneResultBody) {
         entries.append(Entry(name: name, body: .one(body)))
         if replayable { self.replayable.insert(name) }
+    }
+
+    /// Adds `name`, a replayable function with one result whose common calls
+    /// `fastPath` answers in C; every other call runs `body` (`LuaFastPath`).
+    public mutating func addReturningOne(_ name: String, fastPath: LuaFastPath, _ body: @escaping LuaOneResultBody) {
+        entries.append(Entry(name: name, body: .one(body), fastPath: fastPath))
+        replayable.insert(name)
     }
 }
 

@@ -111,8 +111,10 @@ extension LuaState {
         stack.pushTable(fieldCapacity: module.entries.count)
         for entry in module.entries {
             stack.push(entry.name)
+            // A fast path reads its arguments from 1: never behind a glue wrapper.
+            precondition(entry.fastPath == nil || !viaWrapper, "'\(entry.name)': a fast path is for functions registered without glue")
             pushFunction(named: viaWrapper ? entry.name : "\(module.name).\(entry.name)", viaWrapper: viaWrapper,
-                         replayable: module.replayable.contains(entry.name), on: stack, body: entry.body)
+                         replayable: module.replayable.contains(entry.name), on: stack, body: entry.body, fastPath: entry.fastPath)
             stack.rawSet(-3)
         }
     }
@@ -125,9 +127,9 @@ extension LuaState {
     }
 
     func pushFunction(named name: String, viaWrapper: Bool = false, replayable: Bool = false, on stack: LuaStack,
-                      body: LuaFunctionBox.Body) {
+                      body: LuaFunctionBox.Body, fastPath: LuaFastPath? = nil) {
         let box = LuaFunctionBox(state: self, name: name, viaWrapper: viaWrapper, replayable: replayable, body: body)
         boxes.append(box)
-        stack.pushSwiftFunction(Unmanaged.passUnretained(box).toOpaque())
+        stack.pushSwiftFunction(Unmanaged.passUnretained(box).toOpaque(), fastPath: fastPath)
     }
 }

@@ -91,6 +91,36 @@ struct ClockTests {
         #expect(entry["bad"].stringValue?.contains("invalid date") == true)
     }
 
+    /// clock.add's C fast path (hours, minutes, seconds) answers as its Swift
+    /// body does: `days = 0` changes no sum but sends the call to the body.
+    @Test func clockAddsFastPathAnswersAsItsSwiftBody() throws {
+        let fixture = try BundleFixture(main: """
+            widget { kind = "A", placeholder = function() return {} end,
+              timeline = function(ctx)
+                local cases = {
+                  { 0, {} }, { 1.0, {} }, { 1.5, {} }, { -7, { seconds = -0.5 } }, { 86400, { hours = 24 } },
+                  { 1795219200, { hours = 1, minutes = -30, seconds = 0.25 } }, { 2^53, { seconds = 2 } },
+                  { 2^63, {} }, { -2^63, {} }, { 1e300, { hours = 1 } }, { 0, { minutes = 1/0 } }, { 0, { seconds = 0/0 } },
+                  { 3, { seconds = 7 } }, { 0.5, { minutes = 0.5, hours = 0.25 } }, { -0.0, {} },
+                }
+                local checked, wrong = 0, {}
+                for i, case in ipairs(cases) do
+                  local slow = { days = 0 }
+                  for k, v in pairs(case[2]) do slow[k] = v end
+                  local a, b = clock.add(case[1], case[2]), clock.add(case[1], slow)
+                  local same = math.type(a) == math.type(b) and (a == b or (a ~= a and b ~= b))
+                  if same then checked = checked + 1 else wrong[#wrong + 1] = i .. ": " .. tostring(a) .. " vs " .. tostring(b) end
+                end
+                return { entries = { { date = 0, checked = checked, wrong = table.concat(wrong, "; ") } } }
+              end }
+            """)
+        let (runtime, _) = try fixture.runtime()
+        let result = runtime.timeline(try runtime.configuration(kind: "A"))
+        let entry = try #require(result.value?.entries.first?.content)
+        #expect(entry["wrong"] == "")
+        #expect(entry["checked"] == 15)
+    }
+
     @Test func clockAddRefusesUnknownUnitsAndFractionalDays() throws {
         let fixture = try BundleFixture(main: """
             widget { kind = "C", placeholder = function() return {} end,

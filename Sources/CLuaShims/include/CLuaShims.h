@@ -228,6 +228,18 @@ void lunette_set_dispatch(lunette_dispatch_fn fn);
 /// after the Swift frame has returned.
 void lunette_push_swift_function(lua_State *L, void *box);
 
+/// Pushes a Swift function with a C fast path: `fast` takes the same upvalue
+/// as the trampoline, answers the calls it can (common, valid arguments)
+/// itself, and for any other call returns `lunette_call_swift(L)`, which runs
+/// the Swift body in the same frame, so results, errors and their positions
+/// are the body's. A fast path must not raise, and must leave the stack as it
+/// found it before deferring. Only for functions that are not effects (see
+/// `effects`): the fast path does not count calls.
+void lunette_push_swift_function_with(lua_State *L, void *box, lua_CFunction fast);
+
+/// The trampoline itself, for a fast path to defer to (see above).
+int lunette_call_swift(lua_State *L);
+
 /// Calls the function below `nargs` arguments in protected mode with a
 /// message handler that records a traceback (see lunette_take_traceback).
 /// Script code runs with the memory cap armed. A memory failure is a kill

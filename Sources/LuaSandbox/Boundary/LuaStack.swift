@@ -167,9 +167,13 @@ struct LuaStack {
 
     /// Pushes a C closure that runs the Swift function behind `box` through
     /// the trampoline (`lunette_push_swift_function`: allocates, host mode only).
-    func pushSwiftFunction(_ box: UnsafeMutableRawPointer) {
+    func pushSwiftFunction(_ box: UnsafeMutableRawPointer, fastPath: LuaFastPath? = nil) {
         assertHostMode()
-        lunette_push_swift_function(L, box)
+        if let fastPath {
+            lunette_push_swift_function_with(L, box, fastPath.function)
+        } else {
+            lunette_push_swift_function(L, box)
+        }
     }
 
     // MARK: Tables, raw

@@ -1,0 +1,45 @@
+#include "CHostFastPaths.h"
+
+#include <string.h>
+#include <CLuaShims.h>
+
+// A date as the Swift side pushes it (ClockBinding.date): an integer when
+// the number is one exactly (Int64(exactly:)), else a float.
+static void push_date(lua_State *L, lua_Number t) {
+    if (t >= -9223372036854775808.0 && t < 9223372036854775808.0 && (lua_Number)(lua_Integer)t == t) {
+        lua_pushinteger(L, (lua_Integer)t);
+    } else {
+        lua_pushnumber(L, t);
+    }
+}
+
+int lunette_clock_add(lua_State *L) {
+    if (lua_gettop(L) != 2 || lua_type(L, 1) != LUA_TNUMBER || lua_type(L, 2) != LUA_TTABLE) return lunette_call_swift(L);
+    lua_Number seconds = 0;
+    int fields = 0;
+    lua_pushnil(L);
+    while (lua_next(L, 2)) {
+        // The Swift body reads at most 8 fields; anything else is its to refuse.
+        if (lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TNUMBER || ++fields > 8) {
+            lua_settop(L, 2);
+            return lunette_call_swift(L);
+        }
+        size_t length;
+        const char *key = lua_tolstring(L, -2, &length);
+        lua_Number amount = lua_tonumber(L, -1);
+        if (length == 5 && memcmp(key, "hours", 5) == 0) {
+            seconds += amount * 3600;
+        } else if (length == 7 && memcmp(key, "minutes", 7) == 0) {
+            seconds += amount * 60;
+        } else if (length == 7 && memcmp(key, "seconds", 7) == 0) {
+            seconds += amount;
+        } else {
+            // days (the calendar's), or a unit the body names in its error.
+            lua_settop(L, 2);
+            return lunette_call_swift(L);
+        }
+        lua_pop(L, 1);
+    }
+    push_date(L, lua_tonumber(L, 1) + seconds);
+    return 1;
+}
