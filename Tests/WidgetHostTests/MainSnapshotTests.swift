@@ -82,6 +82,20 @@ struct MainSnapshotTests {
         #expect(why.contains("of the moment"))
     }
 
+    @Test("clock.add is no effect: main.lua that only adds to a date it was given is snapshot, days and all")
+    func clockAddAtTheTopLevelIsSnapshot() throws {
+        let (entries, sandbox, _) = try timelines("""
+            local later = clock.add(1795219200, { days = 1, hours = 2 })
+            local soon = clock.add(1795219200, { minutes = 15 })
+            widget { kind = "S", placeholder = function() return {} end,
+              timeline = function() return { entries = { { date = clock.now(), later = later, soon = soon } } } end }
+            """)
+        #expect(entries.map { $0["later"] } == Array(repeating: .integer(1_795_219_200 + 86_400 + 7_200), count: 3))
+        #expect(entries.map { $0["soon"] } == Array(repeating: .integer(1_795_219_200 + 900), count: 3))
+        #expect(sandbox.snapshotState == .taken)
+        #expect(sandbox.mainRuns == 1)
+    }
+
     @Test("a coroutine main.lua makes is made afresh for every call")
     func aCoroutineIsMadeAfresh() throws {
         let (entries, sandbox, _) = try timelines("""
