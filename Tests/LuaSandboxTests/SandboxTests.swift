@@ -173,6 +173,50 @@ struct MemoryCapTests {
         #expect(state.memoryPeak < 6 << 20)
     }
 
+    /// Small blocks come from 1 KB chunks of one size class each. A script
+    /// that keeps one string in every chunk of one class, drops the rest, and
+    /// does it again for each class, keeps little alive but pins a chunk for
+    /// every string it kept: the cap counts the chunks a state holds, so
+    /// this ends at the cap instead of holding several times it.
+    @Test func pinningChunksEndsWithTheCap() throws {
+        let pinning = """
+            local kept = {}
+            for class = 3, 8 do
+              local length = class * 16 - 30   -- a string of 25 + length bytes: in this class
+              local count = 450000 // (25 + length)
+              local batch = {}
+              for i = 1, count do batch[i] = string.rep("x", length - 8) .. string.pack(">I8", class * 100000 + i) end
+              for i = 1, #batch, 16 do kept[#kept + 1] = batch[i] end
+              batch = nil
+            end
+            return #kept
+            """
+        let error = try failure(pinning, limits: LuaLimits(memory: 2 << 20, timeout: .seconds(10)))
+        guard case .memory(let m) = error else {
+            Issue.record("expected a memory error, got \(String(describing: error))")
+            return
+        }
+        #expect(m.limit == 2 << 20)
+        // With room for the chunks, the same script runs to its end.
+        let (_, result) = try sandboxed(pinning, limits: LuaLimits(memory: 64 << 20, timeout: .seconds(10)))
+        #expect(try result.get() == [2309])
+    }
+
+    @Test func churnOfSmallBlocksUnderTheCapIsNotAKill() throws {
+        // 40 rounds of small strings, each round dropped: the chunks go back
+        // and are used again.
+        let (_, result) = try sandboxed("""
+            local n = 0
+            for round = 1, 40 do
+              local t = {}
+              for i = 1, 5000 do t[i] = "s" .. (round * 100000 + i) end
+              n = n + #t
+            end
+            return n
+            """, limits: LuaLimits(memory: 2 << 20, timeout: .seconds(10)))
+        #expect(try result.get() == [200_000])
+    }
+
     @Test func garbageIsNotAKill() throws {
         // Allocates far more than the cap in all, little at once.
         let (_, result) = try sandboxed("local n = 0; for i = 1, 2000 do local s = string.rep('x', 10000) .. i; n = n + #s end; return n",

@@ -16,6 +16,9 @@
 #include <lauxlib.h>
 #include <lualib.h>
 
+/// Size classes of the small-block pool: 16, 32, …, 128 bytes.
+#define LUNETTE_POOL_CLASSES 8
+
 /// Per-state bookkeeping shared by the allocator, the trampoline and the
 /// protected-call helper. It is the allocator's `ud`; Swift owns its memory
 /// and frees it after `lua_close`.
@@ -56,6 +59,12 @@ typedef struct lunette_host {
     /// (clock, random, output, host services): a run of main.lua that made
     /// none can be snapshot instead of run again (lunette_snapshot_take).
     uint64_t effects;
+    /// The state's small blocks (see lunette_alloc in shims.c): per size
+    /// class, the chunks with a free block; and one empty chunk kept back.
+    void *pool_partial[LUNETTE_POOL_CLASSES];
+    void *pool_spare;
+    size_t pool_held;   ///< bytes of the chunks the state holds (the spare too)
+    size_t pool_live;   ///< of `used`, the bytes of blocks in those chunks
 } lunette_host;
 
 /// Why a call was ended by the host. A kill cannot be caught by the script.
@@ -212,6 +221,10 @@ typedef int (*lunette_dispatch_fn)(lua_State *L, void *box);
 /// Creates a state whose allocations are counted in `host` (cap off while
 /// `host->in_host` > 0). Starts in host mode. Returns NULL when out of memory.
 lua_State *lunette_newstate(lunette_host *host);
+
+/// Closes a state made by lunette_newstate (`lua_close`) and gives its
+/// small-block pool's chunks back to malloc.
+void lunette_close(lua_State *L);
 
 /// The bookkeeping of the state `L` belongs to: kept in the thread's extra
 /// space (LUA_EXTRASPACE, copied into every thread the state makes), so

@@ -384,7 +384,7 @@ enum LuaLifecycle {
 
     /// Closes a state (`lua_close`: runs pending finalizers, each in its own
     /// protected call inside Lua; never raises to the caller).
-    static func close(_ L: OpaquePointer) { lua_close(L) }
+    static func close(_ L: OpaquePointer) { lunette_close(L) }
 
     /// Installs the trampoline's single entry point (`lunette_set_dispatch`).
     static func setDispatch(_ dispatch: lunette_dispatch_fn) { lunette_set_dispatch(dispatch) }
