@@ -111,10 +111,13 @@ extension LuaState {
         stack.pushTable(fieldCapacity: module.entries.count)
         for entry in module.entries {
             stack.push(entry.name)
-            // A fast path reads its arguments from 1: never behind a glue wrapper.
-            precondition(entry.fastPath == nil || !viaWrapper, "'\(entry.name)': a fast path is for functions registered without glue")
+            let replayable = module.replayable.contains(entry.name)
+            // A fast path reads its arguments from 1 (never behind a glue
+            // wrapper) and counts no effects (only for replayable functions).
+            precondition(entry.fastPath == nil || (!viaWrapper && replayable),
+                         "'\(entry.name)': a fast path is for replayable functions registered without glue")
             pushFunction(named: viaWrapper ? entry.name : "\(module.name).\(entry.name)", viaWrapper: viaWrapper,
-                         replayable: module.replayable.contains(entry.name), on: stack, body: entry.body, fastPath: entry.fastPath)
+                         replayable: replayable, on: stack, body: entry.body, fastPath: entry.fastPath)
             stack.rawSet(-3)
         }
     }
