@@ -3,6 +3,10 @@
 #include <string.h>
 #include <CLuaShims.h>
 
+// The sums must round as Swift's do, one operation at a time: no fused
+// multiply-add (clang contracts `a += b * c` on arm64 by default).
+#pragma STDC FP_CONTRACT OFF
+
 // A date as the Swift side pushes it (ClockBinding.date): an integer when
 // the number is one exactly (Int64(exactly:)), else a float.
 static void push_date(lua_State *L, lua_Number t) {
@@ -14,7 +18,9 @@ static void push_date(lua_State *L, lua_Number t) {
 }
 
 int lunette_clock_add(lua_State *L) {
-    if (lua_gettop(L) != 2 || lua_type(L, 1) != LUA_TNUMBER || lua_type(L, 2) != LUA_TTABLE) return lunette_call_swift(L);
+    if (lua_gettop(L) != 2 || lua_type(L, 1) != LUA_TNUMBER || lua_type(L, 2) != LUA_TTABLE || lunette_host_of(L)->closing) {
+        return lunette_call_swift(L);
+    }
     lua_Number seconds = 0;
     int fields = 0;
     lua_pushnil(L);

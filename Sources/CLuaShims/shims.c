@@ -16,16 +16,16 @@
 // chunks aligned to their size, so a block's chunk is its address rounded
 // down; Lua passes every block's size back (`osize`), which gives its
 // class. Chunks come from a process-wide supply, carved 64 at a time from
-// malloc, and a chunk whose blocks are all free goes back to it, so a state
-// holds at most one partly used chunk per class and one empty spare (which
+// malloc, and a chunk whose blocks are all free goes back to it: a state
+// holds the chunks its live blocks are in, and one empty spare (which
 // spares a call that fills and empties a chunk the trip to the supply's
-// lock): ≈ 9 KB at most. The memory cap holds for what the state really
-// takes: while a script runs, a chunk is refused when the blocks outside the
-// pool plus the chunks held would pass the cap, so a script that leaves one
-// live block in each chunk cannot hold more than its cap in chunks. Freed
-// chunks stay in the supply for other states (its size is the most small
-// blocks alive at once). Under AddressSanitizer every block is malloc's,
-// so that it can check them.
+// lock). The memory cap holds for what the state really takes: while a
+// script runs, growth is refused when the blocks outside the pool plus the
+// chunks held would pass the cap, so a script that leaves one live block in
+// each chunk cannot hold more than its cap. A shrink is never refused.
+// Freed chunks stay in the supply for other states (its size is the most
+// small blocks alive at once). Under AddressSanitizer every block is
+// malloc's, so that it can check them.
 #if defined(__SANITIZE_ADDRESS__)
 #define LUNETTE_POOL 0
 #elif defined(__has_feature)
@@ -54,13 +54,17 @@ typedef struct lunette_chunk {
 static pthread_mutex_t lunette_supply_lock = PTHREAD_MUTEX_INITIALIZER;
 static lunette_chunk *lunette_supply = NULL;   // free chunks, linked through `next`
 
-static lunette_chunk *lunette_chunk_take(lunette_host *h) {
+// The state's real footprint: blocks outside the pool, and the chunks held.
+static inline size_t lunette_footprint(const lunette_host *h) { return h->used - h->pool_live + h->pool_held; }
+
+// A chunk for the state; `capped`: refused (NULL) when it would pass the cap.
+static lunette_chunk *lunette_chunk_take(lunette_host *h, int capped) {
     lunette_chunk *c = h->pool_spare;
     if (c != NULL) {
         h->pool_spare = NULL;
         return c;
     }
-    if (h->limit != 0 && h->in_host == 0 && h->used - h->pool_live + h->pool_held + LUNETTE_CHUNK > h->limit) {
+    if (capped && lunette_footprint(h) + LUNETTE_CHUNK > h->limit) {
         h->hit_limit = 1;
         h->last_refused = 1;
         return NULL;
@@ -106,8 +110,10 @@ static inline lunette_chunk *lunette_chunk_of(void *block) {
 
 static inline int lunette_pooled(size_t size) { return LUNETTE_POOL && size <= LUNETTE_POOL_LARGEST; }
 
+// No free block, and no room for a fresh one (offsets, not pointers: a
+// pointer past the chunk could be past its region too).
 static inline int lunette_chunk_full(const lunette_chunk *c) {
-    return c->free == NULL && c->fresh + c->size > (const char *)c + LUNETTE_CHUNK;
+    return c->free == NULL && (size_t)(c->fresh - (const char *)c) + c->size > LUNETTE_CHUNK;
 }
 
 static inline void lunette_chunk_unlink(lunette_host *h, lunette_chunk *c, unsigned cls) {
@@ -123,11 +129,11 @@ static inline void lunette_chunk_push(lunette_host *h, lunette_chunk *c, unsigne
     h->pool_partial[cls] = c;
 }
 
-static void *lunette_pool_alloc(lunette_host *h, size_t size) {
+static void *lunette_pool_alloc(lunette_host *h, size_t size, int capped) {
     unsigned cls = (unsigned)((size - 1) >> 4);
     lunette_chunk *c = h->pool_partial[cls];
     if (c == NULL) {
-        c = lunette_chunk_take(h);
+        c = lunette_chunk_take(h, capped);
         if (c == NULL) return NULL;
         c->free = NULL;
         c->used = 0;
@@ -178,7 +184,9 @@ static void *lunette_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
         h->used -= old;
         return NULL;
     }
-    if (nsize > old && h->limit != 0 && h->in_host == 0 && h->used + (nsize - old) > h->limit) {
+    // Growth of script code is capped; the footprint is never less than `used`.
+    int capped = nsize > old && h->limit != 0 && h->in_host == 0;
+    if (capped && lunette_footprint(h) + (nsize - old) > h->limit) {
         h->hit_limit = 1;
         h->last_refused = 1;
         return NULL;
@@ -192,7 +200,7 @@ static void *lunette_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
         h->pool_live = h->pool_live - old + nsize;
     } else {
         // A new block is malloc's (realloc(NULL, n) is the same with one more step).
-        p = lunette_pooled(nsize) ? lunette_pool_alloc(h, nsize) : malloc(nsize);
+        p = lunette_pooled(nsize) ? lunette_pool_alloc(h, nsize, capped) : malloc(nsize);
         if (p != NULL && ptr != NULL) {
             memcpy(p, ptr, old < nsize ? old : nsize);
             if (lunette_pooled(old)) lunette_pool_free(h, ptr, old); else free(ptr);
@@ -247,6 +255,7 @@ lua_State *lunette_newstate(lunette_host *host) {
 
 void lunette_close(lua_State *L) {
     lunette_host *h = lunette_host_of(L);
+    h->closing = 1;
     lua_close(L);
     lunette_pool_release(h);
 }

@@ -21,8 +21,9 @@ public typealias LuaOneResultBody = (LuaArguments) throws -> LuaValue
 /// arguments, and for any call it does not answer returns
 /// `lunette_call_swift(L)`, which runs the Swift body in the same Lua frame:
 /// errors, their positions and results stay the body's. It must not raise,
-/// must give the body's result for every call it answers, and must leave
-/// the stack as it found it before deferring. Write it in C, never as a
+/// must give the body's result for every call it answers, must leave the
+/// stack as it found it before deferring, and must defer while the state
+/// closes (`lunette_host_of(L)->closing`), when the body refuses to run. Write it in C, never as a
 /// Swift `@convention(c)` closure: the body's errors are raised by
 /// `lunette_call_swift` with a longjmp, which must not cross a Swift frame.
 /// Only for `replayable` functions: its calls are not counted as effects.

@@ -21,7 +21,7 @@ struct DevCommand: ParsableCommand {
         }
         let dev = URL(fileURLWithPath: own).deletingLastPathComponent().appendingPathComponent("lunette-dev").path
         // Everything after `dev`, as typed: lunette-dev parses the same options.
-        let arguments = [dev] + CommandLine.arguments.drop(while: { $0 != "dev" }).dropFirst()
+        let arguments = [dev] + CommandLine.arguments.dropFirst().drop(while: { $0 != "dev" }).dropFirst()
         let argv = arguments.map { strdup($0) } + [nil]
         execv(dev, argv)
         let reason = String(cString: strerror(errno))

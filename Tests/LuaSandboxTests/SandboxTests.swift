@@ -202,6 +202,32 @@ struct MemoryCapTests {
         #expect(try result.get() == [2309])
     }
 
+    /// Chunks pinned by small strings count against the cap for large
+    /// blocks too: the large strings after them get the rest of the cap,
+    /// not a whole cap of their own.
+    @Test func pinnedChunksLeaveLessOfTheCapForLargeBlocks() throws {
+        let error = try failure("""
+            local kept = {}
+            for class = 3, 5 do
+              local length = class * 16 - 30
+              local batch = {}
+              for i = 1, 400000 // (25 + length) do batch[i] = string.rep("x", length - 8) .. string.pack(">I8", class * 100000 + i) end
+              for i = 1, #batch, 16 do kept[#kept + 1] = batch[i] end
+              batch = nil
+            end
+            local large = {}
+            for i = 1, 100 do large[i] = string.rep("y", 50000) .. i end
+            return #large
+            """, limits: LuaLimits(memory: 2 << 20, timeout: .seconds(10)))
+        guard case .memory(let m) = error else {
+            Issue.record("expected a memory error, got \(String(describing: error))")
+            return
+        }
+        // The peak counts blocks, not chunks: with a cap of 2 MB and about
+        // 1 MB of chunks pinned, the blocks never reach 1.5 MB.
+        #expect(m.peak < 3 << 19, "peak \(m.peak)")
+    }
+
     @Test func churnOfSmallBlocksUnderTheCapIsNotAKill() throws {
         // 40 rounds of small strings, each round dropped: the chunks go back
         // and are used again.

@@ -65,6 +65,7 @@ typedef struct lunette_host {
     void *pool_spare;
     size_t pool_held;   ///< bytes of the chunks the state holds (the spare too)
     size_t pool_live;   ///< of `used`, the bytes of blocks in those chunks
+    int closing;        ///< lunette_close has begun (finalizers may run): fast paths defer
 } lunette_host;
 
 /// Why a call was ended by the host. A kill cannot be caught by the script.
@@ -246,8 +247,9 @@ void lunette_push_swift_function(lua_State *L, void *box);
 /// itself, and for any other call returns `lunette_call_swift(L)`, which runs
 /// the Swift body in the same frame, so results, errors and their positions
 /// are the body's. A fast path must not raise, and must leave the stack as it
-/// found it before deferring. Only for functions that are not effects (see
-/// `effects`): the fast path does not count calls.
+/// found it before deferring, and must defer while the state closes
+/// (`closing`), when Swift bodies refuse to run. Only for functions that are
+/// not effects (see `effects`): the fast path does not count calls.
 void lunette_push_swift_function_with(lua_State *L, void *box, lua_CFunction fast);
 
 /// The trampoline itself, for a fast path to defer to (see above).
