@@ -220,6 +220,8 @@ static void *lunette_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
     return p;
 }
 
+int lunette_pool_enabled(void) { return LUNETTE_POOL; }
+
 // Gives the pool's last chunk back to the supply: after lua_close every
 // block is free, so only the spare is left.
 static void lunette_pool_release(lunette_host *h) {

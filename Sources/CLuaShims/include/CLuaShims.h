@@ -224,8 +224,12 @@ typedef int (*lunette_dispatch_fn)(lua_State *L, void *box);
 lua_State *lunette_newstate(lunette_host *host);
 
 /// Closes a state made by lunette_newstate (`lua_close`) and gives its
-/// small-block pool's chunks back to malloc.
+/// small-block pool's spare chunk back to the supply.
 void lunette_close(lua_State *L);
+
+/// 1 when small blocks come from the pool; 0 under AddressSanitizer, where
+/// every block is malloc's.
+int lunette_pool_enabled(void);
 
 /// The bookkeeping of the state `L` belongs to: kept in the thread's extra
 /// space (LUA_EXTRASPACE, copied into every thread the state makes), so
