@@ -9,7 +9,8 @@ import LuaSandbox
 enum TimelineDecoder {
     /// The keys read on every call, made once.
     private static let entriesKey: LuaString = "entries", policyKey: LuaString = "policy", dateKey: LuaString = "date",
-                       relevanceKey: LuaString = "relevance"
+                       relevanceKey: LuaString = "relevance", afterKey: LuaString = "after", scoreKey: LuaString = "score",
+                       durationKey: LuaString = "duration"
     struct Decoded<T> {
         var value: T
         var warnings: [String]
@@ -20,8 +21,9 @@ enum TimelineDecoder {
         guard case .table(let result)? = values.first else {
             return .failure(DecodeError("timeline must return { entries = { … }, policy = … }, got \(values.first?.typeName ?? "nothing")"))
         }
-        for key in result.fields.keys where key != entriesKey && key != policyKey {
-            return .failure(DecodeError("the timeline has an unknown field '\(key.string ?? "?")' (fields: entries, policy)"))
+        // The entries, not `keys`, which would make an array of them on every call.
+        if let unknown = result.fields.entries.first(where: { $0.key != entriesKey && $0.key != policyKey }) {
+            return .failure(DecodeError("the timeline has an unknown field '\(unknown.key.string ?? "?")' (fields: entries, policy)"))
         }
         guard case .table(let list) = result[entriesKey] else {
             return .failure(DecodeError("the timeline's 'entries' must be an array of entries, got \(result[entriesKey].typeName)"))
@@ -67,7 +69,7 @@ enum TimelineDecoder {
         case .string(let s) where s.string == "atEnd": reloadPolicy = .atEnd
         case .string(let s) where s.string == "never": reloadPolicy = .never
         case .table(let t):
-            guard let after = t[LuaString("after")].doubleValue, after.isFinite, t.count == 1 else {
+            guard let after = t[afterKey].doubleValue, after.isFinite, t.count == 1 else {
                 return .failure(DecodeError("the timeline's policy must be \"atEnd\", \"never\" or { after = <date> }"))
             }
             reloadPolicy = .after(after)
@@ -97,8 +99,8 @@ enum TimelineDecoder {
         switch content[relevanceKey] {
         case .nil: break
         case .table(let r):
-            guard let score = r[LuaString("score")].doubleValue else { return .failure(DecodeError("\(path()).relevance.score must be a number")) }
-            let duration = r[LuaString("duration")].doubleValue ?? 0
+            guard let score = r[scoreKey].doubleValue else { return .failure(DecodeError("\(path()).relevance.score must be a number")) }
+            let duration = r[durationKey].doubleValue ?? 0
             if duration < 0 { return .failure(DecodeError("\(path()).relevance.duration must not be negative")) }
             relevance = (score, duration)
         case let v:
