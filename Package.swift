@@ -37,7 +37,7 @@ let package = Package(
         .target(name: "CWorkerShims"),
         // C fast paths of the widget host's Swift functions (clock.add): the
         // common calls answered without entering Swift (LuaFastPath).
-        .target(name: "CHostFastPaths", dependencies: ["CLua", "CLuaShims"]),
+        .target(name: "CHostFastPaths", dependencies: ["CLua"]),
         // The one JSON layer (docs/json.md): escaper, number formatter, bytes,
         // writer and a located parser. No dependencies, so the store and the
         // sandbox can share it and stay independent of each other.

@@ -1,7 +1,6 @@
 #include "CHostFastPaths.h"
 
 #include <string.h>
-#include <CLuaShims.h>
 
 // The sums must round as Swift's do, one operation at a time: no fused
 // multiply-add (clang contracts `a += b * c` on arm64 by default).
@@ -18,9 +17,7 @@ static void push_date(lua_State *L, lua_Number t) {
 }
 
 int lunette_clock_add(lua_State *L) {
-    if (lua_gettop(L) != 2 || lua_type(L, 1) != LUA_TNUMBER || lua_type(L, 2) != LUA_TTABLE || lunette_host_of(L)->closing) {
-        return lunette_call_swift(L);
-    }
+    if (lua_gettop(L) != 2 || lua_type(L, 1) != LUA_TNUMBER || lua_type(L, 2) != LUA_TTABLE) return -1;
     lua_Number seconds = 0;
     int fields = 0;
     lua_pushnil(L);
@@ -28,7 +25,7 @@ int lunette_clock_add(lua_State *L) {
         // The Swift body reads at most 8 fields; anything else is its to refuse.
         if (lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TNUMBER || ++fields > 8) {
             lua_settop(L, 2);
-            return lunette_call_swift(L);
+            return -1;
         }
         size_t length;
         const char *key = lua_tolstring(L, -2, &length);
@@ -42,7 +39,7 @@ int lunette_clock_add(lua_State *L) {
         } else {
             // days (the calendar's), or a unit the body names in its error.
             lua_settop(L, 2);
-            return lunette_call_swift(L);
+            return -1;
         }
         lua_pop(L, 1);
     }

@@ -295,12 +295,23 @@ void lunette_push_swift_function(lua_State *L, void *box) {
     lua_pushcclosure(L, lunette_trampoline, 1);
 }
 
-void lunette_push_swift_function_with(lua_State *L, void *box, lua_CFunction fast) {
-    lua_pushlightuserdata(L, box);
-    lua_pushcclosure(L, fast, 1);
+// A Swift function with a C fast path (upvalue 2): the fast path answers,
+// or says -1 and the body runs, exactly as through the trampoline. Never
+// while the state closes, when Swift bodies refuse to run.
+static int lunette_fast_entry(lua_State *L) {
+    if (!lunette_host_of(L)->closing) {
+        lua_CFunction fast = lua_tocfunction(L, lua_upvalueindex(2));
+        int n = fast(L);
+        if (n >= 0) return n;
+    }
+    return lunette_trampoline(L);
 }
 
-int lunette_call_swift(lua_State *L) { return lunette_trampoline(L); }
+void lunette_push_swift_function_with(lua_State *L, void *box, lua_CFunction fast) {
+    lua_pushlightuserdata(L, box);
+    lua_pushcfunction(L, fast);   // a light C function: no allocation
+    lua_pushcclosure(L, lunette_fast_entry, 2);
+}
 
 // MARK: - Protected calls
 

@@ -84,10 +84,8 @@ final class LuaFunctionBox {
         }
         let pusher = ValuePusher(stack: stack, maxDepth: state.conversionLimits.maxDepth)
         for (i, result) in results.enumerated() {
-            do { try pusher.push(result) } catch {
-                stack.setTop(base)
-                let root = results.count == 1 ? "result" : "result #\(i + 1)"
-                return raise(stack, "'\(name)' returned a bad value: \(error.rooted(at: root))", where: true)
+            if let raised = push(result, root: results.count == 1 ? "result" : "result #\(i + 1)", with: pusher, base: base) {
+                return raised
             }
         }
         return Int32(results.count)
@@ -99,11 +97,17 @@ final class LuaFunctionBox {
         guard stack.reserve(2) else {
             return raise(stack, "'\(name)': out of Lua stack space for its result", where: true)
         }
-        do { try ValuePusher(stack: stack, maxDepth: state.conversionLimits.maxDepth).push(result) } catch {
-            stack.setTop(base)
-            return raise(stack, "'\(name)' returned a bad value: \(error.rooted(at: "result"))", where: true)
+        return push(result, root: "result", with: ValuePusher(stack: stack, maxDepth: state.conversionLimits.maxDepth), base: base) ?? 1
+    }
+
+    /// Pushes `result` (named `root` in an error); nil when it is pushed,
+    /// else the raise code, with the stack back at `base`.
+    private func push(_ result: LuaValue, root: @autoclosure () -> String, with pusher: ValuePusher, base: Int32) -> Int32? {
+        do { try pusher.push(result) } catch {
+            pusher.stack.setTop(base)
+            return raise(pusher.stack, "'\(name)' returned a bad value: \(error.rooted(at: root()))", where: true)
         }
-        return 1
+        return nil
     }
 
     private func raise(_ stack: LuaStack, _ message: String, where: Bool) -> Int32 {

@@ -18,15 +18,12 @@ public typealias LuaOneResultBody = (LuaArguments) throws -> LuaValue
 /// A C function that answers a Swift function's common calls without
 /// entering Swift (a Swift call through the trampoline costs about a
 /// thousand instructions; a C function, a few dozen). It gets the same
-/// arguments, and for any call it does not answer returns
-/// `lunette_call_swift(L)`, which runs the Swift body in the same Lua frame:
-/// errors, their positions and results stay the body's. It must not raise,
-/// must give the body's result for every call it answers, must leave the
-/// stack as it found it before deferring, and must defer while the state
-/// closes (`lunette_host_of(L)->closing`), when the body refuses to run. Write it in C, never as a
-/// Swift `@convention(c)` closure: the body's errors are raised by
-/// `lunette_call_swift` with a longjmp, which must not cross a Swift frame.
-/// Only for `replayable` functions: its calls are not counted as effects.
+/// arguments and returns its number of results; for any call it does not
+/// answer it returns -1, with the stack as it found it, and the Swift body
+/// runs in the same Lua frame, so errors, their positions and results stay
+/// the body's. It must not raise and must give the body's result for every
+/// call it answers. It is not called while the state closes. Only for
+/// `replayable` functions: its calls are not counted as effects.
 public struct LuaFastPath: @unchecked Sendable {
     let function: lua_CFunction
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LunetteCommandLine
+import WidgetHost
 
 /// `lunette dev BUNDLE`: the hot-reload loop. `lunette` parses and checks
 /// the options (so `lunette dev --help` and usage errors are its own), then
@@ -16,24 +17,14 @@ struct DevCommand: ParsableCommand {
     @OptionGroup var options: DevOptions
 
     func run() throws {
-        guard let own = DevCommand.ownExecutable() else {
-            throw CLIFailure("lunette dev: cannot find lunette's own executable, so not lunette-dev beside it either")
-        }
-        let dev = URL(fileURLWithPath: own).deletingLastPathComponent().appendingPathComponent("lunette-dev").path
+        // Beside the running executable, symbolic links resolved (as workers find it).
+        let own = URL(fileURLWithPath: BundleWorkers.thisExecutable).resolvingSymlinksInPath()
+        let dev = own.deletingLastPathComponent().appendingPathComponent("lunette-dev").path
         // Everything after `dev`, as typed: lunette-dev parses the same options.
         let arguments = [dev] + CommandLine.arguments.dropFirst().drop(while: { $0 != "dev" }).dropFirst()
         let argv = arguments.map { strdup($0) } + [nil]
         execv(dev, argv)
         let reason = String(cString: strerror(errno))
         throw CLIFailure("lunette dev: cannot start \(dev): \(reason) (lunette-dev is built and installed beside lunette: swift build, scripts/install)")
-    }
-
-    /// The path of the running executable, symbolic links resolved.
-    static func ownExecutable() -> String? {
-        #if os(Linux)
-        return try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
-        #else
-        return Bundle.main.executablePath.map { URL(fileURLWithPath: $0).resolvingSymlinksInPath().path }
-        #endif
     }
 }

@@ -106,7 +106,7 @@ struct Eval: ParsableCommand {
         // A worker locks itself down (no new files, sockets or processes) unless its
         // files need the store, which it opens as they run.
         let pool = isolation == .process
-            ? WorkerPool(executable: Bundle.main.executablePath ?? CommandLine.arguments[0], arguments: ["worker"] + (appGroups.isEmpty ? [] : ["--lockdown", "never"]))
+            ? WorkerPool(executable: BundleWorkers.thisExecutable, arguments: ["worker"] + (appGroups.isEmpty ? [] : ["--lockdown", "never"]))
             : nil
         defer { pool?.stop() }
         for file in files {

@@ -1,3 +1,4 @@
+import CLua
 import LuaSandbox
 import Testing
 
@@ -145,5 +146,33 @@ struct SwiftFunctionTests {
         let copy = LuaModule(name: "copy", functions: module.functions)
         try h.state.register(copy)
         #expect(try h.run("return copy.double(4), copy.table().a") == [8, 1])
+    }
+
+    /// A C fast path answers the calls it takes without entering the body;
+    /// the body runs every other call, in the same frame, so its errors keep
+    /// the caller's position.
+    @Test func aFastPathAnswersItsCallsAndTheBodyTheRest() throws {
+        final class Count: @unchecked Sendable { var n = 0 }
+        let bodyCalls = Count()
+        // Doubles one integer; anything else is the body's.
+        let fast: lua_CFunction = { L in
+            guard lua_gettop(L) == 1, lua_isinteger(L, 1) != 0 else { return -1 }
+            lua_pushinteger(L, lua_tointegerx(L, 1, nil) &* 2)
+            return 1
+        }
+        var module = LuaModule(name: "m")
+        module.addReturningOne("double", fastPath: LuaFastPath(fast)) { args in
+            bodyCalls.n += 1
+            return .number(try args.number(1) * 2)
+        }
+        let h = try Harness()
+        try h.state.register(module)
+        #expect(try h.run("return m.double(21), m.double(-4)") == [42, -8])
+        #expect(bodyCalls.n == 0)
+        #expect(try h.run("return m.double(2.5)") == [5.0])
+        #expect(bodyCalls.n == 1)
+        let error = luaError { try h.run("local x = 1\nreturn m.double('x')", name: "f.lua") }
+        #expect(error?.message == "f.lua:2: bad argument #1 to 'm.double' (number expected, got string)")
+        #expect(bodyCalls.n == 2)
     }
 }

@@ -1,7 +1,7 @@
 // CHostFastPaths: C fast paths of the widget host's Swift functions (see
 // LuaFastPath in LuaSandbox). Each answers its function's common, valid
-// calls without entering Swift, and hands every other call to the Swift
-// body with lunette_call_swift, so errors and their messages stay Swift's.
+// calls without entering Swift, and returns -1 for every other call, which
+// the Swift body then runs, so errors and their messages stay Swift's.
 #ifndef LUNETTE_CHOSTFASTPATHS_H
 #define LUNETTE_CHOSTFASTPATHS_H
 
@@ -9,7 +9,8 @@
 
 /// clock.add(t, units) when units has only hours, minutes and seconds
 /// (no days, which need the calendar): t plus the seconds, summed in the
-/// table's order as the Swift body sums them, an integer when whole.
+/// table's order as the Swift body sums them, an integer when whole; -1
+/// for any other call.
 int lunette_clock_add(lua_State *L);
 
 #endif

@@ -65,7 +65,7 @@ typedef struct lunette_host {
     void *pool_spare;
     size_t pool_held;   ///< bytes of the chunks the state holds (the spare too)
     size_t pool_live;   ///< of `used`, the bytes of blocks in those chunks
-    int closing;        ///< lunette_close has begun (finalizers may run): fast paths defer
+    int closing;        ///< lunette_close has begun (finalizers may run): no fast paths
 } lunette_host;
 
 /// Why a call was ended by the host. A kill cannot be caught by the script.
@@ -246,18 +246,14 @@ void lunette_set_dispatch(lunette_dispatch_fn fn);
 /// after the Swift frame has returned.
 void lunette_push_swift_function(lua_State *L, void *box);
 
-/// Pushes a Swift function with a C fast path: `fast` takes the same upvalue
-/// as the trampoline, answers the calls it can (common, valid arguments)
-/// itself, and for any other call returns `lunette_call_swift(L)`, which runs
-/// the Swift body in the same frame, so results, errors and their positions
-/// are the body's. A fast path must not raise, and must leave the stack as it
-/// found it before deferring, and must defer while the state closes
-/// (`closing`), when Swift bodies refuse to run. Only for functions that are
-/// not effects (see `effects`): the fast path does not count calls.
+/// Pushes a Swift function with a C fast path: `fast` gets the call's
+/// arguments and answers the calls it can (common, valid arguments),
+/// returning its number of results; for any other call it returns -1, with
+/// the stack as it found it, and the Swift body runs in the same frame, so
+/// results, errors and their positions are the body's. It must not raise.
+/// It is not called while the state closes (the body refuses then). Only
+/// for functions that are not effects (see `effects`): it counts no calls.
 void lunette_push_swift_function_with(lua_State *L, void *box, lua_CFunction fast);
-
-/// The trampoline itself, for a fast path to defer to (see above).
-int lunette_call_swift(lua_State *L);
 
 /// Calls the function below `nargs` arguments in protected mode with a
 /// message handler that records a traceback (see lunette_take_traceback).
