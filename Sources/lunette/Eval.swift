@@ -198,6 +198,12 @@ struct WorkerCommand: ParsableCommand {
     var lockdown: Lockdown = .start
 
     func run() throws {
+        Self.serve(lockdown: lockdown)
+    }
+
+    /// Serves until the host closes the channel, then exits: 0, or 3 when
+    /// the channel failed. Also run without the parser (WorkerFastPath).
+    static func serve(lockdown: Lockdown) -> Never {
         let refused = WorkerServer.limit(WorkerServer.Limits())
         if !refused.isEmpty { FileOutput.standardError.write("lunette worker: not limited: \(refused.joined(separator: ", "))\n") }
         if lockdown == .start { WorkerServer.lockDownSaying() }
@@ -205,7 +211,8 @@ struct WorkerCommand: ParsableCommand {
             try WorkerServer.serve(WorkerChannel(input: .standardInput, output: .standardOutput), lockDownAtOpen: lockdown == .open)
         } catch {
             FileOutput.standardError.write("lunette worker: \(error)\n")
-            throw ExitCode(3)
+            Foundation.exit(3)
         }
+        Foundation.exit(0)
     }
 }

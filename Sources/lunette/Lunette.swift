@@ -34,6 +34,10 @@ enum Main {
     static func main() {
         if VersionFastPath.answer(CommandLine.arguments) { return }
         HostLog.bootstrapFromEnvironment()
+        if let lockdown = WorkerFastPath.lockdown(CommandLine.arguments) {
+            // A host starting a worker: no parser (see WorkerFastPath).
+            WorkerCommand.serve(lockdown: lockdown)
+        }
         do {
             var command = try Lunette.parseAsRoot()
             do {
@@ -77,5 +81,25 @@ enum VersionFastPath {
         guard arguments.count == 2, arguments[1] == "--version" else { return false }
         FileOutput.standardOutput.write(Lunette.configuration.version + "\n")
         return true
+    }
+}
+
+/// The command lines hosts start workers with — `worker`, `worker
+/// --lockdown MODE` or `worker --lockdown=MODE`, MODE one of the three —
+/// run before ArgumentParser: parsing is about 12 M of the 17 M
+/// instructions a worker's start costs (the runtime's first conformance
+/// lookups, one scan of every record each), and a host with more plugins
+/// than idle workers starts one for most calls. Anything else with
+/// `worker` (help, a mistyped mode, more arguments) goes through the
+/// parser, which answers as before; CLIStartTests checks both.
+enum WorkerFastPath {
+    static func lockdown(_ arguments: [String]) -> WorkerCommand.Lockdown? {
+        guard arguments.count >= 2, arguments[1] == "worker" else { return nil }
+        switch arguments.count {
+        case 2: return .start
+        case 3 where arguments[2].hasPrefix("--lockdown="): return WorkerCommand.Lockdown(rawValue: String(arguments[2].dropFirst("--lockdown=".count)))
+        case 4 where arguments[2] == "--lockdown": return WorkerCommand.Lockdown(rawValue: arguments[3])
+        default: return nil
+        }
     }
 }

@@ -23,6 +23,28 @@ struct CLIStartTests {
         }
     }
 
+    @Test func theWorkersCommandLinesServeAndTheirNearMissesGetTheParsersAnswers() throws {
+        // What hosts start workers with (WorkerFastPath): the worker serves
+        // its channel, here an empty one, so it ends at once, status 0.
+        for arguments in [["worker"], ["worker", "--lockdown", "open"], ["worker", "--lockdown", "never"], ["worker", "--lockdown=never"]] {
+            let served = try CLI.run(arguments, nullInput: true)
+            #expect(served.status == 0, "\(arguments): \(served.stderr)")
+            #expect(served.stdout.isEmpty, "\(arguments)")
+        }
+        // Everything else goes through the parser: its errors and its help.
+        let mode = try CLI.run(["worker", "--lockdown", "bogus"], nullInput: true)
+        #expect(mode.status == 2)
+        #expect(mode.stderr.contains("The value 'bogus' is invalid for '--lockdown <lockdown>'"), "\(mode.stderr)")
+        let empty = try CLI.run(["worker", "--lockdown="], nullInput: true)
+        #expect(empty.status == 2, "\(empty.stderr)")
+        let extra = try CLI.run(["worker", "--lockdown", "never", "extra"], nullInput: true)
+        #expect(extra.status == 2)
+        #expect(extra.stderr.contains("Unexpected argument 'extra'"), "\(extra.stderr)")
+        let help = try CLI.run(["worker", "--help"], nullInput: true)
+        #expect(help.status == 0)
+        #expect(help.stdout.contains("USAGE: lunette worker [--lockdown <lockdown>]"), "\(help.stdout)")
+    }
+
     @Test func otherCommandLinesWithVersionStillGoThroughTheParser() throws {
         // The parser gives --help precedence over --version; the fast path
         // would have printed the version.

@@ -12,10 +12,13 @@ struct CLI {
     }
 
     /// `environment` adds to (or replaces in) the test process's own.
-    static func run(_ arguments: [String], program: String = "lunette", environment: [String: String] = [:]) throws -> (status: Int32, stdout: String, stderr: String) {
+    /// With `nullInput`, standard input is /dev/null (else the test's own).
+    static func run(_ arguments: [String], program: String = "lunette", environment: [String: String] = [:],
+                    nullInput: Bool = false) throws -> (status: Int32, stdout: String, stderr: String) {
         let process = Process()
         process.executableURL = built(program)
         process.arguments = arguments
+        if nullInput { process.standardInput = FileHandle.nullDevice }
         if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new } }
         let out = Pipe(), err = Pipe()
         process.standardOutput = out

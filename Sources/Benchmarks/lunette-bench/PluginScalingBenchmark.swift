@@ -62,6 +62,48 @@ enum PluginScalingBenchmark {
         return Rotation(all: try round(bundles.count), ten: try round(min(10, bundles.count)))
     }
 
+    /// For profilers (`--only-plugin-rotation N`): `calls` timeline calls
+    /// going round `plugins` plugins, each its own bundle, app group and
+    /// runtime, after a warming round; in process, or with `workers` in
+    /// worker processes with one kept for every plugin (maxIdle = plugins).
+    /// The calls run in `rotationCalls` alone, so `valgrind
+    /// --tool=callgrind --toggle-collect='*rotationCalls*'` counts only
+    /// them: instructions and (with `--cache-sim=yes`) cache misses a call
+    /// in this process, at 100 plugins against 1,000.
+    static func profiledRotation(plugins: Int, calls: Int, workers: Bool) throws -> Double {
+        try BundleWorkerBenchmark.withScratch("rotation") { root in
+            var bundles: [ScriptBundle] = []
+            for i in 0..<plugins {
+                bundles.append(try ScriptBundle.load(try BundleWorkerBenchmark.makeBundle(root: root, index: i, minutes: 15 * (1 + i % 4)), calendar: .utc))
+            }
+            let store = try BundleWorkerBenchmark.store(root + "/store", groups: 0..<plugins)
+            let clock = VirtualClock(BundleWorkerBenchmark.start)
+            let pool = workers ? BundleWorkers(executable: WorkerBenchmark.lunette, maxIdle: plugins) : nil
+            defer { pool?.stop() }
+            let runtimes = bundles.map { WidgetRuntime(bundle: $0, services: BundleWorkerBenchmark.services(store, clock, pool)) }
+            let widgets = try runtimes.map { try $0.configuration(kind: "Bench") }
+            for (runtime, widget) in zip(runtimes, widgets) { try BundleWorkerBenchmark.expectOK(runtime.timeline(widget).outcome, "a warming call") }
+            let started = pool?.workersStarted ?? 0
+            let c = ContinuousClock()
+            let t = c.now
+            let failed = rotationCalls(runtimes, widgets, calls: calls)
+            let us = BundleWorkerBenchmark.microseconds(c.now - t) / Double(calls)
+            guard failed == 0 else { throw WorkerBenchmark.failure("\(failed) of \(calls) calls in turn failed") }
+            if let pool, pool.workersStarted != started {
+                throw WorkerBenchmark.failure("the calls in turn started \(pool.workersStarted - started) workers")
+            }
+            return us
+        }
+    }
+
+    /// The calls of `profiledRotation`; how many failed.
+    @inline(never)
+    static func rotationCalls(_ runtimes: [WidgetRuntime], _ widgets: [WidgetConfiguration], calls: Int) -> Int {
+        var failed = 0
+        for k in 0..<calls where runtimes[k % runtimes.count].timeline(widgets[k % runtimes.count]).outcome.status != .ok { failed += 1 }
+        return failed
+    }
+
     /// The day of `plugins` plugins in process, then in workers with the
     /// default maxIdle (when `evicting`), then with maxIdle = plugins (when
     /// `kept`); fresh stores, the same bundles.

@@ -231,6 +231,17 @@ onlyPart("--only-store-raw-calls") {
     print("raw_set_us \(figure(1e6 / round.sets)) raw_get_us \(figure(1e6 / round.gets))")
 }
 
+// --only-plugin-rotation N [CALLS] [--workers]: just timeline calls going
+// round N plugins (default 100; CALLS default 20,000), in process or in a
+// worker kept for each, for profilers: see PluginScalingBenchmark.profiledRotation.
+onlyPart("--only-plugin-rotation") {
+    let rest = CommandLine.arguments.drop { $0 != "--only-plugin-rotation" }.dropFirst().prefix { !$0.hasPrefix("--") }.compactMap { Int($0) }
+    let plugins = rest.first ?? 100, calls = rest.dropFirst().first ?? 20_000
+    let workers = CommandLine.arguments.contains("--workers")
+    let us = try PluginScalingBenchmark.profiledRotation(plugins: plugins, calls: calls, workers: workers)
+    print("plugins \(plugins) calls \(calls) \(workers ? "in workers" : "in process") rotation_call_us \(figure(us))")
+}
+
 // --only-fresh-states: just the fresh sandboxed states, for profilers.
 onlyPart("--only-fresh-states") {
     let us = try BoundaryBenchmark.freshStateMicroseconds(iterations: 2000, functions: 0)
