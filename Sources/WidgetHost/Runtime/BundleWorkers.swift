@@ -43,9 +43,8 @@ public final class BundleWorkers: @unchecked Sendable {
     /// so that a busy plugin's worker never meets SIGXCPU in a call.
     public var retireAfterCPUSeconds = Double(WorkerServer.Limits().cpuSeconds) / 2
     private let lock = NSLock()
-    /// Idle workers by key, the most recently used last in `order`.
-    private var idle: [String: [WorkerProcess]] = [:]
-    private var order: [String] = []
+    /// Idle workers by key, with their keys' order of use (IdleWorkers).
+    private var idle = IdleWorkers<WorkerProcess>()
     private var started = 0
     /// Workers in a call now: process id → bundle id.
     private var busy: [Int32: String] = [:]
@@ -77,17 +76,16 @@ public final class BundleWorkers: @unchecked Sendable {
 
     /// The process ids of the workers alive now, idle or in a call.
     public var processIdentifiers: [Int32] {
-        lock.withLock { (idle.values.flatMap { $0.map(\.processIdentifier) } + busy.keys).sorted() }
+        lock.withLock { (idle.all.map(\.processIdentifier) + busy.keys).sorted() }
     }
 
     /// Workers alive and idle now.
-    public var idleWorkers: Int { lock.withLock { idle.values.reduce(0) { $0 + $1.count } } }
+    public var idleWorkers: Int { lock.withLock { idle.count } }
 
     /// Stops every idle worker.
     public func stop() {
         let all = lock.withLock { () -> [WorkerProcess] in
-            defer { idle = [:]; order = [] }
-            return idle.values.flatMap { $0 }
+            idle.removeAll(keys: { _ in true })
         }
         WorkerProcess.stopAll(all)
     }
@@ -96,16 +94,14 @@ public final class BundleWorkers: @unchecked Sendable {
     /// host unloads it).
     public func stop(bundle id: String) {
         let stopped = lock.withLock { () -> [WorkerProcess] in
-            let keys = idle.keys.filter { Self.bundle(ofKey: $0) == id }
-            order.removeAll { Self.bundle(ofKey: $0) == id }
-            return keys.flatMap { idle.removeValue(forKey: $0) ?? [] }
+            idle.removeAll(keys: { Self.bundle(ofKey: $0) == id })
         }
         WorkerProcess.stopAll(stopped)
     }
 
     /// Idle workers of bundle `id` alive now.
     public func idleWorkers(of id: String) -> Int {
-        lock.withLock { idle.filter { Self.bundle(ofKey: $0.key) == id }.values.reduce(0) { $0 + $1.count } }
+        lock.withLock { idle.count(keys: { Self.bundle(ofKey: $0) == id }) }
     }
 
     /// The bundle id of a worker key ("<id>@<version>/<digest>", `link`).
@@ -247,8 +243,7 @@ public final class BundleWorkers: @unchecked Sendable {
     /// An idle worker of `link`, or a fresh one that has opened its bundle.
     private func checkOut(_ link: Link) throws -> WorkerProcess {
         let reused = lock.withLock { () -> WorkerProcess? in
-            while let worker = idle[link.key]?.popLast() {
-                if idle[link.key]?.isEmpty == true { idle[link.key] = nil; order.removeAll { $0 == link.key } }
+            while let worker = idle.takeLatest(link.key) {
                 if worker.isAlive { return worker }
             }
             return nil
@@ -280,19 +275,9 @@ public final class BundleWorkers: @unchecked Sendable {
             return
         }
         let surplus = lock.withLock { () -> [WorkerProcess] in
-            idle[key, default: []].append(worker)
-            order.removeAll { $0 == key }
-            order.append(key)
+            idle.add(worker, key)
             var surplus: [WorkerProcess] = []
-            var count = idle.values.reduce(0) { $0 + $1.count }
-            while count > maxIdle, let oldest = order.first {
-                if let first = idle[oldest]?.first {
-                    surplus.append(first)
-                    idle[oldest]?.removeFirst()
-                    count -= 1
-                }
-                if idle[oldest]?.isEmpty ?? true { idle[oldest] = nil; order.removeFirst() }
-            }
+            while idle.count > maxIdle, let oldest = idle.takeOldest() { surplus.append(oldest) }
             return surplus
         }
         WorkerProcess.stopAll(surplus)
