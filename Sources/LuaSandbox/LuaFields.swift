@@ -28,6 +28,36 @@ public struct LuaFields: Sendable, Hashable {
         entries.sort { $0.key < $1.key }
     }
 
+    /// From entries in any order, as if set one by one: a repeated key
+    /// keeps its last value and `.nil` values are dropped. Entries already
+    /// in ascending key order with no `.nil` (what a writer of sorted
+    /// fields sends) are taken in one pass, without a sort.
+    public init(_ entries: [Entry]) {
+        var ascending = true
+        for i in entries.indices {
+            if entries[i].value.isNil || (i > 0 && LuaString.compare(entries[i - 1].key, entries[i].key) >= 0) {
+                ascending = false
+                break
+            }
+        }
+        if ascending {
+            self.entries = entries
+            return
+        }
+        // A stable sort by key, then the last of each run of equal keys.
+        let order = entries.indices.sorted { a, b in
+            let c = LuaString.compare(entries[a].key, entries[b].key)
+            return c != 0 ? c < 0 : a < b
+        }
+        var kept: [Entry] = []
+        kept.reserveCapacity(entries.count)
+        for (n, i) in order.enumerated() {
+            if n + 1 < order.count, LuaString.compare(entries[order[n + 1]].key, entries[i].key) == 0 { continue }
+            if !entries[i].value.isNil { kept.append(entries[i]) }
+        }
+        self.entries = kept
+    }
+
     /// From entries already in ascending key order with unique keys.
     init(sorted entries: [Entry]) {
         self.entries = entries
@@ -80,18 +110,8 @@ extension LuaFields: RandomAccessCollection {
 extension LuaFields: ExpressibleByDictionaryLiteral {
     /// Sorted straight from the literal, with no dictionary made (a
     /// literal's fields are few). Of a repeated key the last one wins, and
-    /// `.nil` values are dropped, as from a dictionary.
+    /// `.nil` values are dropped, as from a dictionary (`init(_:)`).
     public init(dictionaryLiteral elements: (LuaString, LuaValue)...) {
-        let order = elements.indices.sorted { a, b in
-            let c = LuaString.compare(elements[a].0, elements[b].0)
-            return c != 0 ? c < 0 : a < b
-        }
-        var entries: [Entry] = []
-        entries.reserveCapacity(elements.count)
-        for (n, i) in order.enumerated() {
-            if n + 1 < order.count, LuaString.compare(elements[order[n + 1]].0, elements[i].0) == 0 { continue }
-            if !elements[i].1.isNil { entries.append(Entry(key: elements[i].0, value: elements[i].1)) }
-        }
-        self.init(sorted: entries)
+        self.init(elements.map { Entry(key: $0.0, value: $0.1) })
     }
 }

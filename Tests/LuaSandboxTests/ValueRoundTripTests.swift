@@ -56,6 +56,24 @@ struct ValueRoundTripTests {
         #expect(LuaTable(fields: ["z": true, "y": "x"]) == LuaTable(fields: dictionary))
     }
 
+    @Test func fieldsFromEntriesInAnyOrderEqualTheSameFieldsSetOneByOne() {
+        let keys: [LuaString] = ["b", "a", "c", "b", "gone", "gone", "d", "a-long-key-of-more-than-sixteen-bytes", "a"]
+        let values: [LuaValue] = [2, 1, 3, 20, 1, .nil, .nil, "long", 10]
+        var oneByOne = LuaFields()
+        for (key, value) in zip(keys, values) { oneByOne[key] = value }
+        let entries = zip(keys, values).map { LuaFields.Entry(key: $0, value: $1) }
+        #expect(LuaFields(entries) == oneByOne)
+        #expect(LuaFields(entries).keys == ["a", "a-long-key-of-more-than-sixteen-bytes", "b", "c"])
+        #expect(LuaFields(entries).values == [10, "long", 20, 3])
+        // Already ascending, unique and without nil: kept as given.
+        let sorted = oneByOne.entries
+        #expect(LuaFields(sorted) == oneByOne)
+        #expect(LuaFields([]).isEmpty)
+        // Unique keys out of order are sorted; a lone nil is dropped.
+        #expect(LuaFields([.init(key: "y", value: 1), .init(key: "x", value: 2)]).keys == ["x", "y"])
+        #expect(LuaFields([.init(key: "x", value: .nil)]).isEmpty)
+    }
+
     @Test func tablesRoundTrip() throws {
         let state = try LuaState()
         let value: LuaValue = [

@@ -168,16 +168,20 @@ public struct WireReader {
         case 4: return .number(try double())
         case 5: return .string(try lua())
         case 6:
-            var table = LuaTable()
             let items = try count(each: 1)
-            table.array.reserveCapacity(items)
-            for _ in 0..<items { table.array.append(try value(depth: depth + 1)) }
+            var array: [LuaValue] = []
+            array.reserveCapacity(items)
+            for _ in 0..<items { array.append(try value(depth: depth + 1)) }
             let keys = try count(each: 2)
+            var fields: [LuaFields.Entry] = []
+            fields.reserveCapacity(keys)
             for _ in 0..<keys {
                 let key = try lua()
-                table.fields[key] = try value(depth: depth + 1)
+                fields.append(LuaFields.Entry(key: key, value: try value(depth: depth + 1)))
             }
-            return .table(table)
+            // The writer sends fields in key order; any other order reads as
+            // the same fields set one by one would (LuaFields.init(_:)).
+            return .table(LuaTable(array: array, fields: LuaFields(fields)))
         case let tag: throw WorkerProtocolError("a value of tag \(tag)")
         }
     }
