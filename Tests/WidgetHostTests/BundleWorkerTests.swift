@@ -194,6 +194,29 @@ struct BundleWorkerTests {
         #expect(workers.workersStarted == 1)
     }
 
+    @Test func anEvictedWorkerExitsAndStopLeavesNoWorkerBehind() throws {
+        // Two bundles, one idle worker kept: each call of the other bundle
+        // evicts the idle one, which is stopped off the calling thread.
+        let first = try BundleFixture(main: Self.main), second = try BundleFixture(main: Self.main)
+        let workers = BundleWorkers(executable: CLI.binary.path, maxIdle: 1)
+        defer { workers.stop() }
+        let clock = VirtualClock(t0)
+        let a = WidgetRuntime(bundle: try first.load(), services: services(first, workers: workers, clock: clock))
+        let b = WidgetRuntime(bundle: try second.load(), services: services(second, workers: workers, clock: clock))
+        #expect(a.timeline(try a.configuration(kind: "W")).outcome.status == .ok)
+        let evicted = workers.processIdentifiers
+        #expect(evicted.count == 1)
+        #expect(b.timeline(try b.configuration(kind: "W")).outcome.status == .ok)
+        #expect(workers.idleWorkers == 1 && workers.workersStarted == 2)
+        #expect(workers.processIdentifiers != evicted, "the first bundle's worker was evicted")
+        WorkerProcess.waitForBackgroundStops()
+        for pid in evicted { #expect(kill(pid, 0) != 0 && errno == ESRCH, "the evicted worker \(pid) was reaped") }
+        let kept = workers.processIdentifiers
+        workers.stop()
+        for pid in kept { #expect(kill(pid, 0) != 0 && errno == ESRCH, "the kept worker \(pid) was reaped by stop()") }
+        #expect(workers.idleWorkers == 0)
+    }
+
     @Test func aWorkerPastItsCPUAllowanceIsRetiredAfterItsCall() throws {
         let fixture = try BundleFixture(main: Self.main)
         let workers = Self.workers()

@@ -82,12 +82,14 @@ public final class BundleWorkers: @unchecked Sendable {
     /// Workers alive and idle now.
     public var idleWorkers: Int { lock.withLock { idle.count } }
 
-    /// Stops every idle worker.
+    /// Stops every idle worker, and returns once they and the workers
+    /// evicted or retired before (stopped in the background) have exited.
     public func stop() {
         let all = lock.withLock { () -> [WorkerProcess] in
             idle.removeAll(keys: { _ in true })
         }
         WorkerProcess.stopAll(all)
+        WorkerProcess.waitForBackgroundStops()
     }
 
     /// Stops the idle workers of bundle `id`, of every version (a plugin
@@ -271,7 +273,7 @@ public final class BundleWorkers: @unchecked Sendable {
     private func checkIn(_ worker: WorkerProcess, _ key: String, cpu: Double? = nil) {
         guard worker.isAlive else { return }
         if let cpu = cpu ?? worker.cpuSeconds(), cpu > retireAfterCPUSeconds {
-            WorkerProcess.stopAll([worker])
+            WorkerProcess.stopInBackground([worker])
             return
         }
         let surplus = lock.withLock { () -> [WorkerProcess] in
@@ -280,7 +282,7 @@ public final class BundleWorkers: @unchecked Sendable {
             while idle.count > maxIdle, let oldest = idle.takeOldest() { surplus.append(oldest) }
             return surplus
         }
-        WorkerProcess.stopAll(surplus)
+        WorkerProcess.stopInBackground(surplus)
     }
 
     // MARK: App modules, served to workers

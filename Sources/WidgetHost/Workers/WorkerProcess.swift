@@ -292,6 +292,32 @@ public final class WorkerProcess {
         for worker in workers { worker.close() }
         for worker in workers { worker.reap() }
     }
+
+    /// Stops `workers` without waiting for them: their input closes now,
+    /// so they begin to exit, and one serial queue reaps them (each as
+    /// `reap` does: a second to exit, then SIGKILL). For workers nothing
+    /// else holds any more — a host's evicted or retired idle workers —, so
+    /// that the call that evicts one does not wait for its exit (1–2 ms of
+    /// `exited(within:)`'s polling, on every call of a host with more
+    /// plugins than idle workers). `waitForBackgroundStops` waits for them.
+    static func stopInBackground(_ workers: [WorkerProcess]) {
+        guard !workers.isEmpty else { return }
+        for worker in workers { worker.close() }
+        let handed = Handed(workers: workers)
+        reaper.async { for worker in handed.workers { worker.reap() } }
+    }
+
+    /// Returns once every worker given to `stopInBackground` so far has
+    /// been reaped.
+    static func waitForBackgroundStops() {
+        reaper.sync {}
+    }
+
+    private static let reaper = DispatchQueue(label: "lunette.worker-reaper")
+
+    /// Workers handed to the reaper, which alone holds them from then on
+    /// (their lock guards what `reap` reads and writes).
+    private struct Handed: @unchecked Sendable { let workers: [WorkerProcess] }
 }
 
 /// A pool of worker processes: a call takes an idle one (or starts one),
