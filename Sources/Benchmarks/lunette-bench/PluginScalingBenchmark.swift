@@ -163,8 +163,8 @@ enum PluginScalingBenchmark {
     }
 
     /// Median ms of a timeline call with no idle worker kept (maxIdle 0):
-    /// what a call pays after its worker was evicted (start, open, the call,
-    /// and the worker's stop at its check-in, on the calling thread).
+    /// what a call pays after its worker was evicted (start, open, the call;
+    /// the worker is stopped at its check-in, in the background).
     static func callWithoutIdleWorker(samples: Int) throws -> Double {
         try BundleWorkerBenchmark.withScratch("no-idle") { root in
             let (bundle, store) = try BundleWorkerBenchmark.firstBundle(root)
@@ -197,7 +197,7 @@ func pluginScalingFigures() throws {
     let cold = try BundleWorkerBenchmark.coldStart(samples: colds)
     let restart = try PluginScalingBenchmark.callWithoutIdleWorker(samples: colds)
     print("a bundle worker's cold start to its first call answered, median of \(colds): \(figure(cold.worker)) ms;"
-          + " a call with no idle worker kept (maxIdle 0: start, open, the call, the worker's stop at check-in): \(figure(restart)) ms;"
+          + " a call with no idle worker kept (maxIdle 0: start, open, the call; the worker stops in the background at check-in): \(figure(restart)) ms;"
           + " a warm call \(figure(cold.warmWorker, decimals: 3)) ms;"
           + " RLIMIT_NOFILE soft \(PluginScalingBenchmark.descriptorLimit() ?? "unknown") (each live worker holds two pipe descriptors)")
     func us(_ d: BundleWorkerBenchmark.DayFigures) -> Double { d.wallSeconds / Double(d.calls) * 1e6 }
@@ -261,7 +261,7 @@ func pluginScalingFigures() throws {
         guard let d = s.inWorkers?.day else { return nil }
         let again = d.workersStarted - s.plugins
         guard again > 0 else { return nil }
-        var why = "\(s.plugins) plugins > maxIdle \(maxIdle), so idle workers are evicted (least recently used first, stopped on the calling thread)"
+        var why = "\(s.plugins) plugins > maxIdle \(maxIdle), so idle workers are evicted (least recently used first, stopped in the background)"
             + " and \(again) of the \(d.calls) calls (\(figure(Double(again) / Double(d.calls) * 100))%) started a worker again;"
             + " at \(figure(restart)) ms each (a call with no idle worker, above) that is ≈ \(figure(Double(again) * restart / 1000, decimals: 1)) s of the \(figure(d.wallSeconds, decimals: 1)) s wall"
         if let k = s.kept?.day {
