@@ -72,6 +72,9 @@ struct ValueRoundTripTests {
         // Unique keys out of order are sorted; a lone nil is dropped.
         #expect(LuaFields([.init(key: "y", value: 1), .init(key: "x", value: 2)]).keys == ["x", "y"])
         #expect(LuaFields([.init(key: "x", value: .nil)]).isEmpty)
+        // Ascending but with an adjacent repeat, or ending in nil: not taken as given.
+        #expect(LuaFields([.init(key: "a", value: 1), .init(key: "a", value: 2), .init(key: "b", value: 3)]).values == [2, 3])
+        #expect(LuaFields([.init(key: "a", value: 1), .init(key: "b", value: .nil)]).keys == ["a"])
     }
 
     @Test func tablesRoundTrip() throws {

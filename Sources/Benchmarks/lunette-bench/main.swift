@@ -237,6 +237,7 @@ onlyPart("--only-store-raw-calls") {
 onlyPart("--only-plugin-rotation") {
     let rest = CommandLine.arguments.drop { $0 != "--only-plugin-rotation" }.dropFirst().prefix { !$0.hasPrefix("--") }.compactMap { Int($0) }
     let plugins = rest.first ?? 100, calls = rest.dropFirst().first ?? 20_000
+    guard plugins > 0, calls > 0 else { throw WorkerBenchmark.failure("--only-plugin-rotation N [CALLS] [--workers]: N and CALLS must be above 0") }
     let workers = CommandLine.arguments.contains("--workers")
     let us = try PluginScalingBenchmark.profiledRotation(plugins: plugins, calls: calls, workers: workers)
     print("plugins \(plugins) calls \(calls) \(workers ? "in workers" : "in process") rotation_call_us \(figure(us))")

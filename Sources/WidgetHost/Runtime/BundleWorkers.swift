@@ -74,7 +74,8 @@ public final class BundleWorkers: @unchecked Sendable {
         lock.withLock { busy.map { ($0.key, $0.value) }.sorted { $0.pid < $1.pid } }
     }
 
-    /// The process ids of the workers alive now, idle or in a call.
+    /// The process ids of the workers alive now, idle or in a call (not
+    /// those evicted or retired and still stopping in the background).
     public var processIdentifiers: [Int32] {
         lock.withLock { (idle.all.map(\.processIdentifier) + busy.keys).sorted() }
     }
@@ -93,12 +94,15 @@ public final class BundleWorkers: @unchecked Sendable {
     }
 
     /// Stops the idle workers of bundle `id`, of every version (a plugin
-    /// host unloads it).
+    /// host unloads it), and returns once they and the workers stopping in
+    /// the background have exited.
     public func stop(bundle id: String) {
         let stopped = lock.withLock { () -> [WorkerProcess] in
             idle.removeAll(keys: { Self.bundle(ofKey: $0) == id })
         }
         WorkerProcess.stopAll(stopped)
+        // Its evicted or retired workers too: none holds its store after this.
+        WorkerProcess.waitForBackgroundStops()
     }
 
     /// Idle workers of bundle `id` alive now.

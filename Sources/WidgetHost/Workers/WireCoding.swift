@@ -168,13 +168,15 @@ public struct WireReader {
         case 4: return .number(try double())
         case 5: return .string(try lua())
         case 6:
+            // Counts come from the other process: what is reserved up front
+            // is capped (each level of nesting could claim the message's size).
             let items = try count(each: 1)
             var array: [LuaValue] = []
-            array.reserveCapacity(items)
+            array.reserveCapacity(min(items, Self.reserveCap))
             for _ in 0..<items { array.append(try value(depth: depth + 1)) }
             let keys = try count(each: 2)
             var fields: [LuaFields.Entry] = []
-            fields.reserveCapacity(keys)
+            fields.reserveCapacity(min(keys, Self.reserveCap))
             for _ in 0..<keys {
                 let key = try lua()
                 fields.append(LuaFields.Entry(key: key, value: try value(depth: depth + 1)))
@@ -186,10 +188,13 @@ public struct WireReader {
         }
     }
 
+    /// The most elements reserved up front for a count read off the wire.
+    static let reserveCap = 1024
+
     public mutating func values() throws -> [LuaValue] {
         let n = try count(each: 1)
         var out: [LuaValue] = []
-        out.reserveCapacity(n)
+        out.reserveCapacity(min(n, Self.reserveCap))
         for _ in 0..<n { out.append(try value()) }
         return out
     }

@@ -293,19 +293,26 @@ public final class WorkerProcess {
         for worker in workers { worker.reap() }
     }
 
-    /// Stops `workers` without waiting for them: their input closes now,
-    /// so they begin to exit, and one serial queue reaps them (each as
-    /// `reap` does: a second to exit, then SIGKILL). For workers nothing
-    /// else holds any more — a host's evicted or retired idle workers —, so
-    /// that the call that evicts one does not wait for its exit (1–2 ms of
-    /// `exited(within:)`'s polling, on every call of a host with more
-    /// plugins than idle workers). `waitForBackgroundStops` waits for them.
+    /// Stops idle `workers` without waiting for them: their input closes
+    /// now, so they begin to exit, and one serial queue reaps them. For
+    /// workers nothing else holds any more — a host's evicted or retired
+    /// idle workers —, so that the call that evicts one does not wait for
+    /// its exit (1–2 ms of `exited(within:)`'s polling, on every call of a
+    /// host with more plugins than idle workers). An idle worker has nothing
+    /// left to lose (its calls committed or not when they ended), so each
+    /// gets `backgroundGrace` to exit and is then killed: a worker that
+    /// ignores the end of its input holds the queue that long, not a second.
+    /// `waitForBackgroundStops` waits for them.
     static func stopInBackground(_ workers: [WorkerProcess]) {
         guard !workers.isEmpty else { return }
         for worker in workers { worker.close() }
         let handed = Handed(workers: workers)
-        reaper.async { for worker in handed.workers { worker.reap() } }
+        reaper.async { for worker in handed.workers { worker.reap(within: backgroundGrace) } }
     }
+
+    /// How long an idle worker stopped in the background has to exit before
+    /// SIGKILL (one normally exits within a few milliseconds of its input's end).
+    static let backgroundGrace = 0.1
 
     /// Returns once every worker given to `stopInBackground` so far has
     /// been reaped.
