@@ -207,11 +207,17 @@ final class BundleSandbox {
         if services.scriptLogger != nil {
             running = Self.logMetadata(bundle: bundle.manifest.id, role: role, what, id, field, arguments)
         }
-        var outcome: CallOutcome
+        var outcome = attempt(what, id, field, arguments)
+        finish(&outcome)
+        return outcome
+    }
+
+    /// The call itself: its values, or why it failed.
+    private func attempt(_ what: String, _ id: String, _ field: String, _ arguments: [LuaValue]) -> CallOutcome {
         do throws(LuaError) {
             try runMain()
             guard let function = recorder.function(what, id, field) else {
-                return finish(CallOutcome(Diagnostic(.invalid, "\(what) '\(id)' has no function '\(field)'")))
+                return CallOutcome(Diagnostic(.invalid, "\(what) '\(id)' has no function '\(field)'"))
             }
             // The call's activity changes commit with its store writes, or
             // not at all: a failed call changes no activity.
@@ -227,11 +233,9 @@ final class BundleSandbox {
                 activities?.endCall(committed: false)
                 throw error
             }
-            outcome = CallOutcome()
-            outcome.values = values
-            outcome.reloadRequests = reloads
+            return CallOutcome(values: values, reloadRequests: reloads)
         } catch {
-            outcome = CallOutcome(Self.whole(error, deadline: deadline.hard, since: started))
+            var outcome = CallOutcome(Self.whole(error, deadline: deadline.hard, since: started))
             if var diagnostic = outcome.diagnostic, let why = capabilities.whyAbsent(inMessage: diagnostic.message, bundle: bundle.manifest.id) {
                 diagnostic.message += " (\(why))"
                 outcome.diagnostic = diagnostic
@@ -241,8 +245,8 @@ final class BundleSandbox {
                 outcome.diagnostic = diagnostic
             }
             isReusable = false
+            return outcome
         }
-        return finish(outcome)
     }
 
     /// A deadline is the role's for main.lua and the function together, so
@@ -254,8 +258,9 @@ final class BundleSandbox {
                                         cancelled: timeout.cancelled, chunk: timeout.chunk, line: timeout.line))
     }
 
-    private func finish(_ outcome: CallOutcome) -> CallOutcome {
-        var outcome = outcome
+    /// Completes `outcome` with what every call reports (in place: a
+    /// `CallOutcome` is large, and each copy retains all its parts).
+    private func finish(_ outcome: inout CallOutcome) {
         outcome.elapsed = Self.seconds(ContinuousClock.now - started)
         if measuresCPU { outcome.cpuTime = max(0, Self.threadCPUTime() - startedCPU) }
         outcome.memoryPeak = state.memoryPeak
@@ -266,7 +271,6 @@ final class BundleSandbox {
         if outcome.elapsed > deadline.soft && outcome.status != .timeout {
             outcome.warnings.append("\(role.rawValue) took \(Self.milliseconds(outcome.elapsed)) ms, over its soft deadline of \(Self.milliseconds(deadline.soft)) ms")
         }
-        return outcome
     }
 
     static func loggerLevel(_ level: LuaLogLevel) -> Logger.Level {

@@ -80,14 +80,14 @@ public final class WidgetRuntime {
     public func timeline(_ widget: WidgetConfiguration, budget: (used: Int, remaining: Int)? = nil) -> ProviderResult<Timeline> {
         var outcome = call(.timeline, widget, field: "timeline",
                            arguments: [context(widget, isPreview: false), widget.values.map(LuaValue.table) ?? .nil], budget: budget)
-        guard outcome.succeeded else { return ProviderResult(outcome: outcome, value: nil) }
+        guard outcome.succeeded else { return ProviderResult(outcome: consume outcome, value: nil) }
         switch TimelineDecoder.timeline(outcome.values, policy: services.policy) {
         case .success(let decoded):
             outcome.warnings += decoded.warnings
-            return ProviderResult(outcome: outcome, value: decoded.value)
+            return ProviderResult(outcome: consume outcome, value: decoded.value)
         case .failure(let error):
             outcome.refuse(error.message)
-            return ProviderResult(outcome: outcome, value: nil)
+            return ProviderResult(outcome: consume outcome, value: nil)
         }
     }
 
