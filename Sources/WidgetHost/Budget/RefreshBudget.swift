@@ -14,31 +14,51 @@ public struct RefreshBudget: Sendable {
     /// Counted reloads of `key` in the window that ends at `t`.
     public func used(_ key: String, at t: Double) -> Int {
         guard let times = stamps[key] else { return 0 }
-        // Times are sorted: count those after t - window.
+        return used(times, at: t)
+    }
+
+    /// Of `times` (sorted), those after `t - window`.
+    private func used(_ times: [Double], at t: Double) -> Int {
+        times.count - Self.expired(times, by: t - window)
+    }
+
+    /// How many of `times` (sorted) are at or before `cutoff`.
+    private static func expired(_ times: [Double], by cutoff: Double) -> Int {
         var low = 0, high = times.count
         while low < high {
             let mid = (low + high) / 2
-            if times[mid] <= t - window { low = mid + 1 } else { high = mid }
+            if times[mid] <= cutoff { low = mid + 1 } else { high = mid }
         }
-        return times.count - low
+        return low
     }
 
     /// The first time at or after `t` when `key` has a free slot.
     public func nextFree(_ key: String, at t: Double) -> Double {
         guard limit > 0 else { return .infinity }
-        let used = used(key, at: t)
-        guard used >= limit, let times = stamps[key] else { return t }
+        // One lookup of the key (this runs on every reload).
+        guard let times = stamps[key], used(times, at: t) >= limit else { return t }
         // The slot frees when the oldest of the last `limit` reloads leaves the window.
         return times[times.count - limit] + window
     }
 
-    /// Records a counted reload of `key` at `t` (times must not go back).
-    public mutating func record(_ key: String, at t: Double) {
-        stamps[key, default: []].append(t)
-        // Forget what can no longer matter.
-        if let times = stamps[key], times.count > 2 * max(limit, 1), let first = times.first, first <= t - window {
-            stamps[key] = Array(times.drop { $0 <= t - window })
+    /// Records a counted reload of `key` at `t` (times must not go back);
+    /// returns `used(key, at: t)` after it.
+    @discardableResult
+    public mutating func record(_ key: String, at t: Double) -> Int {
+        let (limit, window) = (self.limit, self.window)
+        return Self.append(t, to: &stamps[key, default: []], limit: limit, window: window)
+    }
+
+    /// Appends `t` to `times` in place (one lookup of the key in `record`),
+    /// forgets what can no longer matter, and counts what is in the window.
+    private static func append(_ t: Double, to times: inout [Double], limit: Int, window: Double) -> Int {
+        times.append(t)
+        let old = expired(times, by: t - window)
+        if times.count > 2 * max(limit, 1), old > 0 {
+            times.removeFirst(old)
+            return times.count
         }
+        return times.count - old
     }
 
     /// The reloads of `key` still in the window at `t`, oldest first.

@@ -305,11 +305,13 @@ public final class TimelineEngine {
         let t = now
         let counted = !reason.isExempt && !policy.developerMode
         let key = budgetKey(i)
+        let used: Int
         if counted {
-            budget.record(key, at: t)
+            used = budget.record(key, at: t)
             recordBudgetChange(key)
+        } else {
+            used = budget.used(key, at: t)
         }
-        let used = budget.used(key, at: t)
         let result = runtime.timeline(instances[i].configuration, budget: (used, max(0, policy.budget - used)))
         record(result, reason: reason, counted: counted, used: used, deferredFrom: deferredFrom, at: t, into: &instances[i])
         recordChange(i)

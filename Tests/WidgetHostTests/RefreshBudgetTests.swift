@@ -1,0 +1,44 @@
+import Testing
+@testable import WidgetHost
+
+/// `RefreshBudget` looks each key up once per operation (it runs on every
+/// reload); these tests hold it to the rule it keeps: counted reloads over
+/// a rolling window, checked against every reload kept in a plain list.
+@Suite("Refresh budgets over a rolling window")
+struct RefreshBudgetTests {
+    @Test func recordReturnsTheCountAfterItAndNextFreeIsWhenTheOldestLeaves() {
+        var budget = RefreshBudget(limit: 2, window: 100)
+        #expect(budget.record("a", at: 0) == 1)
+        #expect(budget.nextFree("a", at: 10) == 10, "a slot is free")
+        #expect(budget.record("a", at: 10) == 2)
+        #expect(budget.nextFree("a", at: 20) == 100, "full until the reload at 0 leaves the window")
+        #expect(budget.used("a", at: 100) == 1)
+        #expect(budget.record("a", at: 150) == 1, "the reloads at 0 and 10 have left")
+        #expect(budget.used("b", at: 150) == 0)
+        #expect(budget.nextFree("b", at: 150) == 150)
+        #expect(RefreshBudget(limit: 0, window: 100).nextFree("a", at: 5) == .infinity)
+    }
+
+    @Test func agreesWithEveryReloadKeptOverManyRandomReloads() {
+        for (limit, window) in [(1, 30.0), (3, 100.0), (5, 1_000.0)] {
+            var budget = RefreshBudget(limit: limit, window: window)
+            var all: [String: [Double]] = [:]
+            var t = 0.0
+            for step in 0..<2_000 {
+                t += Double((step * 7919) % 23)   // a deterministic walk, ties included
+                let key = ["x", "y", "instance:42"][(step * 31) % 3]
+                let inWindow = { (times: [Double]) in times.filter { $0 > t - window }.count }
+                #expect(budget.used(key, at: t) == inWindow(all[key] ?? []), "step \(step)")
+                let expectedFree: Double = {
+                    let kept = (all[key] ?? []).filter { $0 > t - window }
+                    return kept.count >= limit ? kept[kept.count - limit] + window : t
+                }()
+                #expect(budget.nextFree(key, at: t) == expectedFree, "step \(step)")
+                if step % 2 == 0 {
+                    all[key, default: []].append(t)
+                    #expect(budget.record(key, at: t) == inWindow(all[key]!), "step \(step)")
+                }
+            }
+        }
+    }
+}
