@@ -1,6 +1,6 @@
-/// The idle workers of a `BundleWorkers` (`Worker` is `WorkerProcess`), by key, with the order in which
-/// their keys were last checked in (least recently used first), for
-/// eviction.
+/// The idle workers of a `BundleWorkers` (`Worker` is `WorkerProcess`; a
+/// test uses numbers), by key, with the order in which their keys were last
+/// checked in (least recently used first), for eviction.
 ///
 /// What a call does — take a worker of its key, give it back, evict the
 /// least recently used above `maxIdle` — costs the same whatever the number
