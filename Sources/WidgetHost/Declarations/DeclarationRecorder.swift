@@ -46,8 +46,16 @@ final class DeclarationRecorder {
 
     /// The function `field` of the declaration `what` `id`.
     func function(_ what: String, _ id: String, _ field: String) -> LuaFunctionRef? {
-        functions[DeclarationKey(what: what, id: id)]?[field]
+        // A pooled sandbox's calls ask for the same function again and
+        // again: three short string compares instead of two hashed lookups.
+        if let last = lastFound, last.field == field, last.id == id, last.what == what { return last.function }
+        let found = functions[DeclarationKey(what: what, id: id)]?[field]
+        lastFound = found.map { (what, id, field, $0) }
+        return found
     }
+
+    /// The last function `function` found; forgotten whenever `functions` changes.
+    private var lastFound: (what: String, id: String, field: String, function: LuaFunctionRef)?
 
     /// Every function recorded, of every declaration.
     var allFunctions: [LuaFunctionRef] { functions.values.flatMap(\.values) }
@@ -65,6 +73,7 @@ final class DeclarationRecorder {
         declarations = BundleDeclarations()
         problems = []
         functions = [:]
+        lastFound = nil
         references = []
         rejected = []
         seen = [:]
@@ -80,7 +89,7 @@ final class DeclarationRecorder {
             }
         }
         if !validating {
-            if let id = try? args.text(2) { functions[DeclarationKey(what: what, id: id)] = refs }
+            if let id = try? args.text(2) { functions[DeclarationKey(what: what, id: id)] = refs; lastFound = nil }
             return
         }
         let here = args.location(level: 2).map { ScriptLocation(file: $0.chunk, line: $0.line) }
@@ -105,6 +114,7 @@ final class DeclarationRecorder {
         }
         if reader.problems.isEmpty, let id {
             functions[DeclarationKey(what: what, id: id)] = refs
+            lastFound = nil
         } else {
             if let id { rejected.insert("\(what):\(id)") }
             problems += reader.problems.map { LocatedError(file: here.file, line: here.line, message: $0) }

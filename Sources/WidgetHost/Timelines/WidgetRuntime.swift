@@ -111,7 +111,13 @@ public final class WidgetRuntime {
     /// Made once per widget and kept (widgets reload many times).
     func context(_ widget: WidgetConfiguration, isPreview: Bool) -> LuaValue {
         let key = ContextKey(kind: widget.kind, family: widget.family, isPreview: isPreview)
-        if let made = contexts[key] { return made }
+        // Consecutive calls are mostly of the same kind and family: a compare
+        // of the last key before the hashed lookup.
+        if let last = lastContext, last.key == key { return last.value }
+        if let made = contexts[key] {
+            lastContext = (key, made)
+            return made
+        }
         let size = widget.family.displaySize
         let made = LuaValue.table(LuaTable(fields: [
             "kind": .string(widget.kind), "family": .string(widget.family.rawValue),
@@ -119,6 +125,7 @@ public final class WidgetRuntime {
             "isPreview": .boolean(isPreview),
         ]))
         contexts[key] = made
+        lastContext = (key, made)
         return made
     }
 
@@ -128,4 +135,5 @@ public final class WidgetRuntime {
         var isPreview: Bool
     }
     private var contexts: [ContextKey: LuaValue] = [:]
+    private var lastContext: (key: ContextKey, value: LuaValue)?
 }
