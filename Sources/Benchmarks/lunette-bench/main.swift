@@ -99,7 +99,7 @@ func widgetFigures() throws {
     // Issue 18: 1,000 widgets × 24 h in 0.4 s (with --quick, 200 widgets: a fifth of it).
     let goal = quick ? 0.08 : 0.4
     print("\nWidgets (median of \(rounds) round(s))")
-    print("\(instances) widgets × 24 h (store read, 4 entries, after 15 min): \(calls) provider calls in \(figure(wall, decimals: 2)) s wall, "
+    print("\(instances) widgets × 24 h (store read, 4 entries, after 15 min): \(calls) provider calls in \(figure(wall, decimals: 3)) s wall, "
           + "\(figure(median(rates), decimals: 0)) calls/s   (goal ≤ \(figure(goal, decimals: 1)) s: \(wall <= goal ? "met" : "MISSED"))")
     let ratio = median(bare) / median(rates)
     print("baseline: the same provider in one reused trusted state, no sandbox, engine or store: \(figure(median(bare), decimals: 0)) calls/s "
