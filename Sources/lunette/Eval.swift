@@ -202,7 +202,7 @@ struct WorkerCommand: ParsableCommand {
     }
 
     /// Serves until the host closes the channel, then exits: 0, or 3 when
-    /// the channel failed. Also run without the parser (WorkerFastPath).
+    /// the channel failed. Also run without the parser (`Unparsed`).
     static func serve(lockdown: Lockdown) -> Never {
         let refused = WorkerServer.limit(WorkerServer.Limits())
         if !refused.isEmpty { FileOutput.standardError.write("lunette worker: not limited: \(refused.joined(separator: ", "))\n") }

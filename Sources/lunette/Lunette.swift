@@ -32,12 +32,13 @@ struct Lunette: ParsableCommand {
 @main
 enum Main {
     static func main() {
-        if VersionFastPath.answer(CommandLine.arguments) { return }
-        HostLog.bootstrapFromEnvironment()
-        if let lockdown = WorkerFastPath.lockdown(CommandLine.arguments) {
-            // A host starting a worker: no parser (see WorkerFastPath).
-            WorkerCommand.serve(lockdown: lockdown)
+        let unparsed = Unparsed(CommandLine.arguments)
+        if case .version? = unparsed {
+            FileOutput.standardOutput.write(Lunette.configuration.version + "\n")
+            return
         }
+        HostLog.bootstrapFromEnvironment()
+        if case .worker(let lockdown)? = unparsed { WorkerCommand.serve(lockdown: lockdown) }
         do {
             var command = try Lunette.parseAsRoot()
             do {
@@ -70,36 +71,38 @@ enum Main {
     }
 }
 
-/// `lunette --version`, alone, answered before ArgumentParser runs: parsing
-/// builds the whole command tree by reflection (about 1.3 ms of 4.2 ms).
-/// It prints what the parser prints for `--version` (the version and a
-/// newline on standard output, status 0); CLIStartTests checks that the two
-/// agree. Every other command line, `--version` with anything else included,
-/// goes through the parser.
-enum VersionFastPath {
-    static func answer(_ arguments: [String]) -> Bool {
-        guard arguments.count == 2, arguments[1] == "--version" else { return false }
-        FileOutput.standardOutput.write(Lunette.configuration.version + "\n")
-        return true
-    }
-}
+/// The command lines run before ArgumentParser, whose reflection over the
+/// command tree is most of a short command's start (its first conformance
+/// lookups each scan every record of the binary): each is exact, and every
+/// other command line — these with anything more, help, a mode that does
+/// not exist — goes through the parser, which answers as before
+/// (CLIStartTests checks that the two agree).
+enum Unparsed {
+    /// `lunette --version` alone: the version and a newline on standard
+    /// output, status 0, as the parser prints it (1.3 ms of a 4.2 ms start).
+    case version
+    /// What hosts start workers with: `worker`, `worker --lockdown MODE`,
+    /// `worker --lockdown=MODE` (12 M of the 17 M instructions of a
+    /// worker's start, and a host with more plugins than idle workers starts
+    /// one for most calls).
+    case worker(WorkerCommand.Lockdown)
 
-/// The command lines hosts start workers with — `worker`, `worker
-/// --lockdown MODE` or `worker --lockdown=MODE`, MODE one of the three —
-/// run before ArgumentParser: parsing is about 12 M of the 17 M
-/// instructions a worker's start costs (the runtime's first conformance
-/// lookups, one scan of every record each), and a host with more plugins
-/// than idle workers starts one for most calls. Anything else with
-/// `worker` (help, a mistyped mode, more arguments) goes through the
-/// parser, which answers as before; CLIStartTests checks both.
-enum WorkerFastPath {
-    static func lockdown(_ arguments: [String]) -> WorkerCommand.Lockdown? {
-        guard arguments.count >= 2, arguments[1] == "worker" else { return nil }
-        switch arguments.count {
-        case 2: return .start
-        case 3 where arguments[2].hasPrefix("--lockdown="): return WorkerCommand.Lockdown(rawValue: String(arguments[2].dropFirst("--lockdown=".count)))
-        case 4 where arguments[2] == "--lockdown": return WorkerCommand.Lockdown(rawValue: arguments[3])
-        default: return nil
+    init?(_ arguments: [String]) {
+        switch arguments.dropFirst().first {
+        case "--version" where arguments.count == 2:
+            self = .version
+        case "worker":
+            let lockdown: WorkerCommand.Lockdown?
+            switch arguments.count {
+            case 2: lockdown = .start
+            case 3 where arguments[2].hasPrefix("--lockdown="): lockdown = WorkerCommand.Lockdown(rawValue: String(arguments[2].dropFirst("--lockdown=".count)))
+            case 4 where arguments[2] == "--lockdown": lockdown = WorkerCommand.Lockdown(rawValue: arguments[3])
+            default: lockdown = nil
+            }
+            guard let lockdown else { return nil }
+            self = .worker(lockdown)
+        default:
+            return nil
         }
     }
 }

@@ -27,8 +27,10 @@ struct FileOutput {
         var written = 0
         while written < buffer.count {
             let n = Foundation.write(descriptor, base + written, buffer.count - written)
-            if n >= 0 { written += n; continue }
-            if errno == EINTR { continue }
+            if n > 0 { written += n; continue }
+            if n < 0 && errno == EINTR { continue }
+            // Nothing written (0, which would loop for ever) is a failure too.
+            if n == 0 { errno = EIO }
             if errno == EPIPE { exit(128 + SIGPIPE) }
             if descriptor != STDERR_FILENO {
                 FileOutput.standardError.write("lunette: cannot write the output: \(String(cString: strerror(errno)))\n")

@@ -8,7 +8,7 @@ import WidgetHost
 /// before; the start-up time is measured by `lunette-bench --only-cli`.
 @Suite("The lunette command line's start")
 struct CLIStartTests {
-    @Test func theVersionFastPathPrintsWhatTheParserPrints() throws {
+    @Test func theVersionBeforeTheParserPrintsWhatTheParserPrints() throws {
         let fast = try CLI.run(["--version"])
         #expect(fast.status == 0)
         #expect(fast.stdout == LunetteVersion.current + "\n")
@@ -24,7 +24,7 @@ struct CLIStartTests {
     }
 
     @Test func theWorkersCommandLinesServeAndTheirNearMissesGetTheParsersAnswers() throws {
-        // What hosts start workers with (WorkerFastPath): the worker serves
+        // What hosts start workers with (`Unparsed.worker`): the worker serves
         // its channel, here an empty one, so it ends at once, status 0.
         for arguments in [["worker"], ["worker", "--lockdown", "open"], ["worker", "--lockdown", "never"], ["worker", "--lockdown=never"]] {
             let served = try CLI.run(arguments, nullInput: true)

@@ -13,6 +13,21 @@ struct WorkerTests {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     }
 
+    @Test("a worker stopped in the background is not waited for, and is killed after its grace if it does not exit")
+    func aWorkerStoppedInTheBackgroundIsNotWaitedFor() throws {
+        // sleep ignores the end of its input, as a worker that will not exit would.
+        let worker = try WorkerProcess(executable: "/bin/sleep", arguments: ["30"])
+        let pid = worker.processIdentifier
+        WorkerProcess.stopInBackground([worker])
+        // A stop that waited would have killed and reaped it before returning
+        // (it would only go within the grace, 0.1 s, by being killed).
+        let alive = kill(pid, 0)
+        #expect(alive == 0, "still there when stopInBackground returned")
+        WorkerProcess.waitForBackgroundStops()
+        let gone = kill(pid, 0), error = errno
+        #expect(gone != 0 && error == ESRCH, "killed after its grace and reaped")
+    }
+
     func file(_ name: String, _ source: String) throws -> String {
         let path = directory + "/" + name
         try source.write(toFile: path, atomically: true, encoding: .utf8)

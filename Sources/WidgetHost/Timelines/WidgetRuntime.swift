@@ -78,27 +78,34 @@ public final class WidgetRuntime {
     /// The timeline (rule T3), checked and sorted. `budget` is what
     /// `host.usage().budget` reports to the script.
     public func timeline(_ widget: WidgetConfiguration, budget: (used: Int, remaining: Int)? = nil) -> ProviderResult<Timeline> {
-        var outcome = call(.timeline, widget, field: "timeline",
-                           arguments: [context(widget, isPreview: false), widget.values.map(LuaValue.table) ?? .nil], budget: budget)
+        decodedCall(.timeline, widget, field: "timeline",
+                    arguments: [context(widget, isPreview: false), widget.values.map(LuaValue.table) ?? .nil], budget: budget) { values in
+            TimelineDecoder.timeline(values, policy: services.policy)
+        }
+    }
+
+    private func entryCall(_ role: CallRole, _ widget: WidgetConfiguration, field: String, arguments: [LuaValue]) -> ProviderResult<TimelineEntry> {
+        decodedCall(role, widget, field: field, arguments: arguments, budget: nil) { values in
+            TimelineDecoder.entry(values.first ?? .nil, at: "the \(role.rawValue) entry", defaultDate: services.clock.now())
+                .map { TimelineDecoder.Decoded(value: $0, warnings: []) }
+        }
+    }
+
+    /// Calls `field` and checks what it returned with `decode`: its warnings
+    /// join the call's, and a result it refuses fails the call with why. The
+    /// outcome is handed on, not copied (it is large).
+    private func decodedCall<T>(_ role: CallRole, _ widget: WidgetConfiguration, field: String, arguments: [LuaValue],
+                                budget: (used: Int, remaining: Int)?,
+                                _ decode: ([LuaValue]) -> Result<TimelineDecoder.Decoded<T>, DecodeError>) -> ProviderResult<T> {
+        var outcome = call(role, widget, field: field, arguments: arguments, budget: budget)
         guard outcome.succeeded else { return ProviderResult(outcome: consume outcome, value: nil) }
-        switch TimelineDecoder.timeline(outcome.values, policy: services.policy) {
+        switch decode(outcome.values) {
         case .success(let decoded):
             outcome.warnings += decoded.warnings
             return ProviderResult(outcome: consume outcome, value: decoded.value)
         case .failure(let error):
             outcome.refuse(error.message)
             return ProviderResult(outcome: consume outcome, value: nil)
-        }
-    }
-
-    private func entryCall(_ role: CallRole, _ widget: WidgetConfiguration, field: String, arguments: [LuaValue]) -> ProviderResult<TimelineEntry> {
-        var outcome = call(role, widget, field: field, arguments: arguments, budget: nil)
-        guard outcome.succeeded else { return ProviderResult(outcome: outcome, value: nil) }
-        switch TimelineDecoder.entry(outcome.values.first ?? .nil, at: "the \(role.rawValue) entry", defaultDate: services.clock.now()) {
-        case .success(let entry): return ProviderResult(outcome: outcome, value: entry)
-        case .failure(let error):
-            outcome.refuse(error.message)
-            return ProviderResult(outcome: outcome, value: nil)
         }
     }
 
