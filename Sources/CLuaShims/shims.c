@@ -377,10 +377,14 @@ void lunette_push_message_handler(lua_State *L) {
     lua_pushcfunction(L, lunette_msgh);
 }
 
-int lunette_pcall_handled(lua_State *L, int nargs, int nresults) {
+int lunette_pcall_at(lua_State *L, int nargs, int nresults, int handler) {
     lunette_host *h = lunette_host_of(L);
     if (h->active && h->killed != LUNETTE_KILL_NONE) return lunette_refuse_killed(L, nargs);
-    return lunette_pcall_with(L, h, nargs, nresults, 0, lua_gettop(L) - nargs - 1);
+    return lunette_pcall_with(L, h, nargs, nresults, 0, handler);
+}
+
+int lunette_pcall_handled(lua_State *L, int nargs, int nresults) {
+    return lunette_pcall_at(L, nargs, nresults, lua_gettop(L) - nargs - 1);
 }
 
 int lunette_pcall(lua_State *L, int nargs, int nresults) {

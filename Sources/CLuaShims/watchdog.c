@@ -2,21 +2,42 @@
 // dispatcher while a count hook is set (about 3x slower on tight code), so
 // the sandbox sets no hook while a call is within its deadline. One
 // watchdog thread per process watches the calls' deadlines; when one
-// passes, it signals the call's thread, whose handler checks the deadline
-// of the call running there, marks it and sets the hook on the Lua thread
-// running it (lua_sethook is meant to be called from signal handlers; see
-// lua.c). Thread switches made by the kill-aware coroutine functions set
-// the hook on the thread they switch to once the deadline has passed, so
-// no coroutine escapes.
+// passes, it marks the call expired in its slot and signals the call's
+// thread, whose handler checks the mark against the call running there,
+// marks the call and sets the hook on the Lua thread running it
+// (lua_sethook is meant to be called from signal handlers; see lua.c).
 //
-// A call's path takes no lock: each thread that runs calls owns a slot
-// (taken under the lock once, given back when the thread ends), and a call
-// publishes its host and deadline there with atomic stores. The watchdog
-// only reads slots and sends signals (under the lock, so that no thread
+// A call reads no clock for its deadline: a precise read costs ~21 ns here,
+// more than a trivial Lua call. It publishes its timeout, and the watchdog
+// times it from the first poll that sees it, which is after the call began:
+// no call is ended before its timeout, and it is ended at most two periods
+// (4 ms) after it. (Linux's coarse clock, ~3 ns a read, is no substitute:
+// in this VM it lags the precise one by up to 8 ms, twice its resolution,
+// so a deadline from it could end a call early.)
+//
+// Thread switches made by the kill-aware coroutine functions set the hook
+// on the thread they switch to once the deadline has passed, so no
+// coroutine escapes.
+//
+// A call's path takes no lock and no atomic read-modify-write: each thread
+// that runs calls owns a slot (taken under the lock once, given back when
+// the thread ends), and a call publishes its host and timeout there, and
+// counts itself, with plain atomic stores. The watchdog only reads slots,
+// marks expired calls and sends signals (under the lock, so that no thread
 // ends and frees its descriptor meanwhile); the decision to end a call is taken
 // on the call's own thread, so a signal that arrives late (the call ended,
 // another began) changes nothing. The watchdog polls every 2 ms while
 // calls come, and after 100 ms without one sleeps until the next.
+//
+// Going to sleep is a handshake: a call stores its slot, then reads
+// `sleeping`; the watchdog stores `sleeping`, then reads the slots. One of
+// the two must see the other's store, which needs a full barrier on both
+// sides. A full barrier on every call (a locked instruction, ~6 ns here)
+// would be a tenth of a trivial call, so on Linux the call side has only a
+// compiler barrier and the watchdog, which sleeps rarely, pays for both
+// with membarrier(2): every thread of the process runs a full barrier
+// before it returns. Where membarrier is missing (or refused), calls use a
+// full fence.
 //
 // Under ThreadSanitizer no signal is used: TSan delivers a signal only when
 // the thread next calls into the C library, which a pure Lua loop never
@@ -29,6 +50,10 @@
 
 #include <errno.h>
 #include <pthread.h>
+#if defined(__linux__)
+#include <linux/membarrier.h>
+#include <sys/syscall.h>
+#endif
 #include <signal.h>
 #include <string.h>
 #include <time.h>
@@ -45,25 +70,37 @@
 #define LUNETTE_WATCH_IDLE_ROUNDS 50     // periods without a call before the watchdog sleeps
 
 // A thread's slot. `host` is non-NULL while a call with a deadline runs on
-// the thread; `deadline` is that call's. Written by the owning thread only
-// (atomics), read by the watchdog and by lunette_watch_cancel.
+// the thread; `timeout` is that call's and `calls` counts it. Written by the
+// owning thread only (atomics; `timeout`, then `calls`, then `host`), read by
+// the watchdog and by lunette_watch_cancel. `expired` is the watchdog's: the
+// count of the call whose deadline it saw pass.
 typedef struct {
     lunette_host *host;
-    uint64_t deadline;
+    uint64_t timeout;
+    uint64_t calls;     ///< calls registered here, ever (a slot's count survives its thread)
+    uint64_t expired;   ///< `calls` of the call found past its deadline, or UINT64_MAX
     pthread_t thread;
     int owned;          ///< a thread owns it (under lunette_watch_lock)
 } lunette_watch;
+
+// The watchdog's own view of each slot: the call it saw last and when it
+// first saw it (the start it times the call from). Touched by the watchdog only.
+static uint64_t lunette_watch_seen_call[LUNETTE_WATCH_SLOTS];
+static uint64_t lunette_watch_seen_at[LUNETTE_WATCH_SLOTS];
 
 static pthread_mutex_t lunette_watch_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t lunette_watch_wake = PTHREAD_COND_INITIALIZER;
 static lunette_watch lunette_watches[LUNETTE_WATCH_SLOTS];
 static pthread_once_t lunette_watch_once = PTHREAD_ONCE_INIT;
 static int lunette_watch_ready = 0;
+// lunette_watch_start has run (set last, with a release store): calls skip pthread_once.
+static int lunette_watch_started = 0;
 static struct sigaction lunette_previous_action;
-// Bumped by every call that registers: the watchdog stays awake while it moves.
-static uint64_t lunette_watch_activity = 0;
 // Set by the watchdog before it sleeps (under the lock); a call that sees it wakes it.
 static int lunette_watch_sleeping = 0;
+// membarrier(2) is registered: calls need only a compiler barrier (see above).
+// Written before the watchdog starts (in lunette_watch_once), read-only after.
+static int lunette_watch_heavy_barrier = 0;
 // Gives a thread's slot back when the thread ends.
 static pthread_key_t lunette_watch_key;
 static pthread_once_t lunette_watch_key_once = PTHREAD_ONCE_INIT;
@@ -77,15 +114,36 @@ static void lunette_on_watch_signal(int sig, siginfo_t *info, void *context) {
     // The interrupted code may be between a failing call and its read of
     // errno: leave errno as the handler found it.
     int saved_errno = errno;
-    lunette_host *h = __atomic_load_n(&lunette_thread_host, __ATOMIC_RELAXED);
+    int ended = 0;
+    // The call that owns this thread's slot (the outermost watched one):
+    // ended when the watchdog marked it, and only it (a signal that comes
+    // late finds another call's count in the slot).
+    int slot = lunette_thread_slot;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    if (h != NULL && h->active && !LUNETTE_FLAG_GET(h->fired) && h->deadline_ns != 0 && lunette_now_ns() >= h->deadline_ns) {
-        LUNETTE_FLAG_SET(h->fired, 1);
+    if (slot >= 0) {
+        lunette_watch *w = &lunette_watches[slot];
+        lunette_host *owner = __atomic_load_n(&w->host, __ATOMIC_RELAXED);
+        if (owner != NULL && owner->active) {
+            if (__atomic_load_n(&w->expired, __ATOMIC_RELAXED) == __atomic_load_n(&w->calls, __ATOMIC_RELAXED)) {
+                LUNETTE_FLAG_SET(owner->fired, 1);
+            }
+            if (LUNETTE_FLAG_GET(owner->fired)) {
+                lua_State *running = owner->running;
+                if (running != NULL) lunette_arm_hook(running, 1);
+                ended = 1;
+            }
+        }
     }
-    int ours = info != NULL && info->si_code == SI_TKILL && info->si_pid == getpid();
+    // The call running on the thread now, when lunette_watch_cancel ended it.
+    lunette_host *h = __atomic_load_n(&lunette_thread_host, __ATOMIC_RELAXED);
     if (h != NULL && LUNETTE_FLAG_GET(h->fired)) {
         lua_State *running = h->running;
         if (running != NULL) lunette_arm_hook(running, 1);
+        ended = 1;
+    }
+    int ours = info != NULL && info->si_code == SI_TKILL && info->si_pid == getpid();
+    if (ended) {
+        // Done.
     } else if (ours) {
         // The watchdog's, late: the call it was for has ended.
     } else if (lunette_previous_action.sa_flags & SA_SIGINFO) {
@@ -97,38 +155,73 @@ static void lunette_on_watch_signal(int sig, siginfo_t *info, void *context) {
     errno = saved_errno;
 }
 
+// Every call registered so far, over all slots (under lunette_watch_lock:
+// a slot's count survives its thread, so the sum never goes back).
+static uint64_t lunette_watch_activity(void) {
+    uint64_t sum = 0;
+    for (int i = 0; i < LUNETTE_WATCH_SLOTS; i++) sum += __atomic_load_n(&lunette_watches[i].calls, __ATOMIC_RELAXED);
+    return sum;
+}
+
+// The watchdog's half of the sleep handshake, after storing `sleeping`.
+static void lunette_watch_heavy_fence(void) {
+#if defined(__linux__)
+    if (lunette_watch_heavy_barrier && syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0) return;
+    // Registered but refused now (cannot happen short of a seccomp filter
+    // added later): the calls' side has no fence, so never sleep on it.
+    if (lunette_watch_heavy_barrier) {
+        __atomic_store_n(&lunette_watch_sleeping, 0, __ATOMIC_RELAXED);
+        return;
+    }
+#endif
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
 static void *lunette_watchdog(void *unused) {
     (void)unused;
-    uint64_t seen = __atomic_load_n(&lunette_watch_activity, __ATOMIC_SEQ_CST);
+    pthread_mutex_lock(&lunette_watch_lock);
+    uint64_t seen = lunette_watch_activity();
+    pthread_mutex_unlock(&lunette_watch_lock);
     int idle = 0;
     for (;;) {
         uint64_t now = lunette_now_ns();
         int running = 0;
         pthread_mutex_lock(&lunette_watch_lock);
+        uint64_t activity = lunette_watch_activity();
         for (int i = 0; i < LUNETTE_WATCH_SLOTS; i++) {
             lunette_watch *w = &lunette_watches[i];
+            uint64_t call = __atomic_load_n(&w->calls, __ATOMIC_ACQUIRE);
             if (__atomic_load_n(&w->host, __ATOMIC_ACQUIRE) == NULL) continue;
             running = 1;
+            uint64_t timeout = __atomic_load_n(&w->timeout, __ATOMIC_RELAXED);
+            // A call that began meanwhile is timed from the next round.
+            if (__atomic_load_n(&w->calls, __ATOMIC_ACQUIRE) != call) continue;
+            if (lunette_watch_seen_call[i] != call) {
+                lunette_watch_seen_call[i] = call;
+                lunette_watch_seen_at[i] = now;
+            }
             // Signal again every period until the call ends: a thread
-            // switch may have raced with the first one. The handler checks
-            // the deadline of whatever call runs there by then.
-            if (now >= __atomic_load_n(&w->deadline, __ATOMIC_ACQUIRE)) pthread_kill(w->thread, LUNETTE_WATCH_SIGNAL);
+            // switch may have raced with the first one. The handler ends
+            // the call only if it is still the one marked.
+            if (now - lunette_watch_seen_at[i] >= timeout) {
+                __atomic_store_n(&w->expired, call, __ATOMIC_RELAXED);
+                pthread_kill(w->thread, LUNETTE_WATCH_SIGNAL);
+            }
         }
         pthread_mutex_unlock(&lunette_watch_lock);
-        uint64_t activity = __atomic_load_n(&lunette_watch_activity, __ATOMIC_SEQ_CST);
         idle = (running || activity != seen) ? 0 : idle + 1;
         seen = activity;
         if (idle >= LUNETTE_WATCH_IDLE_ROUNDS) {
-            // Sleep until a call registers. A call stores its slot, then
-            // reads `sleeping`; this stores `sleeping`, then reads the
-            // activity (both sequentially consistent), so one of the two
-            // sees the other.
+            // Sleep until a call registers (the handshake above). A call
+            // that saw `sleeping` takes the lock to signal, which it cannot
+            // get before this waits.
             pthread_mutex_lock(&lunette_watch_lock);
-            __atomic_store_n(&lunette_watch_sleeping, 1, __ATOMIC_SEQ_CST);
-            while (__atomic_load_n(&lunette_watch_activity, __ATOMIC_SEQ_CST) == seen) {
+            __atomic_store_n(&lunette_watch_sleeping, 1, __ATOMIC_RELAXED);
+            lunette_watch_heavy_fence();
+            while (__atomic_load_n(&lunette_watch_sleeping, __ATOMIC_RELAXED) && lunette_watch_activity() == seen) {
                 pthread_cond_wait(&lunette_watch_wake, &lunette_watch_lock);
             }
-            __atomic_store_n(&lunette_watch_sleeping, 0, __ATOMIC_SEQ_CST);
+            __atomic_store_n(&lunette_watch_sleeping, 0, __ATOMIC_RELAXED);
             pthread_mutex_unlock(&lunette_watch_lock);
             idle = 0;
             continue;
@@ -152,19 +245,27 @@ static void lunette_watch_make_key(void) {
     lunette_watch_key_ready = pthread_key_create(&lunette_watch_key, lunette_watch_release_slot) == 0;
 }
 
-static void lunette_watch_start(void) {
+static void lunette_watch_start_once(void) {
     struct sigaction action;
     memset(&action, 0, sizeof action);
     action.sa_sigaction = lunette_on_watch_signal;
     action.sa_flags = SA_SIGINFO | SA_RESTART;
     sigemptyset(&action.sa_mask);
     if (sigaction(LUNETTE_WATCH_SIGNAL, &action, &lunette_previous_action) != 0) return;
+#if defined(__linux__)
+    lunette_watch_heavy_barrier = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+#endif
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     pthread_t thread;
     if (pthread_create(&thread, &attr, lunette_watchdog, NULL) == 0) lunette_watch_ready = 1;
     pthread_attr_destroy(&attr);
+}
+
+static void lunette_watch_start(void) {
+    lunette_watch_start_once();
+    __atomic_store_n(&lunette_watch_started, 1, __ATOMIC_RELEASE);
 }
 
 // The calling thread's slot, taken on its first call (-1 when all are taken).
@@ -179,6 +280,7 @@ static int lunette_watch_slot(void) {
             lunette_watches[i].owned = 1;
             lunette_watches[i].thread = pthread_self();
             __atomic_store_n(&lunette_watches[i].host, NULL, __ATOMIC_RELEASE);
+            __atomic_store_n(&lunette_watches[i].expired, UINT64_MAX, __ATOMIC_RELAXED);
             slot = i;
             break;
         }
@@ -207,18 +309,18 @@ int lunette_call_was_cancelled(const lunette_host *h) {
     return LUNETTE_FLAG_GET(h->cancelled) != 0;
 }
 
-int lunette_watch_begin(lunette_host *h, uint64_t deadline) {
+int lunette_watch_begin(lunette_host *h, uint64_t timeout) {
     h->previous_thread_host = lunette_thread_host;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     __atomic_store_n(&lunette_thread_host, h, __ATOMIC_RELAXED);
     h->watch_slot = -1;
-    if (deadline == 0) return 0;
+    if (timeout == 0) return 0;
     // Without signals the call is still registered (no watchdog thread
     // runs then), so that lunette_watch_cancel finds it and says a call
     // was running; the count hook does the rest.
     int signals = lunette_watch_uses_signals();
     if (signals) {
-        pthread_once(&lunette_watch_once, lunette_watch_start);
+        if (!__atomic_load_n(&lunette_watch_started, __ATOMIC_ACQUIRE)) pthread_once(&lunette_watch_once, lunette_watch_start);
         if (!lunette_watch_ready) return 0;
         if (!lunette_thread_unblocked) {
             sigset_t set;
@@ -237,12 +339,16 @@ int lunette_watch_begin(lunette_host *h, uint64_t deadline) {
         // count hook.
         return 0;
     }
-    __atomic_store_n(&w->deadline, deadline, __ATOMIC_RELEASE);
-    __atomic_store_n(&w->host, h, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&w->timeout, timeout, __ATOMIC_RELAXED);
+    // Only this thread writes its slot's count: no read-modify-write.
+    __atomic_store_n(&w->calls, __atomic_load_n(&w->calls, __ATOMIC_RELAXED) + 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&w->host, h, __ATOMIC_RELEASE);
     h->watch_slot = slot;
     if (signals) {
-        __atomic_add_fetch(&lunette_watch_activity, 1, __ATOMIC_SEQ_CST);
-        if (__atomic_load_n(&lunette_watch_sleeping, __ATOMIC_SEQ_CST)) {
+        // The handshake with a watchdog going to sleep (see the top).
+        if (lunette_watch_heavy_barrier) __atomic_signal_fence(__ATOMIC_SEQ_CST);
+        else __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        if (__atomic_load_n(&lunette_watch_sleeping, __ATOMIC_RELAXED)) {
             pthread_mutex_lock(&lunette_watch_lock);
             pthread_cond_signal(&lunette_watch_wake);
             pthread_mutex_unlock(&lunette_watch_lock);

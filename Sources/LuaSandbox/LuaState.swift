@@ -219,9 +219,12 @@ public final class LuaState {
     /// `call` with `options`, or with the state's own when nil.
     private func call(_ function: LuaFunctionRef, _ arguments: [LuaValue], explicitOptions options: LuaCallOptions?) throws(LuaError) -> [LuaValue] {
         precondition(function.owner == ObjectIdentifier(self), "LuaFunctionRef belongs to another LuaState")
+        // The closures capture the reference's number, not the object: that
+        // spares a retain and a release (atomic, ~6 ns each here) per call.
+        let reference = function.reference
         return try withLargeStack { () throws(LuaError) in
             try self.protectedCall(arguments, options: options) { stack in
-                stack.push(reference: function.reference)
+                stack.push(reference: reference)
             }
         }
     }
@@ -264,6 +267,7 @@ public final class LuaState {
             }
         }
         let outermost = callDepth == 0
+        let status: Int32
         if outermost {
             if let options {
                 if options != limitsSource {
@@ -276,12 +280,14 @@ public final class LuaState {
                 limits = self.options.cLimits
                 limitsAreOptions = true
             }
-            stack.beginCall(&limits)
+            callDepth = 1
+            status = stack.callOutermost(&limits, handler: base + 1, arguments: Int32(arguments.count), results: LuaLifecycle.multipleResults)
+            callDepth = 0
+        } else {
+            callDepth += 1
+            status = stack.callHandled(arguments: Int32(arguments.count), results: LuaLifecycle.multipleResults)
+            callDepth -= 1
         }
-        callDepth += 1
-        let status = stack.callHandled(arguments: Int32(arguments.count), results: LuaLifecycle.multipleResults)
-        callDepth -= 1
-        if outermost { stack.endCall() }
         defer { stack.setTop(base) }
         if status != LuaLifecycle.ok {
             throw callError(status: status, stack: stack, limits: (options ?? self.options).limits,

@@ -47,6 +47,30 @@ struct DeadlineMechanismTests {
         #expect(try state.run("return 6 * 7") == [42])
     }
 
+    /// The watchdog times a call from the first poll that sees it, which is
+    /// after the call began: timed from outside, no call ends before its
+    /// timeout. (A deadline from Linux's coarse clock, which lags by up to
+    /// a few ticks, ended these rounds 3–7 ms early.)
+    @Test func noCallEndsBeforeItsTimeout() throws {
+        let state = try LuaState(profile: .sandbox)
+        let spin = try state.load("while true do end", name: "spin.lua")
+        let limits = LuaLimits(memory: 4 << 20, timeout: .milliseconds(20), output: 4096)
+        for round in 0..<5 {
+            let start = ContinuousClock.now
+            do throws(LuaError) {
+                _ = try state.call(spin, options: LuaCallOptions(limits: limits))
+                Issue.record("the loop did not end")
+            } catch {
+                guard case .timeout = error else {
+                    Issue.record("expected a timeout, got \(error)")
+                    return
+                }
+            }
+            let elapsed = ContinuousClock.now - start
+            #expect(elapsed >= .milliseconds(20) && elapsed < .milliseconds(500), "round \(round) ended after \(elapsed)")
+        }
+    }
+
     /// Each thread that runs calls owns a watchdog slot, given back when it
     /// ends: more threads than slots (256) over a process's life are each
     /// still watched without the hook.

@@ -238,6 +238,32 @@ struct WorkerTests {
         #expect(try WorkerChannel(input: ended.fileHandleForReading, output: pipe.fileHandleForWriting).receive() == nil, "the end of the stream")
     }
 
+    /// The watchdog sleeps after 100 ms without a call, and the next call
+    /// wakes it (a handshake with a barrier on the watchdog's side only: see
+    /// watchdog.c). A worker is a process whose only calls are these, so
+    /// between them it does sleep: each spin must still end at its own
+    /// deadline, not at the host's kill a second later.
+    @Test func aCallAfterTheWatchdogSleptEndsAtItsDeadline() throws {
+        let worker = try WorkerProcess(executable: CLI.binary.path)
+        defer { worker.stop() }
+        func eval(_ source: String, timeoutMs: Int) -> JSONValue? {
+            let request = JSONValue.record([("op", .of("eval")), ("name", .of("spin.lua")), ("source", .base64(Array(source.utf8))),
+                                            ("profile", .of("sandbox")), ("memoryMB", .of(30)), ("timeoutMs", .of(timeoutMs))])
+            guard case .success(let done) = worker.call(request, deadline: 3) else { return nil }
+            return done
+        }
+        #expect(eval("return 1", timeoutMs: 1000)?["status"]?.text == "ok")
+        for round in 0..<3 {
+            usleep(300_000)   // three times the watchdog's idle time
+            let start = ContinuousClock.now
+            let done = try #require(eval("while true do end", timeoutMs: 100), "round \(round)")
+            let elapsed = ContinuousClock.now - start
+            #expect(done["status"]?.text == "timeout", "round \(round): \(done)")
+            #expect(done["text"]?.text?.contains("did not answer") == false, "round \(round): ended by the host, not the sandbox: \(done)")
+            #expect(elapsed < .milliseconds(800), "round \(round): \(elapsed)")
+        }
+    }
+
     @Test func aWorkerThatDiedBetweenCallsIsALossNotTheHostsDeath() throws {
         let worker = try WorkerProcess(executable: CLI.binary.path)
         kill(worker.processIdentifier, SIGKILL)

@@ -249,9 +249,12 @@ onlyPart("--only-fresh-states") {
     print("fresh_state_us \(figure(us))")
 }
 
-// --only-trivial-calls: just the trivial call loop, for profilers.
+// --only-trivial-calls [BATCHES]: just the trivial call loop (BATCHES of
+// 1,000 calls, default 20), for profilers.
 onlyPart("--only-trivial-calls") {
-    let ns = try BoundaryBenchmark.trivialCallNanoseconds(batches: 20)
+    let batches = CommandLine.arguments.drop { $0 != "--only-trivial-calls" }.dropFirst().first.flatMap { Int($0) } ?? 20
+    guard batches > 0 else { throw WorkerBenchmark.failure("--only-trivial-calls [BATCHES]: BATCHES must be above 0") }
+    let ns = try BoundaryBenchmark.trivialCallNanoseconds(batches: batches)
     print("trivial_call_ns \(figure(ns))")
 }
 

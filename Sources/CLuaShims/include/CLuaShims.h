@@ -32,8 +32,8 @@ typedef struct lunette_host {
 
     // The current top-level call's limits (lunette_call_begin / lunette_call_end).
     int killed;                 ///< LUNETTE_KILL_*: why the call is being ended, or 0
-    uint64_t start_ns;          ///< monotonic clock when the call began
-    uint64_t deadline_ns;       ///< monotonic deadline; 0: none
+    uint64_t start_ns;          ///< monotonic clock when the call began (coarse when the watchdog times it)
+    uint64_t deadline_ns;       ///< monotonic deadline the count hook checks; 0: none, or the watchdog's (see watchdog.c)
     int64_t instructions_left;  ///< instruction budget left; < 0: none
     size_t output_used;         ///< bytes printed or logged by the call
     size_t output_limit;        ///< 0: none
@@ -96,18 +96,18 @@ typedef struct lunette_limits {
     int has_clock_now;
 } lunette_limits;
 
-/// Arms `limits` for a top-level call on `L`: resets the peak, the output
-/// count and the kill flag, starts the deadline, seeds math.random. Runs no
-/// script code.
-void lunette_call_begin(lua_State *L, const lunette_limits *limits);
-
-/// Disarms the limits after a top-level call; the kill reason stays in the
-/// host until the next begin. Reads no clock (a call that succeeded needs
-/// no elapsed time): see lunette_call_elapsed.
-void lunette_call_end(lua_State *L);
+/// A top-level call: arms `limits` on `L` (resets the peak, the output
+/// count and the kill flag, starts the deadline, seeds math.random), calls
+/// as lunette_pcall_at, and disarms them; the kill reason stays in the host
+/// until the next call. Reads one clock, a coarse one when the watchdog
+/// times the call (see watchdog.c), and none at the end: a call that
+/// succeeded needs no elapsed time (see lunette_call_elapsed).
+int lunette_call_outermost(lua_State *L, const lunette_limits *limits, int handler, int nargs, int nresults);
 
 /// Monotonic nanoseconds since the last top-level call began (for the
-/// report of a call that failed).
+/// report of a call that failed). A call the watchdog watches reads its
+/// start from Linux's coarse clock, so this may exceed the time it ran by
+/// a few milliseconds (the coarse clock's lag).
 uint64_t lunette_call_elapsed(lua_State *L);
 
 /// The monotonic clock in nanoseconds.
@@ -161,12 +161,14 @@ int lunette_is_memory_failure(lua_State *L, int status);
 /// Sets the count hook on `L` (every `count` instructions).
 void lunette_arm_hook(lua_State *L, int count);
 
-/// Makes `h` the calling thread's current call and registers its deadline
-/// (0: none) with the process's watchdog thread. Returns 1 when the watchdog
-/// will end the call at its deadline; 0 when it will not (no deadline, the
-/// watchdog could not take it, or no signals are used, see
-/// lunette_watch_uses_signals): the call then keeps the count hook on.
-int lunette_watch_begin(lunette_host *h, uint64_t deadline);
+/// Makes `h` the calling thread's current call and registers its timeout
+/// (0: none) with the process's watchdog thread, which times the call from
+/// the first time it sees it (so never ends it early, and at most two of
+/// its 2 ms periods late). Returns 1 when the watchdog will end the call at
+/// its deadline; 0 when it will not (no timeout, the watchdog could not
+/// take it, or no signals are used, see lunette_watch_uses_signals): the
+/// call then keeps the count hook on.
+int lunette_watch_begin(lunette_host *h, uint64_t timeout);
 
 /// 1 when deadlines are enforced by the watchdog's signal; 0 in builds under
 /// ThreadSanitizer, which holds signals back until the thread calls into
@@ -273,6 +275,10 @@ void lunette_push_message_handler(lua_State *L);
 /// results or the error, and no stack entries move (lunette_pcall inserts
 /// and removes it, two rotations of the stack).
 int lunette_pcall_handled(lua_State *L, int nargs, int nresults);
+
+/// As lunette_pcall_handled, with the message handler at absolute index
+/// `handler`, just below the function (the caller knows where: no lua_gettop).
+int lunette_pcall_at(lua_State *L, int nargs, int nresults, int handler);
 
 /// lunette_pcall for the host's own work (opening libraries, read-only
 /// views, host glue): it runs in host mode, so its allocations are never

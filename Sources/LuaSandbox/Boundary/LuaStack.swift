@@ -304,13 +304,14 @@ struct LuaStack {
     /// top, for re-raising a nested error (`lunette_keep_traceback`: raw).
     func keepTraceback() { lunette_keep_traceback(L) }
 
-    /// Arms the limits of a top-level call (`lunette_call_begin`; runs no
-    /// script code; seeding a trusted state's generator runs Lua's own
+    /// As `callHandled` with the message handler at absolute index
+    /// `handler`, for a top-level call: arms `limits` before and disarms
+    /// them after (`lunette_call_outermost`; arming runs no script code,
+    /// though seeding a trusted state's generator runs Lua's own
     /// `randomseed` under its own protected call).
-    func beginCall(_ limits: inout lunette_limits) { lunette_call_begin(L, &limits) }
-
-    /// Disarms the limits (`lunette_call_end`; never raises, reads no clock).
-    func endCall() { lunette_call_end(L) }
+    func callOutermost(_ limits: inout lunette_limits, handler: Int32, arguments: Int32, results: Int32) -> Int32 {
+        lunette_call_outermost(L, &limits, handler, arguments, results)
+    }
 
     /// Nanoseconds since the last top-level call began (`lunette_call_elapsed`).
     func callElapsed() -> UInt64 { lunette_call_elapsed(L) }
