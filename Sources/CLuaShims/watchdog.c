@@ -50,9 +50,12 @@
 
 #include <errno.h>
 #include <pthread.h>
-#if defined(__linux__)
+#if defined(__linux__) && defined(__has_include)
+#if __has_include(<linux/membarrier.h>)
 #include <linux/membarrier.h>
 #include <sys/syscall.h>
+#define LUNETTE_HAVE_MEMBARRIER 1
+#endif
 #endif
 #include <signal.h>
 #include <string.h>
@@ -165,7 +168,7 @@ static uint64_t lunette_watch_activity(void) {
 
 // The watchdog's half of the sleep handshake, after storing `sleeping`.
 static void lunette_watch_heavy_fence(void) {
-#if defined(__linux__)
+#ifdef LUNETTE_HAVE_MEMBARRIER
     if (lunette_watch_heavy_barrier && syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0) return;
     // Registered but refused now (cannot happen short of a seccomp filter
     // added later): the calls' side has no fence, so never sleep on it.
@@ -252,7 +255,7 @@ static void lunette_watch_start_once(void) {
     action.sa_flags = SA_SIGINFO | SA_RESTART;
     sigemptyset(&action.sa_mask);
     if (sigaction(LUNETTE_WATCH_SIGNAL, &action, &lunette_previous_action) != 0) return;
-#if defined(__linux__)
+#ifdef LUNETTE_HAVE_MEMBARRIER
     lunette_watch_heavy_barrier = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
 #endif
     pthread_attr_t attr;
