@@ -9,9 +9,9 @@
 //
 // A call reads no clock for its deadline: a precise read costs ~21 ns here,
 // more than a trivial Lua call. It publishes its timeout, and the watchdog
-// times it from the first poll that sees it, which is after the call began:
-// no call is ended before its timeout, and it is ended at most two periods
-// (4 ms) after it. (Linux's coarse clock, ~3 ns a read, is no substitute:
+// times it from a clock read at the first poll that sees it, which is after
+// the call began: no call is ended before its timeout, and on an idle
+// machine it is ended at most two periods (4 ms) after it. (Linux's coarse clock, ~3 ns a read, is no substitute:
 // in this VM it lags the precise one by up to 8 ms, twice its resolution,
 // so a deadline from it could end a call early.)
 //
@@ -50,10 +50,13 @@
 
 #include <errno.h>
 #include <pthread.h>
-#if defined(__linux__) && defined(__has_include)
-#if __has_include(<linux/membarrier.h>)
-#include <linux/membarrier.h>
+#if defined(__linux__)
 #include <sys/syscall.h>
+#ifdef SYS_membarrier
+// The kernel's ABI values (linux/membarrier.h, since 4.14), spelled here:
+// older headers define the command enum without them.
+#define LUNETTE_MEMBARRIER_PRIVATE_EXPEDITED (1 << 3)
+#define LUNETTE_MEMBARRIER_REGISTER_PRIVATE_EXPEDITED (1 << 4)
 #define LUNETTE_HAVE_MEMBARRIER 1
 #endif
 #endif
@@ -66,6 +69,10 @@
 #ifdef LUNETTE_THREAD_SANITIZER
 #define LUNETTE_WATCH_NO_SIGNALS 1
 #endif
+
+// The slots' counts and times are read and written whole, also from the
+// signal handler.
+_Static_assert(__atomic_always_lock_free(sizeof(uint64_t), 0), "64-bit atomics must be lock-free");
 
 #define LUNETTE_WATCH_SIGNAL SIGURG      // ignored by default: harmless if it arrives late
 #define LUNETTE_WATCH_SLOTS 256
@@ -144,7 +151,11 @@ static void lunette_on_watch_signal(int sig, siginfo_t *info, void *context) {
         if (running != NULL) lunette_arm_hook(running, 1);
         ended = 1;
     }
+#ifdef SI_TKILL
     int ours = info != NULL && info->si_code == SI_TKILL && info->si_pid == getpid();
+#else
+    int ours = info != NULL && info->si_pid == getpid();   // Darwin has no SI_TKILL
+#endif
     if (ended) {
         // Done.
     } else if (ours) {
@@ -169,7 +180,7 @@ static uint64_t lunette_watch_activity(void) {
 // The watchdog's half of the sleep handshake, after storing `sleeping`.
 static void lunette_watch_heavy_fence(void) {
 #ifdef LUNETTE_HAVE_MEMBARRIER
-    if (lunette_watch_heavy_barrier && syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0) return;
+    if (lunette_watch_heavy_barrier && syscall(SYS_membarrier, LUNETTE_MEMBARRIER_PRIVATE_EXPEDITED, 0, 0) == 0) return;
     // Registered but refused now (cannot happen short of a seccomp filter
     // added later): the calls' side has no fence, so never sleep on it.
     if (lunette_watch_heavy_barrier) {
@@ -200,13 +211,17 @@ static void *lunette_watchdog(void *unused) {
             // A call that began meanwhile is timed from the next round.
             if (__atomic_load_n(&w->calls, __ATOMIC_ACQUIRE) != call) continue;
             if (lunette_watch_seen_call[i] != call) {
+                // Timed from a clock read after the call was seen
+                // registered, so from no earlier than its start (`now` was
+                // read before the lock and the scan: it could be earlier).
                 lunette_watch_seen_call[i] = call;
-                lunette_watch_seen_at[i] = now;
+                lunette_watch_seen_at[i] = lunette_now_ns();
+                continue;
             }
             // Signal again every period until the call ends: a thread
             // switch may have raced with the first one. The handler ends
             // the call only if it is still the one marked.
-            if (now - lunette_watch_seen_at[i] >= timeout) {
+            if (now >= lunette_watch_seen_at[i] && now - lunette_watch_seen_at[i] >= timeout) {
                 __atomic_store_n(&w->expired, call, __ATOMIC_RELAXED);
                 pthread_kill(w->thread, LUNETTE_WATCH_SIGNAL);
             }
@@ -256,7 +271,7 @@ static void lunette_watch_start_once(void) {
     sigemptyset(&action.sa_mask);
     if (sigaction(LUNETTE_WATCH_SIGNAL, &action, &lunette_previous_action) != 0) return;
 #ifdef LUNETTE_HAVE_MEMBARRIER
-    lunette_watch_heavy_barrier = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+    lunette_watch_heavy_barrier = syscall(SYS_membarrier, LUNETTE_MEMBARRIER_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
 #endif
     pthread_attr_t attr;
     pthread_attr_init(&attr);

@@ -64,14 +64,14 @@ public final class SharedStore: @unchecked Sendable {
     /// Opens group `id`, creating its folder and database when `create`
     /// (otherwise a missing group is a `.noSuchGroup` error).
     public func group(_ id: String, create: Bool = true) throws(StoreError) -> StoreGroup {
-        lock.lock()
-        defer { lock.unlock() }
-        // An open group's id was checked when it was opened (this runs on
-        // every store.group a script calls).
-        if let open = groups[id] { return open }
+        // Checked before the lookup: String keys compare by canonical
+        // equivalence, so a non-ASCII id could find an open ASCII group.
         if let problem = StoreText.groupProblem(id) {
             throw StoreError(.invalidName, "invalid app-group id \(StoreText.quoted(id)): \(problem)")
         }
+        lock.lock()
+        defer { lock.unlock() }
+        if let open = groups[id] { return open }
         let path = databasePath(of: id)
         if !FileManager.default.fileExists(atPath: path) {
             guard create else {

@@ -51,12 +51,17 @@ public enum StoreText {
         if n == 0 { return "a group id must not be empty" }
         if n > maxGroupBytes { return "a group id is at most \(maxGroupBytes) bytes, this one has \(n)" }
         if id.utf8.first == UInt8(ascii: ".") { return "a group id must not start with \".\"" }
-        for b in id.utf8 {
-            let ok = (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A)
-                || b == UInt8(ascii: ".") || b == UInt8(ascii: "-") || b == UInt8(ascii: "_")
-            if !ok { return "a group id uses only letters, digits, \".\", \"-\" and \"_\"" }
+        // Over the bytes in place when the string is contiguous (this runs on
+        // every store.group a script calls; through the view's iterator it
+        // cost ≈ 540 instructions for an 11-byte id).
+        func allowed<S: Sequence<UInt8>>(_ bytes: S) -> Bool {
+            bytes.allSatisfy { b in
+                (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A)
+                    || b == UInt8(ascii: ".") || b == UInt8(ascii: "-") || b == UInt8(ascii: "_")
+            }
         }
-        return nil
+        let ok = id.utf8.withContiguousStorageIfAvailable { allowed($0) } ?? allowed(id.utf8)
+        return ok ? nil : "a group id uses only letters, digits, \".\", \"-\" and \"_\""
     }
 
     /// `text` quoted for messages, with control characters and invalid bytes escaped.

@@ -102,6 +102,10 @@ struct StoreTests {
         for bad in ["", ".hidden", "a/b", "../x", "group test", "g\0"] {
             #expect(storeError { _ = try temp.store.group(bad) }?.code == .invalidName, "\(bad)")
         }
+        // KELVIN SIGN is canonically equivalent to "K", so equal as a
+        // String: with "group.K" open it must still be refused.
+        _ = try temp.store.group("group.K")
+        #expect(storeError { _ = try temp.store.group("group.\u{212A}") }?.code == .invalidName)
         #expect(storeError { _ = try temp.store.group("group.absent", create: false) }?.code == .noSuchGroup)
         #expect(!temp.store.exists("group.absent"))
     }

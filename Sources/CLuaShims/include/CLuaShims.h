@@ -163,8 +163,8 @@ void lunette_arm_hook(lua_State *L, int count);
 
 /// Makes `h` the calling thread's current call and registers its timeout
 /// (0: none) with the process's watchdog thread, which times the call from
-/// the first time it sees it (so never ends it early, and at most two of
-/// its 2 ms periods late). Returns 1 when the watchdog will end the call at
+/// the first time it sees it (so never ends it early, and typically at
+/// most two of its 2 ms periods late). Returns 1 when the watchdog will end the call at
 /// its deadline; 0 when it will not (no timeout, the watchdog could not
 /// take it, or no signals are used, see lunette_watch_uses_signals): the
 /// call then keeps the count hook on.
