@@ -26,27 +26,11 @@ uint64_t lunette_now_ns(void) {
 // failed, os.clock's zero): the deadline needs no clock (see watchdog.c).
 // Linux's coarse monotonic clock is the same clock as of the last timer
 // tick: ~3 ns a read against ~21 ns for the precise one here, and behind
-// it by up to a few ticks (8 ms seen in this VM). Elsewhere, or when the
-// coarse clock is missing or coarser than 10 ms, the precise clock.
-#define LUNETTE_COARSE_MAX_NS 10000000
-static int lunette_coarse_usable = -1;   // unknown until the first call
-
+// it by up to a few ticks (8 ms seen in this VM). Elsewhere, the precise clock.
 static uint64_t lunette_coarse_now_ns(void) {
-#if defined(__linux__) && defined(CLOCK_MONOTONIC_COARSE)
-    int usable = __atomic_load_n(&lunette_coarse_usable, __ATOMIC_RELAXED);
-    if (usable < 0) {
-        struct timespec res;
-        usable = clock_getres(CLOCK_MONOTONIC_COARSE, &res) == 0 && res.tv_sec == 0 && res.tv_nsec <= LUNETTE_COARSE_MAX_NS;
-        // Every thread finds the same: a race stores it twice.
-        __atomic_store_n(&lunette_coarse_usable, usable, __ATOMIC_RELAXED);
-    }
-    if (usable) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-        return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-    }
-#else
-    (void)lunette_coarse_usable;
+#ifdef CLOCK_MONOTONIC_COARSE
+    struct timespec ts;
+    if (clock_gettime(CLOCK_MONOTONIC_COARSE, &ts) == 0) return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 #endif
     return lunette_now_ns();
 }

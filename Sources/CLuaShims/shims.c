@@ -383,10 +383,6 @@ int lunette_pcall_at(lua_State *L, int nargs, int nresults, int handler) {
     return lunette_pcall_with(L, h, nargs, nresults, 0, handler);
 }
 
-int lunette_pcall_handled(lua_State *L, int nargs, int nresults) {
-    return lunette_pcall_at(L, nargs, nresults, lua_gettop(L) - nargs - 1);
-}
-
 int lunette_pcall(lua_State *L, int nargs, int nresults) {
     return lunette_pcall_in(L, nargs, nresults, 0);
 }

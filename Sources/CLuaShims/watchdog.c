@@ -103,8 +103,6 @@ static pthread_cond_t lunette_watch_wake = PTHREAD_COND_INITIALIZER;
 static lunette_watch lunette_watches[LUNETTE_WATCH_SLOTS];
 static pthread_once_t lunette_watch_once = PTHREAD_ONCE_INIT;
 static int lunette_watch_ready = 0;
-// lunette_watch_start has run (set last, with a release store): calls skip pthread_once.
-static int lunette_watch_started = 0;
 static struct sigaction lunette_previous_action;
 // Set by the watchdog before it sleeps (under the lock); a call that sees it wakes it.
 static int lunette_watch_sleeping = 0;
@@ -263,7 +261,7 @@ static void lunette_watch_make_key(void) {
     lunette_watch_key_ready = pthread_key_create(&lunette_watch_key, lunette_watch_release_slot) == 0;
 }
 
-static void lunette_watch_start_once(void) {
+static void lunette_watch_start(void) {
     struct sigaction action;
     memset(&action, 0, sizeof action);
     action.sa_sigaction = lunette_on_watch_signal;
@@ -279,11 +277,6 @@ static void lunette_watch_start_once(void) {
     pthread_t thread;
     if (pthread_create(&thread, &attr, lunette_watchdog, NULL) == 0) lunette_watch_ready = 1;
     pthread_attr_destroy(&attr);
-}
-
-static void lunette_watch_start(void) {
-    lunette_watch_start_once();
-    __atomic_store_n(&lunette_watch_started, 1, __ATOMIC_RELEASE);
 }
 
 // The calling thread's slot, taken on its first call (-1 when all are taken).
@@ -338,7 +331,7 @@ int lunette_watch_begin(lunette_host *h, uint64_t timeout) {
     // was running; the count hook does the rest.
     int signals = lunette_watch_uses_signals();
     if (signals) {
-        if (!__atomic_load_n(&lunette_watch_started, __ATOMIC_ACQUIRE)) pthread_once(&lunette_watch_once, lunette_watch_start);
+        pthread_once(&lunette_watch_once, lunette_watch_start);
         if (!lunette_watch_ready) return 0;
         if (!lunette_thread_unblocked) {
             sigset_t set;

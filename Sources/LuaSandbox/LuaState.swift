@@ -285,7 +285,7 @@ public final class LuaState {
             callDepth = 0
         } else {
             callDepth += 1
-            status = stack.callHandled(arguments: Int32(arguments.count), results: LuaLifecycle.multipleResults)
+            status = stack.callHandled(handler: base + 1, arguments: Int32(arguments.count), results: LuaLifecycle.multipleResults)
             callDepth -= 1
         }
         defer { stack.setTop(base) }

@@ -267,17 +267,14 @@ void lunette_push_swift_function_with(lua_State *L, void *box, lua_CFunction fas
 /// lua_pcall status.
 int lunette_pcall(lua_State *L, int nargs, int nresults);
 
-/// Pushes the message handler lunette_pcall uses, for lunette_pcall_handled.
+/// Pushes the message handler lunette_pcall uses, for lunette_pcall_at.
 void lunette_push_message_handler(lua_State *L);
 
 /// lunette_pcall for a caller that pushed the message handler
-/// (lunette_push_message_handler) before the function: it stays below the
-/// results or the error, and no stack entries move (lunette_pcall inserts
-/// and removes it, two rotations of the stack).
-int lunette_pcall_handled(lua_State *L, int nargs, int nresults);
-
-/// As lunette_pcall_handled, with the message handler at absolute index
-/// `handler`, just below the function (the caller knows where: no lua_gettop).
+/// (lunette_push_message_handler) just below the function, at absolute
+/// index `handler`: it stays below the results or the error, and no stack
+/// entries move (lunette_pcall inserts and removes it, two rotations of
+/// the stack).
 int lunette_pcall_at(lua_State *L, int nargs, int nresults, int handler);
 
 /// lunette_pcall for the host's own work (opening libraries, read-only

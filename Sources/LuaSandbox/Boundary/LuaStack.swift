@@ -288,9 +288,12 @@ struct LuaStack {
     /// Pushes the message handler of `callHandled` (`lunette_push_message_handler`: a C function, no allocation).
     func pushMessageHandler() { lunette_push_message_handler(L) }
 
-    /// As `call`, with the message handler pushed by the caller below the
-    /// function (`lunette_pcall_handled`); it stays there.
-    func callHandled(arguments: Int32, results: Int32) -> Int32 { lunette_pcall_handled(L, arguments, results) }
+    /// As `call`, with the message handler pushed by the caller just below
+    /// the function, at absolute index `handler` (`lunette_pcall_at`); it
+    /// stays there.
+    func callHandled(handler: Int32, arguments: Int32, results: Int32) -> Int32 {
+        lunette_pcall_at(L, arguments, results, handler)
+    }
 
     /// As `call`, for the host's own work (`lunette_host_pcall`: host mode,
     /// nothing charged to the script).

@@ -18,7 +18,9 @@ final class DeclarationRecorder {
     private(set) var problems: [LocatedError] = []
     /// Functions by declaration and field ("timeline"). Looked up on every
     /// call: the key is the two names, not a string made from them.
-    private var functions: [DeclarationKey: [String: LuaFunctionRef]] = [:]
+    private var functions: [DeclarationKey: [String: LuaFunctionRef]] = [:] {
+        didSet { lastFound = nil }   // no oldValue: changes stay in place
+    }
 
     private struct DeclarationKey: Hashable {
         var what: String
@@ -73,7 +75,6 @@ final class DeclarationRecorder {
         declarations = BundleDeclarations()
         problems = []
         functions = [:]
-        lastFound = nil
         references = []
         rejected = []
         seen = [:]
@@ -89,7 +90,7 @@ final class DeclarationRecorder {
             }
         }
         if !validating {
-            if let id = try? args.text(2) { functions[DeclarationKey(what: what, id: id)] = refs; lastFound = nil }
+            if let id = try? args.text(2) { functions[DeclarationKey(what: what, id: id)] = refs }
             return
         }
         let here = args.location(level: 2).map { ScriptLocation(file: $0.chunk, line: $0.line) }
@@ -114,7 +115,6 @@ final class DeclarationRecorder {
         }
         if reader.problems.isEmpty, let id {
             functions[DeclarationKey(what: what, id: id)] = refs
-            lastFound = nil
         } else {
             if let id { rejected.insert("\(what):\(id)") }
             problems += reader.problems.map { LocatedError(file: here.file, line: here.line, message: $0) }

@@ -15,9 +15,13 @@
 /// older entries are skipped when they reach the front. The queue is
 /// compacted when stale entries outnumber current ones.
 struct IdleWorkers<Worker> {
-    private var workers: [String: [Worker]] = [:]
-    /// Each idle key's last check-in.
-    private var stamps: [String: UInt64] = [:]
+    /// An idle key: its workers (oldest first) and its last check-in.
+    private struct Key {
+        var workers: [Worker]
+        var stamp: UInt64
+    }
+    /// Only keys with idle workers.
+    private var keys: [String: Key] = [:]
     private var queue: [(key: String, stamp: UInt64)] = []
     private var head = 0
     private var clock: UInt64 = 0
@@ -26,22 +30,18 @@ struct IdleWorkers<Worker> {
 
     /// The worker of `key` checked in last, if any.
     mutating func takeLatest(_ key: String) -> Worker? {
-        guard var list = workers.removeValue(forKey: key), let worker = list.popLast() else { return nil }
+        guard var entry = keys.removeValue(forKey: key), let worker = entry.workers.popLast() else { return nil }
         count -= 1
-        if list.isEmpty {
-            stamps[key] = nil   // its queue entries are stale now
-        } else {
-            workers[key] = list
-        }
+        // A key left without workers is gone, so its queue entries are stale.
+        if !entry.workers.isEmpty { keys[key] = entry }
         return worker
     }
 
     /// Keeps `worker` for `key`, which becomes the most recently used key.
     mutating func add(_ worker: Worker, _ key: String) {
-        workers[key, default: []].append(worker)
-        count += 1
         clock += 1
-        stamps[key] = clock
+        Self.check(in: worker, at: clock, &keys[key, default: Key(workers: [], stamp: 0)])
+        count += 1
         queue.append((key, clock))
         compactIfStale()
     }
@@ -50,17 +50,16 @@ struct IdleWorkers<Worker> {
     mutating func takeOldest() -> Worker? {
         while head < queue.count {
             let (key, stamp) = queue[head]
-            guard stamps[key] == stamp, var list = workers.removeValue(forKey: key), !list.isEmpty else {
-                head += 1
+            guard keys[key]?.stamp == stamp, var entry = keys.removeValue(forKey: key) else {
+                head += 1   // stale: the key was checked in again since, or has no workers left
                 continue
             }
-            let worker = list.removeFirst()
+            let worker = entry.workers.removeFirst()
             count -= 1
-            if list.isEmpty {
-                stamps[key] = nil
+            if entry.workers.isEmpty {
                 head += 1
             } else {
-                workers[key] = list
+                keys[key] = entry
             }
             compactIfStale()
             return worker
@@ -71,12 +70,11 @@ struct IdleWorkers<Worker> {
     /// Removes and returns the workers of the keys `matching` says.
     mutating func removeAll(keys matching: (String) -> Bool) -> [Worker] {
         var removed: [Worker] = []
-        for key in workers.keys.filter(matching) {
-            removed += workers.removeValue(forKey: key) ?? []
-            stamps[key] = nil
+        for key in keys.keys.filter(matching) {
+            removed += keys.removeValue(forKey: key)?.workers ?? []
         }
         count -= removed.count
-        if workers.isEmpty {
+        if keys.isEmpty {
             queue = []
             head = 0
         } else {
@@ -86,19 +84,25 @@ struct IdleWorkers<Worker> {
     }
 
     /// Every idle worker, grouped by key.
-    var all: [Worker] { workers.values.flatMap { $0 } }
+    var all: [Worker] { keys.values.flatMap(\.workers) }
 
     /// Idle workers of the keys `matching` says.
     func count(keys matching: (String) -> Bool) -> Int {
-        workers.reduce(0) { $0 + (matching($1.key) ? $1.value.count : 0) }
+        keys.reduce(0) { $0 + (matching($1.key) ? $1.value.workers.count : 0) }
+    }
+
+    /// `worker` joins its key's entry (in place), stamped `stamp`.
+    private static func check(in worker: Worker, at stamp: UInt64, _ entry: inout Key) {
+        entry.workers.append(worker)
+        entry.stamp = stamp
     }
 
     /// Drops the queue's stale entries once they are the larger part, and
     /// the entries already passed once they outnumber the rest.
     private mutating func compactIfStale() {
         let entries = queue.count - head
-        if entries > 64, entries > 2 * stamps.count {
-            queue = queue[head...].filter { stamps[$0.key] == $0.stamp }
+        if entries > 64, entries > 2 * keys.count {
+            queue = queue[head...].filter { keys[$0.key]?.stamp == $0.stamp }
             head = 0
         } else if head > 64, head > entries {
             queue.removeFirst(head)
