@@ -493,12 +493,44 @@ static int lunette_reserve(void **buf, size_t *cap, size_t need, size_t size) {
     return 1;
 }
 
+// The bytes of a string of up to 16 as two words in memory order,
+// zero-padded (LuaString's inline form). Reads only the string's own bytes,
+// with at most two loads a word: a copy of a variable length compiles to a
+// call to memcpy (≈ 30 instructions), and a tape has one for most keys.
+__attribute__((always_inline)) static inline void lunette_pack_short(const char *s, size_t len, uint64_t words[2]) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    const unsigned char *k = (const unsigned char *)s;
+    uint64_t w0 = 0, w1 = 0;
+    if (len >= 8) {
+        memcpy(&w0, k, 8);
+        // Bytes 8..<len: the last eight, shifted past the ones already in w0.
+        if (len > 8) { memcpy(&w1, k + len - 8, 8); w1 >>= 8 * (16 - len); }
+    } else if (len >= 4) {
+        // The first four and the last four (they overlap when len < 8).
+        uint32_t first, last;
+        memcpy(&first, k, 4);
+        memcpy(&last, k + len - 4, 4);
+        w0 = (uint64_t)first | ((uint64_t)last << (8 * (len - 4)));
+    } else if (len > 0) {
+        // The first, the middle and the last byte (some are the same).
+        w0 = (uint64_t)k[0] | ((uint64_t)k[len / 2] << (8 * (len / 2))) | ((uint64_t)k[len - 1] << (8 * (len - 1)));
+    }
+    words[0] = w0;
+    words[1] = w1;
+#else
+    unsigned char bytes[16] = { 0 };
+    memcpy(bytes, s, len);
+    memcpy(words, bytes, 16);
+#endif
+}
+
 // The first eight bytes of a key as a big-endian number (zero-padded), so
-// that comparing two prefixes as integers orders keys as memcmp does.
-static inline uint64_t lunette_key_prefix(const char *key, size_t len) {
-    uint64_t word = 0;
-    if (len >= 8) memcpy(&word, key, 8);   // a fixed-size copy compiles to one load
-    else for (size_t i = 0; i < len; i++) ((unsigned char *)&word)[i] = (unsigned char)key[i];
+// that comparing two prefixes as integers orders keys as memcmp does; from
+// the key's first word when it is short, which holds the same bytes.
+static inline uint64_t lunette_key_prefix(const char *key, size_t len, const uint64_t words[2]) {
+    uint64_t word;
+    if (len <= LUNETTE_SHORT_STRING) word = words[0];
+    else memcpy(&word, key, 8);   // a fixed-size copy compiles to one load
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
     return word;
 #else
@@ -558,10 +590,11 @@ static void lunette_order_fields(lunette_tape *t, lunette_field *items, size_t n
     }
 }
 
-static int lunette_tape_walk(lua_State *L, int idx, lunette_tape *t, int depth, int max_depth);
+static inline int lunette_tape_walk(lua_State *L, int idx, lunette_tape *t, int depth, int max_depth);
 
-// Reads the table at absolute index `idx` into slot `self`.
-static int lunette_tape_table(lua_State *L, int idx, lunette_tape *t, size_t self, int depth, int max_depth) {
+// Reads the table at absolute index `idx` into slot `self`. Not inlined:
+// it is the walk's only recursion, while the values it reads are inlined.
+__attribute__((noinline)) static int lunette_tape_table(lua_State *L, int idx, lunette_tape *t, size_t self, int depth, int max_depth) {
     const void *identity = lua_topointer(L, idx);
     if (depth >= max_depth) return 0;
     for (size_t i = 0; i < t->npath; i++) if (t->path[i] == identity) return 0;   // cycle
@@ -582,10 +615,12 @@ static int lunette_tape_table(lua_State *L, int idx, lunette_tape *t, size_t sel
             t->budget -= key_len;
             size_t child = t->nslots;
             if (!lunette_tape_walk(L, top + 2, t, depth + 1, max_depth)) { lua_settop(L, top); return 0; }
-            t->slots[child].key = key;
-            t->slots[child].key_len = key_len;
+            lunette_slot *field = &t->slots[child];
+            field->key = key;
+            field->key_len = key_len;
+            if (key_len <= LUNETTE_SHORT_STRING) lunette_pack_short(key, key_len, field->key_words);
             if (!lunette_reserve((void **)&t->pending, &t->pending_cap, t->npending + 1, sizeof *t->pending)) { lua_settop(L, top); return 0; }
-            t->pending[t->npending] = (lunette_field){ lunette_key_prefix(key, key_len), child, t->npending - first_pending };
+            t->pending[t->npending] = (lunette_field){ lunette_key_prefix(key, key_len, field->key_words), child, t->npending - first_pending };
             t->npending++;
         } else if (key_type == LUA_TNUMBER && lua_isinteger(L, -2)) {
             lua_Integer k = lua_tointeger(L, -2);
@@ -627,7 +662,9 @@ static int lunette_tape_table(lua_State *L, int idx, lunette_tape *t, size_t sel
     return 1;
 }
 
-static int lunette_tape_walk(lua_State *L, int idx, lunette_tape *t, int depth, int max_depth) {
+// Reads the value at absolute index `idx` into a new slot. Always inlined
+// into the table walk, so a field that is not a table costs no call.
+__attribute__((always_inline)) static inline int lunette_tape_walk(lua_State *L, int idx, lunette_tape *t, int depth, int max_depth) {
     if (t->budget < 16) return 0;
     t->budget -= 16;
     if (!lunette_reserve((void **)&t->slots, &t->slots_cap, t->nslots + 1, sizeof *t->slots)) return 0;
@@ -649,6 +686,7 @@ static int lunette_tape_walk(lua_State *L, int idx, lunette_tape *t, int depth, 
         return 1;
     case LUA_TSTRING:
         slot->str = lua_tolstring(L, idx, &slot->len);
+        if (slot->len <= LUNETTE_SHORT_STRING) lunette_pack_short(slot->str, slot->len, slot->str_words);
         if (t->budget < slot->len) return 0;
         t->budget -= slot->len;
         return 1;

@@ -94,6 +94,13 @@ public struct LuaString: Sendable {
         }
     }
 
+    /// A string of up to 16 bytes from its two words in memory order,
+    /// zero-padded, as C packs them (`lunette_slot.str_words`).
+    init(inlineWords first: UInt64, _ second: UInt64, count: Int) {
+        assert(count <= LuaString.inlineCapacity)
+        storage = .inline(first, second, UInt8(count))
+    }
+
     /// Number of bytes (Lua's `#s`).
     public var count: Int {
         switch storage {

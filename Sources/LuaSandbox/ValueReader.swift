@@ -261,7 +261,11 @@ struct TapeDecoder {
         case LuaType.number.rawValue:
             return slot.pointee.is_integer != 0 ? .integer(slot.pointee.integer) : .number(slot.pointee.number)
         case LuaType.string.rawValue:
-            return .string(string(slot.pointee.str, slot.pointee.len))
+            let length = slot.pointee.len
+            if length <= Int(LUNETTE_SHORT_STRING) {
+                return .string(LuaString(inlineWords: slot.pointee.str_words.0, slot.pointee.str_words.1, count: length))
+            }
+            return .string(string(slot.pointee.str, length))
         case LuaType.table.rawValue:
             return .table(table(slot))
         default:
@@ -297,7 +301,12 @@ struct TapeDecoder {
         entries.reserveCapacity(nfields)
         for k in 0..<nfields {
             let child = order[fieldsAt + k]
-            entries.append(LuaFields.Entry(key: string(slots[child].key, slots[child].key_len), value: value(at: child)))
+            let field = slots + child
+            let length = field.pointee.key_len
+            let key = length <= Int(LUNETTE_SHORT_STRING)
+                ? LuaString(inlineWords: field.pointee.key_words.0, field.pointee.key_words.1, count: length)
+                : string(field.pointee.key, length)
+            entries.append(LuaFields.Entry(key: key, value: value(at: child)))
         }
         return LuaTable(array: array, fields: LuaFields(sorted: entries))
     }

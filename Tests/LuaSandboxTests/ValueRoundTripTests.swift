@@ -47,6 +47,25 @@ struct ValueRoundTripTests {
         #expect(LuaString(bytes: Array("ok".utf8)).string == "ok")
     }
 
+    /// Strings in tables are read by the C walk, which packs those of up to
+    /// 16 bytes into words with a few overlapping loads: every length, as a
+    /// value and as a key, with bytes that differ at every position (and
+    /// include NUL and 0xFF), must come back exact and in byte order.
+    @Test func stringsOfEveryLengthInTablesAreByteExact() throws {
+        let state = try LuaState()
+        let strings = (0...24).map { length in
+            LuaString(bytes: (0..<length).map { UInt8(truncatingIfNeeded: $0 == 1 ? 0 : $0 == 2 ? 0xFF : 0x41 + length * 7 + $0 * 13) })
+        }
+        let values = LuaValue.table(LuaTable(array: strings.map(LuaValue.string)))
+        #expect(try roundTrip(state, values) == values)
+        var fields = LuaFields()
+        for (index, key) in strings.enumerated() { fields[key] = .integer(Int64(index)) }
+        let keyed = LuaValue.table(LuaTable(fields: fields))
+        let back = try #require(try roundTrip(state, keyed).tableValue)
+        #expect(back.fields.keys.map(\.bytes) == strings.map(\.bytes).sorted { $0.lexicographicallyPrecedes($1) })
+        for (index, key) in strings.enumerated() { #expect(back.fields[key] == .integer(Int64(index)), "\(key.bytes)") }
+    }
+
     @Test func aFieldsLiteralIsSortedKeepsTheLastOfARepeatedKeyAndDropsNil() {
         let fields: LuaFields = ["b": 2, "a": 1, "c": 3, "b": 20, "gone": 1, "gone": .nil, "d": .nil]
         #expect(fields.keys == ["a", "b", "c"])

@@ -364,11 +364,19 @@ typedef struct lunette_slot {
     size_t len;
     const char *key;       ///< the key when this slot is a field's value
     size_t key_len;
+    /// Strings of up to 16 bytes (LUNETTE_SHORT_STRING), value and key:
+    /// their bytes in two words, memory order, zero-padded — what LuaString
+    /// keeps inline, so Swift makes one without copying bytes.
+    uint64_t str_words[2];
+    uint64_t key_words[2];
     size_t count;          ///< tables: array items
     size_t nfields;        ///< tables: string-keyed fields
     size_t array_at;       ///< tables: index in `order` of the first array item
     size_t fields_at;      ///< tables: index in `order` of the first field
 } lunette_slot;
+
+/// The longest string a slot also gives as `str_words` / `key_words`.
+#define LUNETTE_SHORT_STRING 16
 
 /// A child of a table being read: its slot, and for fields the first eight
 /// key bytes as a big-endian number (sorting compares these first).
