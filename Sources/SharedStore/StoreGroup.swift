@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 
 /// One app group's store: keys with typed values, and files, shared by the
@@ -27,45 +28,117 @@ public final class StoreGroup: @unchecked Sendable {
     }
 
     /// Runs `body` with the connection to itself: ends a reader's shared
-    /// read transaction first (`StoreCallReader`), so every other use of the
-    /// connection sees the latest commit and may write.
+    /// read transaction first (`StoreCallReader`), and a parked one, so
+    /// every other use of the connection sees the latest commit and may write.
     func locked<R>(_ body: () throws(StoreError) -> R) throws(StoreError) -> R {
         lock.lock()
         defer { lock.unlock() }
-        if snapshotOwner != nil { endSnapshot() }
+        if snapshotOwner != nil || parked != nil { endSnapshot() }
         return try body()
     }
 
     /// The reader whose read transaction is open on the connection, if any.
     private var snapshotOwner: ObjectIdentifier?
+    /// The WAL index's header read just before the open transaction began:
+    /// the snapshot holds at least this (nil: unknown, never parked).
+    private var snapshotHeader: WALIndex.Header?
+    /// A read transaction whose reader ended, kept open for the next reader
+    /// (see `sharedRead`): the header it began after, and when it was parked.
+    private var parked: (header: WALIndex.Header, since: ContinuousClock.Instant)?
+    /// The `-shm` file's header, mapped at the first parking.
+    private var walIndex: WALIndex?
+    private var walIndexTried = false
+    private var idleEndScheduled = false
+    /// How long a parked transaction waits for a reader before it ends. While
+    /// it is open, checkpoints of other connections cannot restart the log.
+    /// (Tests lengthen it, to see it parked.)
+    package var parkedIdleLimit: Duration = .milliseconds(20)
+    /// Read transactions begun for readers (tests count adoptions with it).
+    package private(set) var readTransactionsBegun = 0
 
     /// Runs `body` inside `reader`'s read transaction, beginning it (after
     /// ending another reader's) when it is not open. SQLite takes the
     /// snapshot at the transaction's first read.
+    ///
+    /// A parked transaction (its reader ended) is adopted instead when the
+    /// WAL index's header is what it was before that transaction began: then
+    /// nothing was committed since, by any connection or process, and the
+    /// snapshot is the one a new transaction would take. This spares the two
+    /// `fcntl` calls of a new transaction's read lock, most of a one-key
+    /// read's cost. Any other change of header ends it and begins anew.
     fileprivate func sharedRead<R>(by reader: StoreCallReader, _ body: () throws(StoreError) -> R) throws(StoreError) -> R {
         lock.lock()
         defer { lock.unlock() }
         let id = ObjectIdentifier(reader)
         if snapshotOwner != id {
-            if snapshotOwner != nil { endSnapshot() }
+            if snapshotOwner != nil {
+                endSnapshot()
+            } else if let parked {
+                if let now = walIndex?.header(), now == parked.header {
+                    self.parked = nil
+                    snapshotOwner = id
+                    return try body()
+                }
+                endSnapshot()
+            }
+            // Read before BEGIN: the snapshot, taken at the first read, is at
+            // least this state.
+            snapshotHeader = walIndex?.header()
             try database.statement(.beginRead).run()
+            readTransactionsBegun += 1
             snapshotOwner = id
         }
         return try body()
     }
 
-    /// Ends `reader`'s read transaction, if it is the one open.
+    /// Ends `reader`'s read transaction, if it is the one open: parks it
+    /// when its starting header is known, else commits it.
     fileprivate func endSharedReads(by reader: StoreCallReader) {
         lock.lock()
         defer { lock.unlock() }
-        if snapshotOwner == ObjectIdentifier(reader) { endSnapshot() }
+        guard snapshotOwner == ObjectIdentifier(reader) else { return }
+        if walIndex == nil && !walIndexTried {
+            // Mapped after a read, so this connection holds the index open.
+            walIndexTried = true
+            walIndex = WALIndex(databasePath: path)
+        }
+        guard let header = snapshotHeader, walIndex != nil else { return endSnapshot() }
+        snapshotOwner = nil
+        parked = (header, .now)
+        scheduleIdleEnd(after: parkedIdleLimit)
     }
 
-    /// Ends the open read transaction. It wrote nothing, so COMMIT cannot
-    /// fail for want of a lock; should it fail anyway, ROLLBACK ends it.
+    /// Ends a parked transaction no reader adopted within `parkedIdleLimit`.
+    /// The caller holds `lock`.
+    private func scheduleIdleEnd(after delay: Duration) {
+        if idleEndScheduled { return }
+        idleEndScheduled = true
+        let nanoseconds = delay.components.seconds * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000
+        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds))) { [weak self] in
+            self?.endIdleSnapshot()
+        }
+    }
+
+    private func endIdleSnapshot() {
+        lock.lock()
+        defer { lock.unlock() }
+        idleEndScheduled = false
+        guard let parked else { return }
+        let idle = parked.since.duration(to: .now)
+        if idle >= parkedIdleLimit { endSnapshot() } else { scheduleIdleEnd(after: parkedIdleLimit - idle) }
+    }
+
+    /// Ends the open or parked read transaction. It wrote nothing, so COMMIT
+    /// cannot fail for want of a lock; should it fail anyway, ROLLBACK ends it.
     private func endSnapshot() {
         snapshotOwner = nil
+        snapshotHeader = nil
+        parked = nil
         if (try? database.statement(.endRead).run()) == nil { try? database.connection.exec("ROLLBACK") }
+    }
+
+    deinit {
+        if snapshotOwner != nil || parked != nil { endSnapshot() }
     }
 
     // MARK: Keys
