@@ -42,17 +42,31 @@ public final class StoreGroup: @unchecked Sendable {
     /// The WAL index's header read just before the open transaction began:
     /// the snapshot holds at least this (nil: unknown, never parked).
     private var snapshotHeader: WALIndex.Header?
+    /// When the open transaction began (kept through adoptions).
+    private var snapshotBegan = ContinuousClock.now
     /// A read transaction whose reader ended, kept open for the next reader
     /// (see `sharedRead`): the header it began after, and when it was parked.
     private var parked: (header: WALIndex.Header, since: ContinuousClock.Instant)?
-    /// The `-shm` file's header, mapped at the first parking.
+    /// The WAL index's header, in SQLite's mapping (found at the first parking).
     private var walIndex: WALIndex?
-    private var walIndexTried = false
     private var idleEndScheduled = false
     /// How long a parked transaction waits for a reader before it ends. While
     /// it is open, checkpoints of other connections cannot restart the log.
     /// (Tests lengthen it, to see it parked.)
     package var parkedIdleLimit: Duration = .milliseconds(20)
+    /// Frames in the log from which a transaction is no longer parked: SQLite's
+    /// automatic checkpoint threshold (1,000 pages unless set). A transaction
+    /// always open, parked or in a call, would hold a read mark at every
+    /// moment; another process's checkpoint could then never restart the log,
+    /// and it would grow without end. Past this size each call's transaction
+    /// ends with the call again, which leaves checkpoints their moments.
+    package var parkedLogLimit: UInt32 = 1_000
+    /// The age from which a transaction is no longer parked. A checkpoint
+    /// does not change the header, so adoption alone would keep one read
+    /// mark for as long as calls come; a transaction begun after a complete
+    /// checkpoint reads the database file only (read mark 0) and holds off
+    /// no restart of the log.
+    package var parkedAgeLimit: Duration = .milliseconds(100)
     /// Read transactions begun for readers (tests count adoptions with it).
     package private(set) var readTransactionsBegun = 0
 
@@ -85,6 +99,7 @@ public final class StoreGroup: @unchecked Sendable {
             // least this state.
             snapshotHeader = walIndex?.header()
             try database.statement(.beginRead).run()
+            snapshotBegan = .now
             readTransactionsBegun += 1
             snapshotOwner = id
         }
@@ -92,19 +107,19 @@ public final class StoreGroup: @unchecked Sendable {
     }
 
     /// Ends `reader`'s read transaction, if it is the one open: parks it
-    /// when its starting header is known, else commits it.
+    /// when its starting header is known, the log is below `parkedLogLimit`
+    /// and the transaction younger than `parkedAgeLimit`; else commits it.
     fileprivate func endSharedReads(by reader: StoreCallReader) {
         lock.lock()
         defer { lock.unlock() }
         guard snapshotOwner == ObjectIdentifier(reader) else { return }
-        if walIndex == nil && !walIndexTried {
-            // Mapped after a read, so this connection holds the index open.
-            walIndexTried = true
-            walIndex = WALIndex(databasePath: path)
-        }
-        guard let header = snapshotHeader, walIndex != nil else { return endSnapshot() }
+        // After a read, so SQLite has mapped the index for this connection.
+        if walIndex == nil { walIndex = WALIndex(connection: database.connection.handle) }
+        let now = ContinuousClock.now
+        guard let header = snapshotHeader, walIndex != nil, header.frames < parkedLogLimit,
+              snapshotBegan.duration(to: now) < parkedAgeLimit else { return endSnapshot() }
         snapshotOwner = nil
-        parked = (header, .now)
+        parked = (header, now)
         scheduleIdleEnd(after: parkedIdleLimit)
     }
 

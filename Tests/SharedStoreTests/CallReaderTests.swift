@@ -21,9 +21,10 @@ struct CallReaderTests {
 
     @Test func aCallAdoptsTheLastCallsTransactionOnlyWhileNothingWasCommitted() throws {
         let group = try temp.store.group("group.reader")
+        group.parkedIdleLimit = .seconds(10)   // no idle end in the middle (tests run in parallel)
         try group.set("k", .integer(1))
         let other = try temp.reopen().group("group.reader")   // another connection, as another process
-        #expect(try call(group, "k") == .integer(1))   // maps the WAL index; its transaction is not parked
+        #expect(try call(group, "k") == .integer(1))   // finds the WAL index; its transaction is not parked
         #expect(try call(group, "k") == .integer(1))   // parked
         let begun = group.readTransactionsBegun
         for _ in 0..<5 { #expect(try call(group, "k") == .integer(1)) }
@@ -53,21 +54,106 @@ struct CallReaderTests {
 
         // While parked, its read mark keeps a checkpoint from restarting the
         // log; once it ends, one can.
-        var db: OpaquePointer?
-        #expect(sqlite3_open_v2(group.path, &db, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK)
-        defer { sqlite3_close_v2(db) }
-        func checkpointIsBlocked() -> Bool {
-            var busy: Int32 = 0
-            var statement: OpaquePointer?
-            sqlite3_prepare_v2(db, "PRAGMA wal_checkpoint(TRUNCATE)", -1, &statement, nil)
-            defer { sqlite3_finalize(statement) }
-            if sqlite3_step(statement) == SQLITE_ROW { busy = sqlite3_column_int(statement, 0) }
-            return busy != 0
-        }
+        let checkpointer = try Checkpointer(path: group.path)
+        func checkpointIsBlocked() -> Bool { checkpointer.truncateIsBlocked() }
         #expect(checkpointIsBlocked(), "a parked transaction holds its snapshot")
         let deadline = ContinuousClock.now + .seconds(10)
         while checkpointIsBlocked() && ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.02) }
         #expect(!checkpointIsBlocked(), "the parked transaction ended after its idle limit")
         #expect(try call(group, "k") == .integer(1))
+    }
+
+    /// A log past `parkedLogLimit` frames: calls no longer park, so between
+    /// them no read mark is held and a checkpoint can restart the log; once
+    /// it is short again, calls park again.
+    @Test func aLongLogStopsParkingSoCheckpointsCanRestartIt() throws {
+        let group = try temp.store.group("group.log")
+        group.parkedIdleLimit = .seconds(10)
+        group.parkedLogLimit = 8
+        try group.set("k", .integer(0))
+        let other = try temp.reopen().group("group.log")
+        for i in 1...12 { try other.set("k", .integer(Int64(i))) }   // a frame or more each
+        #expect(try call(group, "k") == .integer(12))
+        let begun = group.readTransactionsBegun
+        for _ in 0..<3 { #expect(try call(group, "k") == .integer(12)) }
+        #expect(group.readTransactionsBegun == begun + 3, "past the limit, each call begins its own transaction")
+
+        let checkpointer = try Checkpointer(path: group.path)
+        #expect(!checkpointer.truncateIsBlocked(), "between calls no read mark is held")
+        #expect(try call(group, "k") == .integer(12))   // the log is empty again: parked
+        let again = group.readTransactionsBegun
+        #expect(try call(group, "k") == .integer(12))
+        #expect(group.readTransactionsBegun == again, "a short log parks again")
+    }
+
+    /// A transaction older than `parkedAgeLimit` is not parked again, even
+    /// with nothing committed: a checkpoint changes no header, so only a new
+    /// transaction lets go of its read mark.
+    @Test func anOldTransactionIsNotParkedAgain() throws {
+        let group = try temp.store.group("group.age")
+        group.parkedIdleLimit = .seconds(10)
+        group.parkedAgeLimit = .milliseconds(50)
+        try group.set("k", .integer(1))
+        #expect(try call(group, "k") == .integer(1))
+        #expect(try call(group, "k") == .integer(1))   // begins, and is parked (young)
+        let begun = group.readTransactionsBegun
+        Thread.sleep(forTimeInterval: 0.06)
+        #expect(try call(group, "k") == .integer(1))   // adopts it; too old to park again
+        #expect(group.readTransactionsBegun == begun)
+        #expect(!(try Checkpointer(path: group.path)).truncateIsBlocked(), "no transaction is open between calls")
+        #expect(try call(group, "k") == .integer(1))
+        #expect(group.readTransactionsBegun == begun + 1)
+    }
+
+    #if os(Linux)
+    /// Finding the WAL index must not release this process's locks on the
+    /// `-shm` file: closing any descriptor of a file drops every POSIX lock
+    /// the process holds on it, and without SQLite's lock on the index (its
+    /// "dead man switch", byte 128) the next process to open the database
+    /// would think itself the only one and rebuild the index under us.
+    @Test func findingTheWALIndexKeepsSQLitesLocksOnIt() throws {
+        let group = try temp.store.group("group.locks")
+        group.parkedIdleLimit = .seconds(10)
+        try group.set("k", .integer(1))
+        #expect(try call(group, "k") == .integer(1))   // finds the index
+        #expect(try call(group, "k") == .integer(1))   // parked
+        // An open-file-description lock query conflicts with this process's
+        // own POSIX locks, so it sees SQLite's. The descriptor stays open to
+        // the end of the test: closing it drops them too.
+        let fd = open(group.path + "-shm", O_RDONLY | O_CLOEXEC)
+        try #require(fd >= 0)
+        var query = flock()
+        query.l_type = Int16(F_WRLCK)
+        query.l_whence = Int16(SEEK_SET)
+        query.l_start = 128
+        query.l_len = 1
+        let ofdGetLock: Int32 = 36   // F_OFD_GETLK in Linux's fcntl.h (only with _GNU_SOURCE, so not imported)
+        #expect(fcntl(fd, ofdGetLock, &query) == 0)
+        #expect(query.l_type != Int16(F_UNLCK), "SQLite's shared lock on the index is held")
+        close(fd)
+    }
+    #endif
+}
+
+/// Another connection that asks for a TRUNCATE checkpoint, which cannot
+/// complete while any reader holds a snapshot in the log.
+final class Checkpointer {
+    private var db: OpaquePointer?
+
+    init(path: String) throws {
+        guard sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK else {
+            throw StoreError(.database, "cannot open \(path)")
+        }
+    }
+
+    deinit { sqlite3_close_v2(db) }
+
+    func truncateIsBlocked() -> Bool {
+        var busy: Int32 = 0
+        var statement: OpaquePointer?
+        sqlite3_prepare_v2(db, "PRAGMA wal_checkpoint(TRUNCATE)", -1, &statement, nil)
+        defer { sqlite3_finalize(statement) }
+        if sqlite3_step(statement) == SQLITE_ROW { busy = sqlite3_column_int(statement, 0) }
+        return busy != 0
     }
 }
