@@ -437,8 +437,37 @@ int lunette_open_libraries(lua_State *L, unsigned mask) {
 
 // MARK: - Loading
 
+static int lunette_reserve(void **buf, size_t *cap, size_t need, size_t size);
+
 int lunette_load(lua_State *L, const void *buf, size_t len, const char *chunkname) {
     return luaL_loadbufferx(L, buf != NULL ? (const char *)buf : "", len, chunkname, "t");
+}
+
+int lunette_load_host_binary(lua_State *L, const void *buf, size_t len, const char *chunkname) {
+    return luaL_loadbufferx(L, (const char *)buf, len, chunkname, "b");
+}
+
+typedef struct { unsigned char *bytes; size_t len, cap; } lunette_dump_buffer;
+
+static int lunette_dump_writer(lua_State *L, const void *p, size_t size, void *ud) {
+    (void)L;
+    lunette_dump_buffer *b = (lunette_dump_buffer *)ud;
+    if (!lunette_reserve((void **)&b->bytes, &b->cap, b->len + size, 1)) return 1;
+    memcpy(b->bytes + b->len, p, size);
+    b->len += size;
+    return 0;
+}
+
+void *lunette_dump_function(lua_State *L, size_t *len) {
+    lunette_dump_buffer b = { NULL, 0, 0 };
+    // Debug information kept: errors and tracebacks name the chunk and lines.
+    if (lua_dump(L, lunette_dump_writer, &b, 0) != 0) {
+        free(b.bytes);
+        *len = 0;
+        return NULL;
+    }
+    *len = b.len;
+    return b.bytes;
 }
 
 void lunette_write_line(const void *buf, size_t len) {

@@ -1,3 +1,5 @@
+import Synchronization
+
 extension LuaState {
     /// Sets the global table `module.name` holding the module's functions
     /// (a read-only view in the sandbox, which is also what `require(name)`
@@ -84,7 +86,7 @@ extension LuaState {
     /// Compiles and calls a glue chunk with the function table in a host-mode
     /// protected call; leaves `results` results on the stack.
     private func runGlue(_ source: String, name: String, functions: LuaModule, results: Int32, on stack: LuaStack) throws(LuaError) {
-        let chunk = try load(source, name: "[host \(name)]")
+        let chunk = try loadGlue(source, name: "[host \(name)]")
         try stack.reserveOrThrow(6)
         stack.push(reference: chunk.reference)
         pushFunctions(of: functions, viaWrapper: true, on: stack)
@@ -93,6 +95,47 @@ extension LuaState {
             let error = callError(status: status, stack: stack)
             throw .runtime(LuaRuntimeError(message: "glue of module '\(name)' failed: \(error.message)", traceback: error.traceback))
         }
+    }
+
+    /// Glue compiled in this process, by chunk name and source: every new
+    /// state runs the same few chunks, and loading their binary form skips
+    /// the compile (≈ 290 k instructions a chunk, most of a glue's cost).
+    private static let compiledGlue = Mutex<[String: CompiledGlue]>([:])
+
+    private struct CompiledGlue {
+        var binary: [UInt8]
+        /// States that loaded it from `binary` (tests check the path runs).
+        var binaryLoads = 0
+    }
+
+    /// How many states loaded the glue `source` named `name` from its
+    /// compiled form (for tests).
+    package static func binaryLoads(ofGlue source: String, name: String) -> Int {
+        compiledGlue.withLock { $0["[host \(name)]\u{0}" + source]?.binaryLoads ?? 0 }
+    }
+
+    /// The glue chunk `source` as a function: from its binary form when this
+    /// process compiled it before, else compiled from text and kept. Only
+    /// the host's own glue goes this way; script code is loaded as text.
+    private func loadGlue(_ source: String, name: String) throws(LuaError) -> LuaFunctionRef {
+        let key = name + "\u{0}" + source
+        let stack = stack
+        if let cached = Self.compiledGlue.withLock({ $0[key]?.binary }) {
+            try stack.reserveOrThrow(2)
+            let status = cached.withUnsafeBytes { stack.loadHostBinary($0, chunkName: "@" + name) }
+            if status == LuaLifecycle.ok {
+                Self.compiledGlue.withLock { $0[key]?.binaryLoads += 1 }
+                return LuaFunctionRef(state: self, popping: stack)
+            }
+            stack.pop()   // cannot happen (bytes this process wrote); compile from text instead
+        }
+        let chunk = try load(source, name: name)
+        try stack.reserveOrThrow(1)
+        stack.push(reference: chunk.reference)
+        let binary = stack.dumpFunction()
+        stack.pop()
+        if let binary { Self.compiledGlue.withLock { if $0[key] == nil { $0[key] = CompiledGlue(binary: binary) } } }
+        return chunk
     }
 
     /// In the sandbox, replaces global `name` by its read-only view.

@@ -20,6 +20,7 @@ public final class SharedStore: @unchecked Sendable {
 
     private let lock = NSLock()
     private var groups: [String: StoreGroup] = [:]
+    private let readReuse = ReadTransactionReuse()
 
     /// The longest a commit waits for another connection's lock, in seconds
     /// (SQLite's busy timeout): a host that kills calls at a deadline gives
@@ -84,9 +85,29 @@ public final class SharedStore: @unchecked Sendable {
                 throw StoreError(.database, "cannot create the store folder \(root)/\(id): \(error.localizedDescription)")
             }
         }
-        let group = try StoreGroup(id: id, path: path, create: create, limits: limits, durability: durability)
+        let group = try StoreGroup(id: id, path: path, create: create, limits: limits, durability: durability, readReuse: readReuse)
         groups[id] = group
         return group
+    }
+
+    /// Runs `body`, in which script calls hand their read transactions on:
+    /// a call's transaction stays open when it returns, and the next call
+    /// takes it over if nothing was committed since (by any connection or
+    /// process, as SQLite's WAL index shows), which spares the two system
+    /// calls of a new read lock. What a call reads is the same either way.
+    /// When the outermost such scope ends, so does every kept transaction:
+    /// none outlives the scope, and out of one each call's transaction ends
+    /// with the call. For a host that runs calls in batches (the timeline
+    /// engine runs each instant's reloads in one).
+    public func reusingReadTransactions<R>(_ body: () throws -> R) rethrows -> R {
+        readReuse.enter()
+        defer {
+            if readReuse.leave() {
+                let open = lock.withLock { Array(groups.values) }
+                for group in open { group.endParkedRead() }
+            }
+        }
+        return try body()
     }
 
     /// Ids of the groups under the root, sorted.

@@ -1,5 +1,5 @@
-import Dispatch
 import Foundation
+import Synchronization
 
 /// One app group's store: keys with typed values, and files, shared by the
 /// app, its scripts and other processes.
@@ -16,13 +16,18 @@ public final class StoreGroup: @unchecked Sendable {
     public let limits: StoreLimits
 
     private let lock = NSLock()
+    /// Whether a finished call's read transaction may be parked now: only
+    /// inside its store's `reusingReadTransactions`, whose end ends it.
+    private let readReuse: ReadTransactionReuse
     let database: StoreDatabase
     let observers: StoreObservers
 
-    init(id: String, path: String, create: Bool, limits: StoreLimits, durability: StoreDurability) throws(StoreError) {
+    init(id: String, path: String, create: Bool, limits: StoreLimits, durability: StoreDurability,
+         readReuse: ReadTransactionReuse = ReadTransactionReuse()) throws(StoreError) {
         self.id = id
         self.path = path
         self.limits = limits
+        self.readReuse = readReuse
         database = try StoreDatabase(path: path, group: id, create: create, durability: durability)
         observers = StoreObservers(group: id, path: path)
     }
@@ -45,15 +50,10 @@ public final class StoreGroup: @unchecked Sendable {
     /// When the open transaction began (kept through adoptions).
     private var snapshotBegan = ContinuousClock.now
     /// A read transaction whose reader ended, kept open for the next reader
-    /// (see `sharedRead`): the header it began after, and when it was parked.
-    private var parked: (header: WALIndex.Header, since: ContinuousClock.Instant)?
+    /// (see `sharedRead`): the header it began after.
+    private var parked: WALIndex.Header?
     /// The WAL index's header, in SQLite's mapping (found at the first parking).
     private var walIndex: WALIndex?
-    private var idleEndScheduled = false
-    /// How long a parked transaction waits for a reader before it ends. While
-    /// it is open, checkpoints of other connections cannot restart the log.
-    /// (Tests lengthen it, to see it parked.)
-    package var parkedIdleLimit: Duration = .milliseconds(20)
     /// Frames in the log from which a transaction is no longer parked: SQLite's
     /// automatic checkpoint threshold (1,000 pages unless set). A transaction
     /// always open, parked or in a call, would hold a read mark at every
@@ -67,6 +67,8 @@ public final class StoreGroup: @unchecked Sendable {
     /// checkpoint reads the database file only (read mark 0) and holds off
     /// no restart of the log.
     package var parkedAgeLimit: Duration = .milliseconds(100)
+    /// True while a reader's transaction is open or parked (for tests).
+    package var holdsReadTransaction: Bool { lock.withLock { snapshotOwner != nil || parked != nil } }
     /// Read transactions begun for readers (tests count adoptions with it).
     package private(set) var readTransactionsBegun = 0
 
@@ -88,7 +90,7 @@ public final class StoreGroup: @unchecked Sendable {
             if snapshotOwner != nil {
                 endSnapshot()
             } else if let parked {
-                if let now = walIndex?.header(), now == parked.header {
+                if let now = walIndex?.header(), now == parked {
                     self.parked = nil
                     snapshotOwner = id
                     return try body()
@@ -107,40 +109,28 @@ public final class StoreGroup: @unchecked Sendable {
     }
 
     /// Ends `reader`'s read transaction, if it is the one open: parks it
-    /// when its starting header is known, the log is below `parkedLogLimit`
-    /// and the transaction younger than `parkedAgeLimit`; else commits it.
+    /// inside a `reusingReadTransactions` scope when its starting header is
+    /// known, the log is below `parkedLogLimit` and the transaction younger
+    /// than `parkedAgeLimit`; else commits it.
     fileprivate func endSharedReads(by reader: StoreCallReader) {
         lock.lock()
         defer { lock.unlock() }
         guard snapshotOwner == ObjectIdentifier(reader) else { return }
+        guard readReuse.isActive else { return endSnapshot() }
         // After a read, so SQLite has mapped the index for this connection.
         if walIndex == nil { walIndex = WALIndex(connection: database.connection.handle) }
-        let now = ContinuousClock.now
         guard let header = snapshotHeader, walIndex != nil, header.frames < parkedLogLimit,
-              snapshotBegan.duration(to: now) < parkedAgeLimit else { return endSnapshot() }
+              snapshotBegan.duration(to: .now) < parkedAgeLimit else { return endSnapshot() }
         snapshotOwner = nil
-        parked = (header, now)
-        scheduleIdleEnd(after: parkedIdleLimit)
+        parked = header
     }
 
-    /// Ends a parked transaction no reader adopted within `parkedIdleLimit`.
-    /// The caller holds `lock`.
-    private func scheduleIdleEnd(after delay: Duration) {
-        if idleEndScheduled { return }
-        idleEndScheduled = true
-        let nanoseconds = delay.components.seconds * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000
-        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds))) { [weak self] in
-            self?.endIdleSnapshot()
-        }
-    }
-
-    private func endIdleSnapshot() {
+    /// Ends the parked transaction, if any (at the end of the store's
+    /// `reusingReadTransactions`: the group holds no read mark after it).
+    func endParkedRead() {
         lock.lock()
         defer { lock.unlock() }
-        idleEndScheduled = false
-        guard let parked else { return }
-        let idle = parked.since.duration(to: .now)
-        if idle >= parkedIdleLimit { endSnapshot() } else { scheduleIdleEnd(after: parkedIdleLimit - idle) }
+        if parked != nil { endSnapshot() }
     }
 
     /// Ends the open or parked read transaction. It wrote nothing, so COMMIT

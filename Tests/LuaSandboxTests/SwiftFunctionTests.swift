@@ -176,3 +176,48 @@ struct SwiftFunctionTests {
         #expect(bodyCalls.n == 2)
     }
 }
+
+/// Glue is compiled once a process and later states load its binary form:
+/// what a state gets must be the same either way, error locations included.
+@Suite("Glue loaded from its compiled form behaves as compiled from text")
+struct CompiledGlueTests {
+    /// A glue chunk unique to this test run (its cache key is its source),
+    /// returning a function that adds through the host and fails on demand.
+    static let glue = """
+        local host = ...
+        local token = "\(UInt64.random(in: 0 ... .max))"
+        return function(a, b)
+          if a == nil then
+            error("no operand")
+          end
+          return host.add(a, b), token
+        end
+        """
+
+    func entry(_ state: LuaState) throws -> LuaFunctionRef {
+        var module = LuaModule(name: "glue-test")
+        module.add("add") { args in [.integer(try args.integer(1) + args.integer(2))] }
+        return try #require(try state.runGlue(Self.glue, name: "glue-test", functions: module).first)
+    }
+
+    @Test func aSecondStateGetsTheSameFunctionAndTheSameErrors() throws {
+        var results: [[LuaValue]] = []
+        var failures: [String] = []
+        for profile in [SandboxProfile.sandbox, .sandbox, .trusted] {
+            let state = try LuaState(profile: profile)
+            let function = try entry(state)
+            results.append(try state.call(function, [2, 3]))
+            do {
+                try state.call(function, [])
+                Issue.record("no error")
+            } catch {
+                failures.append(error.message)
+            }
+        }
+        #expect(results[0].first == .integer(5))
+        #expect(results.allSatisfy { $0 == results[0] }, "the same token and sum from every state")
+        #expect(failures.allSatisfy { $0 == failures[0] })
+        #expect(failures[0].contains("[host glue-test]:5: no operand"), "\(failures[0])")
+        #expect(LuaState.binaryLoads(ofGlue: Self.glue, name: "glue-test") == 2, "the second and third states load the compiled form")
+    }
+}

@@ -4,10 +4,11 @@ import SharedStore
 import Testing
 
 /// A script call reads a group through a `StoreCallReader`, in one read
-/// transaction. A finished call's transaction is parked, and the next
-/// call adopts it only when the WAL index says nothing was committed since:
-/// these check that it never serves an old snapshot, that it does spare
-/// transactions, and that an unadopted one ends.
+/// transaction. Inside `SharedStore.reusingReadTransactions`, a finished
+/// call's transaction is parked, and the next call adopts it only when the
+/// WAL index says nothing was committed since: these check that it never
+/// serves an old snapshot, that it does spare transactions, and that none
+/// outlives its scope.
 @Suite("Call readers share a read transaction only while nothing was committed")
 struct CallReaderTests {
     let temp = TemporaryStore()
@@ -20,8 +21,11 @@ struct CallReaderTests {
     }
 
     @Test func aCallAdoptsTheLastCallsTransactionOnlyWhileNothingWasCommitted() throws {
+        try temp.store.reusingReadTransactions { try adoptsOnlyWhileNothingWasCommitted() }
+    }
+
+    func adoptsOnlyWhileNothingWasCommitted() throws {
         let group = try temp.store.group("group.reader")
-        group.parkedIdleLimit = .seconds(10)   // no idle end in the middle (tests run in parallel)
         try group.set("k", .integer(1))
         let other = try temp.reopen().group("group.reader")   // another connection, as another process
         #expect(try call(group, "k") == .integer(1))   // finds the WAL index; its transaction is not parked
@@ -45,30 +49,35 @@ struct CallReaderTests {
         #expect(try call(group, "k") == .integer(4))
     }
 
-    @Test func aParkedTransactionThatNoCallAdoptsEnds() throws {
-        let group = try temp.store.group("group.idle")
-        group.parkedIdleLimit = .seconds(1)
+    @Test func aParkedTransactionEndsWithItsScopeAndNoneIsParkedOutOfOne() throws {
+        let group = try temp.store.group("group.scope")
         try group.set("k", .integer(1))
-        #expect(try call(group, "k") == .integer(1))
-        #expect(try call(group, "k") == .integer(1))   // parked, its snapshot in the log
-
-        // While parked, its read mark keeps a checkpoint from restarting the
-        // log; once it ends, one can.
         let checkpointer = try Checkpointer(path: group.path)
-        func checkpointIsBlocked() -> Bool { checkpointer.truncateIsBlocked() }
-        #expect(checkpointIsBlocked(), "a parked transaction holds its snapshot")
-        let deadline = ContinuousClock.now + .seconds(10)
-        while checkpointIsBlocked() && ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.02) }
-        #expect(!checkpointIsBlocked(), "the parked transaction ended after its idle limit")
-        #expect(try call(group, "k") == .integer(1))
+        try temp.store.reusingReadTransactions { () throws in
+            #expect(try call(group, "k") == .integer(1))
+            #expect(try call(group, "k") == .integer(1))   // parked, its snapshot in the log
+            // While parked, its read mark keeps a checkpoint from restarting the log.
+            #expect(checkpointer.truncateIsBlocked(), "a parked transaction holds its snapshot")
+            try temp.store.reusingReadTransactions { () throws in #expect(try call(group, "k") == .integer(1)) }
+            #expect(checkpointer.truncateIsBlocked(), "an inner scope's end leaves the outer one's transaction")
+        }
+        #expect(!checkpointer.truncateIsBlocked(), "the scope's end ended it")
+        try group.set("k", .integer(2))   // something in the log again
+        let begun = group.readTransactionsBegun
+        for _ in 0..<3 { #expect(try call(group, "k") == .integer(2)) }
+        #expect(group.readTransactionsBegun == begun + 3, "out of a scope, each call begins its own")
+        #expect(!checkpointer.truncateIsBlocked(), "out of a scope, none is left open")
     }
 
     /// A log past `parkedLogLimit` frames: calls no longer park, so between
     /// them no read mark is held and a checkpoint can restart the log; once
     /// it is short again, calls park again.
     @Test func aLongLogStopsParkingSoCheckpointsCanRestartIt() throws {
+        try temp.store.reusingReadTransactions { try longLogStopsParking() }
+    }
+
+    func longLogStopsParking() throws {
         let group = try temp.store.group("group.log")
-        group.parkedIdleLimit = .seconds(10)
         group.parkedLogLimit = 8
         try group.set("k", .integer(0))
         let other = try temp.reopen().group("group.log")
@@ -90,8 +99,11 @@ struct CallReaderTests {
     /// with nothing committed: a checkpoint changes no header, so only a new
     /// transaction lets go of its read mark.
     @Test func anOldTransactionIsNotParkedAgain() throws {
+        try temp.store.reusingReadTransactions { try oldTransactionIsNotParked() }
+    }
+
+    func oldTransactionIsNotParked() throws {
         let group = try temp.store.group("group.age")
-        group.parkedIdleLimit = .seconds(10)
         group.parkedAgeLimit = .milliseconds(50)
         try group.set("k", .integer(1))
         #expect(try call(group, "k") == .integer(1))
@@ -113,10 +125,11 @@ struct CallReaderTests {
     /// would think itself the only one and rebuild the index under us.
     @Test func findingTheWALIndexKeepsSQLitesLocksOnIt() throws {
         let group = try temp.store.group("group.locks")
-        group.parkedIdleLimit = .seconds(10)
         try group.set("k", .integer(1))
-        #expect(try call(group, "k") == .integer(1))   // finds the index
-        #expect(try call(group, "k") == .integer(1))   // parked
+        try temp.store.reusingReadTransactions { () throws in
+            #expect(try call(group, "k") == .integer(1))   // finds the index
+            #expect(try call(group, "k") == .integer(1))   // parked
+        }
         // An open-file-description lock query conflicts with this process's
         // own POSIX locks, so it sees SQLite's. The descriptor stays open to
         // the end of the test: closing it drops them too.

@@ -310,6 +310,16 @@ int lunette_open_libraries(lua_State *L, unsigned mask);
 /// luaL_loadbufferx; run in host mode so the compile is not capped.
 int lunette_load(lua_State *L, const void *buf, size_t len, const char *chunkname);
 
+/// Loads a binary chunk (mode "b"), for the host's own glue only: chunks it
+/// compiled itself in this process and kept (`lunette_dump_function`).
+/// Never for script code, whose binary chunks the sandbox refuses.
+int lunette_load_host_binary(lua_State *L, const void *buf, size_t len, const char *chunkname);
+
+/// The Lua function on top of the stack as a binary chunk with its debug
+/// information (`lua_dump`), in memory from malloc (free it with `free`);
+/// NULL when it cannot be written.
+void *lunette_dump_function(lua_State *L, size_t *len);
+
 /// Writes `len` bytes and a newline to standard output (buffered stdio;
 /// Swift 6 cannot name C's `stdout` global safely).
 void lunette_write_line(const void *buf, size_t len);

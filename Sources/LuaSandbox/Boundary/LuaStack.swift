@@ -1,5 +1,10 @@
 import CLua
 import CLuaShims
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// The stack of one Lua thread: the only Swift code that calls the Lua C API.
 ///
@@ -278,6 +283,22 @@ struct LuaStack {
     /// errors; runs in host mode). Returns the status.
     func load(_ buffer: UnsafeBufferPointer<UInt8>, chunkName: String) -> Int32 {
         lunette_load(L, UnsafeRawPointer(buffer.baseAddress), buffer.count, chunkName)
+    }
+
+    /// Loads a binary chunk of the host's own glue, which `dumpFunction`
+    /// made in this process (mode "b"; never for script code).
+    func loadHostBinary(_ buffer: UnsafeRawBufferPointer, chunkName: String) -> Int32 {
+        lunette_load_host_binary(L, buffer.baseAddress, buffer.count, chunkName)
+    }
+
+    /// The function on top as a binary chunk with its debug information;
+    /// nil when it cannot be written (`lua_dump` allocates no Lua memory:
+    /// it only hands the prototype's bytes to the writer, so it cannot raise).
+    func dumpFunction() -> [UInt8]? {
+        var length = 0
+        guard let bytes = lunette_dump_function(L, &length) else { return nil }
+        defer { free(bytes) }
+        return Array(UnsafeRawBufferPointer(start: bytes, count: length))
     }
 
     /// Calls the function below `arguments` values in protected mode, as

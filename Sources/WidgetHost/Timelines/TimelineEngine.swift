@@ -180,10 +180,20 @@ public final class TimelineEngine {
     /// the order widgets were added).
     public func runDue() {
         let t = now
+        // One instant's reloads hand their store read transactions on to
+        // each other while nothing is committed (`reusingReadTransactions`).
+        if let store = runtime.services.store {
+            store.reusingReadTransactions { reloadDue(at: t) }
+        } else {
+            reloadDue(at: t)
+        }
+        trimHistory(at: t)
+    }
+
+    private func reloadDue(at t: Double) {
         while let (i, at) = queue.first(), at <= t, let due = dues[i] {
             reload(i, reason: due.reason, deferredFrom: due.at > due.wantedAt ? due.wantedAt : nil)
         }
-        trimHistory(at: t)
     }
 
     /// Applies `historyRetention`, at most once an hour of (host) time: older
