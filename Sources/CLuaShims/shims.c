@@ -458,6 +458,13 @@ static int lunette_dump_writer(lua_State *L, const void *p, size_t size, void *u
     return 0;
 }
 
+// Lua 5.4's lua_dump allocates nothing (it hands the prototype's bytes to
+// the writer), so it cannot raise outside a protected call. Later versions
+// build a table while dumping: check before building against one.
+#if LUA_VERSION_NUM != 504
+#error "lunette_dump_function relies on Lua 5.4's lua_dump, which cannot raise"
+#endif
+
 void *lunette_dump_function(lua_State *L, size_t *len) {
     lunette_dump_buffer b = { NULL, 0, 0 };
     // Debug information kept: errors and tracebacks name the chunk and lines.

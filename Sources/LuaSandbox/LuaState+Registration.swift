@@ -1,4 +1,4 @@
-import Synchronization
+import Foundation
 
 extension LuaState {
     /// Sets the global table `module.name` holding the module's functions
@@ -100,12 +100,25 @@ extension LuaState {
     /// Glue compiled in this process, by chunk name and source: every new
     /// state runs the same few chunks, and loading their binary form skips
     /// the compile (≈ 290 k instructions a chunk, most of a glue's cost).
-    private static let compiledGlue = Mutex<[String: CompiledGlue]>([:])
+    private static let compiledGlue = CompiledGlueCache()
 
     private struct CompiledGlue {
         var binary: [UInt8]
         /// States that loaded it from `binary` (tests check the path runs).
         var binaryLoads = 0
+    }
+
+    /// The compiled glue, behind a lock (an `NSLock`: ThreadSanitizer
+    /// builds see its ordering, which they did not for `Mutex` here).
+    private final class CompiledGlueCache: @unchecked Sendable {
+        private let lock = NSLock()
+        private var chunks: [String: CompiledGlue] = [:]
+
+        func withLock<R>(_ body: (inout [String: CompiledGlue]) -> R) -> R {
+            lock.lock()
+            defer { lock.unlock() }
+            return body(&chunks)
+        }
     }
 
     /// How many states loaded the glue `source` named `name` from its

@@ -20,7 +20,7 @@ public final class SharedStore: @unchecked Sendable {
 
     private let lock = NSLock()
     private var groups: [String: StoreGroup] = [:]
-    private let readReuse = ReadTransactionReuse()
+    private let scopeOwner = ReadScope.Owner()
 
     /// The longest a commit waits for another connection's lock, in seconds
     /// (SQLite's busy timeout): a host that kills calls at a deadline gives
@@ -85,29 +85,26 @@ public final class SharedStore: @unchecked Sendable {
                 throw StoreError(.database, "cannot create the store folder \(root)/\(id): \(error.localizedDescription)")
             }
         }
-        let group = try StoreGroup(id: id, path: path, create: create, limits: limits, durability: durability, readReuse: readReuse)
+        let group = try StoreGroup(id: id, path: path, create: create, limits: limits, durability: durability, scopeOwner: ObjectIdentifier(scopeOwner))
         groups[id] = group
         return group
     }
 
-    /// Runs `body`, in which script calls hand their read transactions on:
-    /// a call's transaction stays open when it returns, and the next call
-    /// takes it over if nothing was committed since (by any connection or
-    /// process, as SQLite's WAL index shows), which spares the two system
-    /// calls of a new read lock. What a call reads is the same either way.
-    /// When the outermost such scope ends, so does every kept transaction:
-    /// none outlives the scope, and out of one each call's transaction ends
-    /// with the call. For a host that runs calls in batches (the timeline
-    /// engine runs each instant's reloads in one).
+    /// Runs `body`, in which script calls on this thread hand their read
+    /// transactions on: a call's transaction stays open when it returns,
+    /// and the next call takes it over if nothing was committed since (by
+    /// any connection or process, as SQLite's WAL index shows), which spares
+    /// the two system calls of a new read lock. What a call reads is the
+    /// same either way. When the scope ends, so does every transaction kept
+    /// in it; out of one, each call's transaction ends with the call. Scopes
+    /// nest (the outermost one ends them). For a host that runs calls in
+    /// batches: the timeline engine runs each instant's reloads in one.
     public func reusingReadTransactions<R>(_ body: () throws -> R) rethrows -> R {
-        readReuse.enter()
-        defer {
-            if readReuse.leave() {
-                let open = lock.withLock { Array(groups.values) }
-                for group in open { group.endParkedRead() }
-            }
-        }
-        return try body()
+        let owner = ObjectIdentifier(scopeOwner)
+        if ReadScope.of(owner) != nil { return try body() }
+        let scope = ReadScope(owner: owner)
+        defer { scope.end() }
+        return try ReadScope.$current.withValue(ReadScope.current + [scope]) { try body() }
     }
 
     /// Ids of the groups under the root, sorted.

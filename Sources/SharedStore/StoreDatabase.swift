@@ -4,6 +4,9 @@ import CSQLite
 /// thread-safe; `StoreGroup` serializes access.
 final class StoreDatabase {
     let connection: SQLiteConnection
+    /// The journal mode is WAL (what opening asks for; a file system without
+    /// shared memory for the WAL index could refuse it).
+    private(set) var isWAL = false
     var path: String { connection.path }
 
     /// Identifies a Lunette store among SQLite files ("LNTT").
@@ -212,9 +215,9 @@ final class StoreDatabase {
         let found = try identity()
         try check(found)
         // 2. WAL mode. The first switch writes the header under the write lock.
-        if try connection.text("PRAGMA journal_mode").lowercased() != "wal" {
-            _ = try connection.text("PRAGMA journal_mode=WAL")
-        }
+        var mode = try connection.text("PRAGMA journal_mode").lowercased()
+        if mode != "wal" { mode = try connection.text("PRAGMA journal_mode=WAL").lowercased() }
+        isWAL = mode == "wal"
         try connection.exec(durability == .powerLoss ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL")
         // Temporary tables, indexes and statement journals in memory: no file
         // is opened after the connection (a worker process that has locked

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// One app group's store: keys with typed values, and files, shared by the
 /// app, its scripts and other processes.
@@ -16,18 +15,18 @@ public final class StoreGroup: @unchecked Sendable {
     public let limits: StoreLimits
 
     private let lock = NSLock()
-    /// Whether a finished call's read transaction may be parked now: only
-    /// inside its store's `reusingReadTransactions`, whose end ends it.
-    private let readReuse: ReadTransactionReuse
+    /// The store's identity in `ReadScope`s: a finished call's read
+    /// transaction is parked only inside one of its store's scopes.
+    private let scopeOwner: ObjectIdentifier
     let database: StoreDatabase
     let observers: StoreObservers
 
     init(id: String, path: String, create: Bool, limits: StoreLimits, durability: StoreDurability,
-         readReuse: ReadTransactionReuse = ReadTransactionReuse()) throws(StoreError) {
+         scopeOwner: ObjectIdentifier) throws(StoreError) {
         self.id = id
         self.path = path
         self.limits = limits
-        self.readReuse = readReuse
+        self.scopeOwner = scopeOwner
         database = try StoreDatabase(path: path, group: id, create: create, durability: durability)
         observers = StoreObservers(group: id, path: path)
     }
@@ -54,6 +53,9 @@ public final class StoreGroup: @unchecked Sendable {
     private var parked: WALIndex.Header?
     /// The WAL index's header, in SQLite's mapping (found at the first parking).
     private var walIndex: WALIndex?
+    /// True when the connection has no WAL index to read (not in WAL mode, or
+    /// its VFS cannot say): nothing is parked, and it is not asked again.
+    private var walIndexUnavailable = false
     /// Frames in the log from which a transaction is no longer parked: SQLite's
     /// automatic checkpoint threshold (1,000 pages unless set). A transaction
     /// always open, parked or in a call, would hold a read mark at every
@@ -90,7 +92,7 @@ public final class StoreGroup: @unchecked Sendable {
             if snapshotOwner != nil {
                 endSnapshot()
             } else if let parked {
-                if let now = walIndex?.header(), now == parked {
+                if let now = walIndex?.header(), now == parked, snapshotBegan.duration(to: .now) < parkedAgeLimit {
                     self.parked = nil
                     snapshotOwner = id
                     return try body()
@@ -109,24 +111,29 @@ public final class StoreGroup: @unchecked Sendable {
     }
 
     /// Ends `reader`'s read transaction, if it is the one open: parks it
-    /// inside a `reusingReadTransactions` scope when its starting header is
-    /// known, the log is below `parkedLogLimit` and the transaction younger
-    /// than `parkedAgeLimit`; else commits it.
+    /// when the reader's thread is in one of the store's
+    /// `reusingReadTransactions` scopes, its starting header is known, the
+    /// log is below `parkedLogLimit` and the transaction younger than
+    /// `parkedAgeLimit`; else commits it. The scope ends it at the latest.
     fileprivate func endSharedReads(by reader: StoreCallReader) {
         lock.lock()
         defer { lock.unlock() }
         guard snapshotOwner == ObjectIdentifier(reader) else { return }
-        guard readReuse.isActive else { return endSnapshot() }
-        // After a read, so SQLite has mapped the index for this connection.
-        if walIndex == nil { walIndex = WALIndex(connection: database.connection.handle) }
+        guard let scope = ReadScope.of(scopeOwner) else { return endSnapshot() }
+        if walIndex == nil && !walIndexUnavailable {
+            // After a read, so SQLite has mapped the index for this connection
+            // (only in WAL mode: otherwise asking for it would create one).
+            walIndex = database.isWAL ? WALIndex(connection: database.connection.handle) : nil
+            walIndexUnavailable = walIndex == nil
+        }
         guard let header = snapshotHeader, walIndex != nil, header.frames < parkedLogLimit,
-              snapshotBegan.duration(to: .now) < parkedAgeLimit else { return endSnapshot() }
+              snapshotBegan.duration(to: .now) < parkedAgeLimit, scope.record(self) else { return endSnapshot() }
         snapshotOwner = nil
         parked = header
     }
 
-    /// Ends the parked transaction, if any (at the end of the store's
-    /// `reusingReadTransactions`: the group holds no read mark after it).
+    /// Ends the parked transaction, if any (at the end of the scope it was
+    /// parked in: the group holds no read mark after it).
     func endParkedRead() {
         lock.lock()
         defer { lock.unlock() }

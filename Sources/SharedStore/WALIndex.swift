@@ -73,15 +73,3 @@ final class WALIndex {
     }
 }
 
-/// How many `SharedStore.reusingReadTransactions` scopes are running: the
-/// store's groups park a finished call's read transaction only while one is.
-final class ReadTransactionReuse: Sendable {
-    private let depth = Atomic<Int>(0)
-
-    var isActive: Bool { depth.load(ordering: .sequentiallyConsistent) > 0 }
-
-    func enter() { depth.wrappingAdd(1, ordering: .sequentiallyConsistent) }
-
-    /// True when this was the outermost scope.
-    func leave() -> Bool { depth.wrappingSubtract(1, ordering: .sequentiallyConsistent).newValue == 0 }
-}

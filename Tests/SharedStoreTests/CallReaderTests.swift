@@ -1,4 +1,5 @@
 import CSQLite
+import Dispatch
 import Foundation
 import SharedStore
 import Testing
@@ -95,26 +96,79 @@ struct CallReaderTests {
         #expect(group.readTransactionsBegun == again, "a short log parks again")
     }
 
-    /// A transaction older than `parkedAgeLimit` is not parked again, even
-    /// with nothing committed: a checkpoint changes no header, so only a new
-    /// transaction lets go of its read mark.
-    @Test func anOldTransactionIsNotParkedAgain() throws {
-        try temp.store.reusingReadTransactions { try oldTransactionIsNotParked() }
+    /// A transaction older than `parkedAgeLimit` is neither adopted nor
+    /// parked again, even with nothing committed: a checkpoint changes no
+    /// header, so only a new transaction lets go of its read mark.
+    @Test func anOldTransactionIsNeitherAdoptedNorParkedAgain() throws {
+        try temp.store.reusingReadTransactions { try oldTransactionIsLetGo() }
     }
 
-    func oldTransactionIsNotParked() throws {
+    func oldTransactionIsLetGo() throws {
         let group = try temp.store.group("group.age")
         group.parkedAgeLimit = .milliseconds(50)
         try group.set("k", .integer(1))
         #expect(try call(group, "k") == .integer(1))
         #expect(try call(group, "k") == .integer(1))   // begins, and is parked (young)
         let begun = group.readTransactionsBegun
-        Thread.sleep(forTimeInterval: 0.06)
-        #expect(try call(group, "k") == .integer(1))   // adopts it; too old to park again
+        #expect(try call(group, "k") == .integer(1))   // adopts it
         #expect(group.readTransactionsBegun == begun)
-        #expect(!(try Checkpointer(path: group.path)).truncateIsBlocked(), "no transaction is open between calls")
-        #expect(try call(group, "k") == .integer(1))
+        Thread.sleep(forTimeInterval: 0.06)
+        #expect(try call(group, "k") == .integer(1))   // too old to adopt: a new one
         #expect(group.readTransactionsBegun == begun + 1)
+
+        // One adopted young that ends old is not parked again.
+        group.parkedAgeLimit = .milliseconds(30)
+        #expect(try call(group, "k") == .integer(1))   // begins, parked
+        let young = group.readTransactionsBegun
+        let reader = StoreCallReader(group: group)
+        #expect(try reader.entry(checkedKey: "k").value == .integer(1))   // adopts it
+        #expect(group.readTransactionsBegun == young)
+        Thread.sleep(forTimeInterval: 0.04)
+        reader.end()
+        #expect(!group.holdsReadTransaction, "ended, not parked")
+    }
+
+    /// A task started in a scope inherits it (task-local values do), and may
+    /// run after the scope ended: its calls then keep nothing open.
+    @Test func aTaskStartedInAScopeKeepsNothingOpenAfterIt() async throws {
+        let group = try temp.store.group("group.task")
+        try group.set("k", .integer(1))
+        let task = temp.store.reusingReadTransactions {
+            Task { [group] in
+                try await Task.sleep(for: .milliseconds(20))
+                for _ in 0..<2 {
+                    let reader = StoreCallReader(group: group)
+                    _ = try reader.entry(checkedKey: "k")
+                    reader.end()
+                }
+            }
+        }
+        try await task.value
+        #expect(!group.holdsReadTransaction)
+    }
+
+    /// A scope is its thread's: a call on another thread, out of any scope,
+    /// keeps nothing open while this one is in a scope.
+    @Test func aScopeIsItsThreadsOnly() throws {
+        let group = try temp.store.group("group.threads")
+        try group.set("k", .integer(1))
+        let entered = DispatchSemaphore(value: 0)
+        let leave = DispatchSemaphore(value: 0)
+        let store: SharedStore = temp.store
+        let other = Thread {
+            let hold: () -> Void = {
+                entered.signal()
+                leave.wait()
+            }
+            store.reusingReadTransactions(hold)
+        }
+        other.start()
+        entered.wait()
+        defer { leave.signal() }
+        let begun = group.readTransactionsBegun
+        for _ in 0..<3 { #expect(try call(group, "k") == .integer(1)) }
+        #expect(group.readTransactionsBegun == begun + 3, "out of a scope on this thread: each call begins its own")
+        #expect(!group.holdsReadTransaction)
     }
 
     #if os(Linux)
