@@ -44,9 +44,11 @@ struct ReadReuseTests {
                 #expect(shown == (reload.at < tap ? 7 : 8), "reload at +\(Int(reload.at - BundleFixture.midnight)) s shows \(String(describing: shown))")
             }
         }
-        // Far fewer read transactions than reads: one an instant, and one after the tap's commit.
+        // Far fewer read transactions than reads: about one an instant (the
+        // widgets' first reloads, made as the simulator adds them, included),
+        // and one after the tap's commit.
         let begun = group.readTransactionsBegun - begunBefore
-        #expect(begun > 0 && begun * 5 < reloads.count, "\(begun) read transactions for \(reloads.count) reloads")
+        #expect(begun > 0 && begun * 10 < reloads.count, "\(begun) read transactions for \(reloads.count) reloads")
         // And none is left open once the run is over.
         #expect(!group.holdsReadTransaction)
     }

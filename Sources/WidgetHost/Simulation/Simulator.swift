@@ -243,7 +243,11 @@ final class SimulationRun {
             notes.append(CallNote(at: scenario.start, message: "the store already holds \(existing.count) activities of \(bundle.manifest.id) (\(existing.map(\.id).joined(separator: ", "))), from before this run: they count towards the limits (A2) and ids go on from them"))
         }
         end = scenario.start + scenario.duration
-        for widget in scenario.widgets { engine.addWidget(widget) }
+        // The widgets' first reloads, one after another, share the store's
+        // read transactions as an instant's reloads do (`runDue`).
+        let engine = self.engine
+        let addWidgets = { for widget in scenario.widgets { engine.addWidget(widget) } }
+        if let store = simulator.store { store.reusingReadTransactions(addWidgets) } else { addWidgets() }
         for control in scenario.controls { _ = try? center.add(control) }
     }
 
