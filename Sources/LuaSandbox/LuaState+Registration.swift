@@ -101,6 +101,7 @@ extension LuaState {
     /// state runs the same few chunks, and loading their binary form skips
     /// the compile (≈ 290 k instructions a chunk, most of a glue's cost).
     private static let compiledGlue = CompiledGlueCache()
+    private static let compiledGlueLimit = 64
 
     private struct CompiledGlue {
         var binary: [UInt8]
@@ -147,7 +148,12 @@ extension LuaState {
         stack.push(reference: chunk.reference)
         let binary = stack.dumpFunction()
         stack.pop()
-        if let binary { Self.compiledGlue.withLock { if $0[key] == nil { $0[key] = CompiledGlue(binary: binary) } } }
+        // `runGlue` is public: a host passing ever new sources would grow the
+        // cache without end, so it keeps the first few (the host's glue is
+        // a handful of chunks).
+        if let binary {
+            Self.compiledGlue.withLock { if $0[key] == nil && $0.count < Self.compiledGlueLimit { $0[key] = CompiledGlue(binary: binary) } }
+        }
         return chunk
     }
 

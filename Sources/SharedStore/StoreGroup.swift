@@ -63,11 +63,9 @@ public final class StoreGroup: @unchecked Sendable {
     /// and it would grow without end. Past this size each call's transaction
     /// ends with the call again, which leaves checkpoints their moments.
     package var parkedLogLimit: UInt32 = 1_000
-    /// The age from which a transaction is no longer parked. A checkpoint
-    /// does not change the header, so adoption alone would keep one read
-    /// mark for as long as calls come; a transaction begun after a complete
-    /// checkpoint reads the database file only (read mark 0) and holds off
-    /// no restart of the log.
+    /// The age from which a transaction is neither parked nor adopted. A
+    /// checkpoint does not change the header, so adoption alone would keep
+    /// one read mark, and the snapshot under it, for as long as calls come.
     package var parkedAgeLimit: Duration = .milliseconds(100)
     /// True while a reader's transaction is open or parked (for tests).
     package var holdsReadTransaction: Bool { lock.withLock { snapshotOwner != nil || parked != nil } }
@@ -354,8 +352,11 @@ public enum StoreCommitOutcome: Sendable, Equatable {
 /// anything else uses the group's connection (the app's writes and reads
 /// through the same `SharedStore`, another reader, a commit); the reader's
 /// next read then begins a new one. So a call never reads data older than
-/// its first read of the group, two reads may share a snapshot, and nothing
-/// waits on a reader: in WAL mode writers do not wait for readers.
+/// its first read of the group, two reads may share a snapshot, and no
+/// writer waits on a reader (WAL mode). Inside the store's
+/// `reusingReadTransactions`, `end()` parks the transaction for the next
+/// call's reader, which adopts it only while nothing has been committed
+/// (`StoreGroup.sharedRead`).
 package final class StoreCallReader {
     package let group: StoreGroup
 
