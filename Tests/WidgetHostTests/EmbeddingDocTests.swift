@@ -135,6 +135,25 @@ struct EmbeddingDocTests {
         #expect(try await service.version(of: "com.example.tasks") != before)
     }
 
+    @Test func theBatchSnippetRuns() throws {
+        let store = BundleFixture.temporaryStore()
+        let group = try store.group("group.com.example.tasks")
+        try group.set("tasks", .array([.map(["title": "Buy milk", "done": false])]))
+        let runtime = WidgetRuntime(bundle: try ScriptBundle.load(tasks, calendar: .utc), services: HostServices(store: store))
+        let widgets = try (0..<20).map { _ in try runtime.configuration(kind: "TaskCount") }
+        let begun = group.readTransactionsBegun
+        // snippet: batch
+        let timelines = store.reusingReadTransactions {
+            widgets.map { runtime.timeline($0) }   // one device's widget each, say
+        }
+        // end snippet
+        #expect(timelines.allSatisfy { $0.value != nil })
+        // The first call finds the group's WAL index (its own transaction is
+        // not kept); the 19 others share one.
+        #expect(group.readTransactionsBegun - begun == 2, "the 20 calls began \(group.readTransactionsBegun - begun) read transactions")
+        #expect(!group.holdsReadTransaction)
+    }
+
     @Test func thePageAndTheTestHoldTheSameSnippets() throws {
         let here = URL(fileURLWithPath: #filePath)
         let page = try String(contentsOf: here.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -142,7 +161,7 @@ struct EmbeddingDocTests {
         let test = try String(contentsOf: here, encoding: .utf8)
         let inPage = Self.snippets(in: page, end: "```")
         let inTest = Self.snippets(in: test, end: "// end snippet")
-        #expect(inPage.keys.sorted() == ["actor", "module", "observe", "persist", "service", "update"], "\(inPage.keys.sorted())")
+        #expect(inPage.keys.sorted() == ["actor", "batch", "module", "observe", "persist", "service", "update"], "\(inPage.keys.sorted())")
         for (name, code) in inPage {
             #expect(inTest[name] == code, "snippet '\(name)' differs between docs/embedding.md and this test")
         }
