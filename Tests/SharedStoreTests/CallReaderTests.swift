@@ -27,6 +27,7 @@ struct CallReaderTests {
 
     func adoptsOnlyWhileNothingWasCommitted() throws {
         let group = try temp.store.group("group.reader")
+        group.parkedAgeLimit = .seconds(10)   // no adoption hangs on the machine's speed
         try group.set("k", .integer(1))
         let other = try temp.reopen().group("group.reader")   // another connection, as another process
         #expect(try call(group, "k") == .integer(1))   // finds the WAL index; its transaction is not parked
@@ -52,6 +53,7 @@ struct CallReaderTests {
 
     @Test func aParkedTransactionEndsWithItsScopeAndNoneIsParkedOutOfOne() throws {
         let group = try temp.store.group("group.scope")
+        group.parkedAgeLimit = .seconds(10)   // no adoption hangs on the machine's speed
         try group.set("k", .integer(1))
         let checkpointer = try Checkpointer(path: group.path)
         try temp.store.reusingReadTransactions { () throws in
@@ -79,6 +81,7 @@ struct CallReaderTests {
 
     func longLogStopsParking() throws {
         let group = try temp.store.group("group.log")
+        group.parkedAgeLimit = .seconds(10)   // no adoption hangs on the machine's speed
         group.parkedLogLimit = 8
         try group.set("k", .integer(0))
         let other = try temp.reopen().group("group.log")
@@ -105,25 +108,29 @@ struct CallReaderTests {
 
     func oldTransactionIsLetGo() throws {
         let group = try temp.store.group("group.age")
-        group.parkedAgeLimit = .milliseconds(50)
+        // Limits are set before each step, so no step depends on how fast the
+        // machine runs: young is 10 s, old is past a limit slept through.
+        group.parkedAgeLimit = .seconds(10)
         try group.set("k", .integer(1))
         #expect(try call(group, "k") == .integer(1))
         #expect(try call(group, "k") == .integer(1))   // begins, and is parked (young)
         let begun = group.readTransactionsBegun
         #expect(try call(group, "k") == .integer(1))   // adopts it
         #expect(group.readTransactionsBegun == begun)
-        Thread.sleep(forTimeInterval: 0.06)
+        group.parkedAgeLimit = .milliseconds(20)
+        Thread.sleep(forTimeInterval: 0.03)
         #expect(try call(group, "k") == .integer(1))   // too old to adopt: a new one
         #expect(group.readTransactionsBegun == begun + 1)
 
         // One adopted young that ends old is not parked again.
-        group.parkedAgeLimit = .milliseconds(30)
-        #expect(try call(group, "k") == .integer(1))   // begins, parked
+        group.parkedAgeLimit = .seconds(10)
+        #expect(try call(group, "k") == .integer(1))   // parked again, young
         let young = group.readTransactionsBegun
         let reader = StoreCallReader(group: group)
         #expect(try reader.entry(checkedKey: "k").value == .integer(1))   // adopts it
         #expect(group.readTransactionsBegun == young)
-        Thread.sleep(forTimeInterval: 0.04)
+        group.parkedAgeLimit = .milliseconds(20)
+        Thread.sleep(forTimeInterval: 0.03)
         reader.end()
         #expect(!group.holdsReadTransaction, "ended, not parked")
     }
@@ -132,6 +139,7 @@ struct CallReaderTests {
     /// run after the scope ended: its calls then keep nothing open.
     @Test func aTaskStartedInAScopeKeepsNothingOpenAfterIt() async throws {
         let group = try temp.store.group("group.task")
+        group.parkedAgeLimit = .seconds(10)   // no adoption hangs on the machine's speed
         try group.set("k", .integer(1))
         let task = temp.store.reusingReadTransactions {
             Task { [group] in
@@ -151,6 +159,7 @@ struct CallReaderTests {
     /// keeps nothing open while this one is in a scope.
     @Test func aScopeIsItsThreadsOnly() throws {
         let group = try temp.store.group("group.threads")
+        group.parkedAgeLimit = .seconds(10)   // no adoption hangs on the machine's speed
         try group.set("k", .integer(1))
         let entered = DispatchSemaphore(value: 0)
         let leave = DispatchSemaphore(value: 0)
@@ -179,6 +188,7 @@ struct CallReaderTests {
     /// would think itself the only one and rebuild the index under us.
     @Test func findingTheWALIndexKeepsSQLitesLocksOnIt() throws {
         let group = try temp.store.group("group.locks")
+        group.parkedAgeLimit = .seconds(10)   // no adoption hangs on the machine's speed
         try group.set("k", .integer(1))
         try temp.store.reusingReadTransactions { () throws in
             #expect(try call(group, "k") == .integer(1))   // finds the index

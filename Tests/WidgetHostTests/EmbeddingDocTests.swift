@@ -141,6 +141,7 @@ struct EmbeddingDocTests {
         try group.set("tasks", .array([.map(["title": "Buy milk", "done": false])]))
         let runtime = WidgetRuntime(bundle: try ScriptBundle.load(tasks, calendar: .utc), services: HostServices(store: store))
         let widgets = try (0..<20).map { _ in try runtime.configuration(kind: "TaskCount") }
+        group.parkedAgeLimit = .seconds(10)   // the count below does not hang on the machine's speed
         let begun = group.readTransactionsBegun
         // snippet: batch
         let timelines = store.reusingReadTransactions {
