@@ -722,9 +722,9 @@ __attribute__((always_inline)) static inline int lunette_tape_walk(lua_State *L,
         return 1;
     case LUA_TSTRING:
         slot->str = lua_tolstring(L, idx, &slot->len);
-        if (slot->len <= LUNETTE_SHORT_STRING) lunette_pack_short(slot->str, slot->len, slot->str_words);
         if (t->budget < slot->len) return 0;
         t->budget -= slot->len;
+        if (slot->len <= LUNETTE_SHORT_STRING) lunette_pack_short(slot->str, slot->len, slot->str_words);
         return 1;
     case LUA_TTABLE:
         return lunette_tape_table(L, idx, t, self, depth, max_depth);

@@ -116,9 +116,7 @@ extension LuaState {
         private var chunks: [String: CompiledGlue] = [:]
 
         func withLock<R>(_ body: (inout [String: CompiledGlue]) -> R) -> R {
-            lock.lock()
-            defer { lock.unlock() }
-            return body(&chunks)
+            lock.withLock { body(&chunks) }
         }
     }
 

@@ -47,7 +47,9 @@ public struct LuaString: Sendable {
     @usableFromInline
     let storage: Storage
 
-    static let inlineCapacity = 16
+    /// The C value walk packs strings of up to this many bytes the same way
+    /// (`lunette_slot.str_words`): one constant for both.
+    static let inlineCapacity = Int(LUNETTE_SHORT_STRING)
 
     /// The empty string.
     static let empty = LuaString(storage: .inline(0, 0, 0))

@@ -261,11 +261,7 @@ struct TapeDecoder {
         case LuaType.number.rawValue:
             return slot.pointee.is_integer != 0 ? .integer(slot.pointee.integer) : .number(slot.pointee.number)
         case LuaType.string.rawValue:
-            let length = slot.pointee.len
-            if length <= Int(LUNETTE_SHORT_STRING) {
-                return .string(LuaString(inlineWords: slot.pointee.str_words.0, slot.pointee.str_words.1, count: length))
-            }
-            return .string(string(slot.pointee.str, length))
+            return .string(string(slot.pointee.str, slot.pointee.len, packed: slot.pointee.str_words))
         case LuaType.table.rawValue:
             return .table(table(slot))
         default:
@@ -273,8 +269,11 @@ struct TapeDecoder {
         }
     }
 
-    private func string(_ pointer: UnsafePointer<CChar>?, _ length: Int) -> LuaString {
-        guard let pointer, length > 0 else { return LuaString("") }
+    /// A string of the tape: from the words C packed it into when it is
+    /// short (no bytes copied), else copied from Lua's bytes.
+    private func string(_ pointer: UnsafePointer<CChar>?, _ length: Int, packed words: (UInt64, UInt64)) -> LuaString {
+        if length <= LuaString.inlineCapacity { return LuaString(inlineWords: words.0, words.1, count: length) }
+        guard let pointer else { return LuaString("") }
         return pointer.withMemoryRebound(to: UInt8.self, capacity: length) {
             LuaString(copying: UnsafeBufferPointer(start: $0, count: length))
         }
@@ -302,10 +301,7 @@ struct TapeDecoder {
         for k in 0..<nfields {
             let child = order[fieldsAt + k]
             let field = slots + child
-            let length = field.pointee.key_len
-            let key = length <= Int(LUNETTE_SHORT_STRING)
-                ? LuaString(inlineWords: field.pointee.key_words.0, field.pointee.key_words.1, count: length)
-                : string(field.pointee.key, length)
+            let key = string(field.pointee.key, field.pointee.key_len, packed: field.pointee.key_words)
             entries.append(LuaFields.Entry(key: key, value: value(at: child)))
         }
         return LuaTable(array: array, fields: LuaFields(sorted: entries))

@@ -10,7 +10,7 @@ import Foundation
 /// it, and a scope refuses what comes after its end.)
 final class ReadScope: @unchecked Sendable {
     /// The store the scope is for (its `ReadScope.Owner`).
-    let owner: ObjectIdentifier
+    let owner: Owner
     private let lock = NSLock()
     private var parked: [StoreGroup] = []
     private var ended = false
@@ -20,12 +20,11 @@ final class ReadScope: @unchecked Sendable {
 
     @TaskLocal static var current: [ReadScope] = []
 
-    init(owner: ObjectIdentifier) { self.owner = owner }
+    init(owner: Owner) { self.owner = owner }
 
     /// The scope of `owner`'s store this thread is in, if any.
-    static func of(_ owner: ObjectIdentifier) -> ReadScope? {
-        let scopes = current
-        return scopes.isEmpty ? nil : scopes.first { $0.owner == owner }
+    static func of(_ owner: Owner) -> ReadScope? {
+        current.first { $0.owner === owner }
     }
 
     /// Notes that `group` parked a transaction in this scope; false when the

@@ -85,7 +85,7 @@ public final class SharedStore: @unchecked Sendable {
                 throw StoreError(.database, "cannot create the store folder \(root)/\(id): \(error.localizedDescription)")
             }
         }
-        let group = try StoreGroup(id: id, path: path, create: create, limits: limits, durability: durability, scopeOwner: ObjectIdentifier(scopeOwner))
+        let group = try StoreGroup(id: id, path: path, create: create, limits: limits, durability: durability, scopeOwner: scopeOwner)
         groups[id] = group
         return group
     }
@@ -100,11 +100,17 @@ public final class SharedStore: @unchecked Sendable {
     /// nest (the outermost one ends them). For a host that runs calls in
     /// batches: the timeline engine runs each instant's reloads in one.
     public func reusingReadTransactions<R>(_ body: () throws -> R) rethrows -> R {
-        let owner = ObjectIdentifier(scopeOwner)
-        if ReadScope.of(owner) != nil { return try body() }
-        let scope = ReadScope(owner: owner)
+        if ReadScope.of(scopeOwner) != nil { return try body() }
+        let scope = ReadScope(owner: scopeOwner)
         defer { scope.end() }
         return try ReadScope.$current.withValue(ReadScope.current + [scope]) { try body() }
+    }
+
+    /// `body` inside `store`'s `reusingReadTransactions`, or just `body`
+    /// when there is no store (for hosts whose store is optional).
+    public static func reusingReadTransactions<R>(of store: SharedStore?, _ body: () throws -> R) rethrows -> R {
+        guard let store else { return try body() }
+        return try store.reusingReadTransactions(body)
     }
 
     /// Ids of the groups under the root, sorted.

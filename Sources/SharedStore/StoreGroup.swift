@@ -16,13 +16,14 @@ public final class StoreGroup: @unchecked Sendable {
 
     private let lock = NSLock()
     /// The store's identity in `ReadScope`s: a finished call's read
-    /// transaction is parked only inside one of its store's scopes.
-    private let scopeOwner: ObjectIdentifier
+    /// transaction is parked only inside one of its store's scopes. Held, so
+    /// that no later store can take its identity while this group lives.
+    private let scopeOwner: ReadScope.Owner
     let database: StoreDatabase
     let observers: StoreObservers
 
     init(id: String, path: String, create: Bool, limits: StoreLimits, durability: StoreDurability,
-         scopeOwner: ObjectIdentifier) throws(StoreError) {
+         scopeOwner: ReadScope.Owner) throws(StoreError) {
         self.id = id
         self.path = path
         self.limits = limits
@@ -37,7 +38,7 @@ public final class StoreGroup: @unchecked Sendable {
     func locked<R>(_ body: () throws(StoreError) -> R) throws(StoreError) -> R {
         lock.lock()
         defer { lock.unlock() }
-        if snapshotOwner != nil || parked != nil { endSnapshot() }
+        if snapshotOwner != nil || parked { endSnapshot() }
         return try body()
     }
 
@@ -48,9 +49,10 @@ public final class StoreGroup: @unchecked Sendable {
     private var snapshotHeader: WALIndex.Header?
     /// When the open transaction began (kept through adoptions).
     private var snapshotBegan = ContinuousClock.now
-    /// A read transaction whose reader ended, kept open for the next reader
-    /// (see `sharedRead`): the header it began after.
-    private var parked: WALIndex.Header?
+    /// The open transaction's reader ended, and it is kept for the next
+    /// reader (see `sharedRead`), who adopts it if the header is still
+    /// `snapshotHeader`.
+    private var parked = false
     /// The WAL index's header, in SQLite's mapping (found at the first parking).
     private var walIndex: WALIndex?
     /// True when the connection has no WAL index to read (not in WAL mode, or
@@ -68,7 +70,7 @@ public final class StoreGroup: @unchecked Sendable {
     /// one read mark, and the snapshot under it, for as long as calls come.
     package var parkedAgeLimit: Duration = .milliseconds(100)
     /// True while a reader's transaction is open or parked (for tests).
-    package var holdsReadTransaction: Bool { lock.withLock { snapshotOwner != nil || parked != nil } }
+    package var holdsReadTransaction: Bool { lock.withLock { snapshotOwner != nil || parked } }
     /// Read transactions begun for readers (tests count adoptions with it).
     package private(set) var readTransactionsBegun = 0
 
@@ -89,9 +91,9 @@ public final class StoreGroup: @unchecked Sendable {
         if snapshotOwner != id {
             if snapshotOwner != nil {
                 endSnapshot()
-            } else if let parked {
-                if let now = walIndex?.header(), now == parked, snapshotBegan.duration(to: .now) < parkedAgeLimit {
-                    self.parked = nil
+            } else if parked {
+                if let now = walIndex?.header(), now == snapshotHeader, snapshotBegan.duration(to: .now) < parkedAgeLimit {
+                    parked = false
                     snapshotOwner = id
                     return try body()
                 }
@@ -127,7 +129,7 @@ public final class StoreGroup: @unchecked Sendable {
         guard let header = snapshotHeader, walIndex != nil, header.frames < parkedLogLimit,
               snapshotBegan.duration(to: .now) < parkedAgeLimit, scope.record(self) else { return endSnapshot() }
         snapshotOwner = nil
-        parked = header
+        parked = true
     }
 
     /// Ends the parked transaction, if any (at the end of the scope it was
@@ -135,7 +137,7 @@ public final class StoreGroup: @unchecked Sendable {
     func endParkedRead() {
         lock.lock()
         defer { lock.unlock() }
-        if parked != nil { endSnapshot() }
+        if parked { endSnapshot() }
     }
 
     /// Ends the open or parked read transaction. It wrote nothing, so COMMIT
@@ -143,12 +145,12 @@ public final class StoreGroup: @unchecked Sendable {
     private func endSnapshot() {
         snapshotOwner = nil
         snapshotHeader = nil
-        parked = nil
+        parked = false
         if (try? database.statement(.endRead).run()) == nil { try? database.connection.exec("ROLLBACK") }
     }
 
     deinit {
-        if snapshotOwner != nil || parked != nil { endSnapshot() }
+        if snapshotOwner != nil || parked { endSnapshot() }
     }
 
     // MARK: Keys

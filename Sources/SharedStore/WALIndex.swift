@@ -28,10 +28,7 @@ final class WALIndex {
     struct Header: Equatable {
         var words: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0)
 
-        static func == (a: Header, b: Header) -> Bool {
-            a.words.0 == b.words.0 && a.words.1 == b.words.1 && a.words.2 == b.words.2
-                && a.words.3 == b.words.3 && a.words.4 == b.words.4 && a.words.5 == b.words.5
-        }
+        static func == (a: Header, b: Header) -> Bool { a.words == b.words }
 
         /// Byte 12, `isInit`: zero until a connection has built the index.
         var isInitialized: Bool { withUnsafeBytes(of: words) { $0[12] != 0 } }

@@ -246,8 +246,9 @@ final class SimulationRun {
         // The widgets' first reloads, one after another, share the store's
         // read transactions as an instant's reloads do (`runDue`).
         let engine = self.engine
-        let addWidgets = { for widget in scenario.widgets { engine.addWidget(widget) } }
-        if let store = simulator.store { store.reusingReadTransactions(addWidgets) } else { addWidgets() }
+        SharedStore.reusingReadTransactions(of: simulator.store) {
+            for widget in scenario.widgets { engine.addWidget(widget) }
+        }
         for control in scenario.controls { _ = try? center.add(control) }
     }
 

@@ -1,4 +1,5 @@
 import LuaSandbox
+import SharedStore
 
 /// The emulated widget system's scheduler: it keeps each widget instance's
 /// timeline, decides when each reloads, and calls the providers.
@@ -182,18 +183,12 @@ public final class TimelineEngine {
         let t = now
         // One instant's reloads hand their store read transactions on to
         // each other while nothing is committed (`reusingReadTransactions`).
-        if let store = runtime.services.store {
-            store.reusingReadTransactions { reloadDue(at: t) }
-        } else {
-            reloadDue(at: t)
+        SharedStore.reusingReadTransactions(of: runtime.services.store) {
+            while let (i, at) = queue.first(), at <= t, let due = dues[i] {
+                reload(i, reason: due.reason, deferredFrom: due.at > due.wantedAt ? due.wantedAt : nil)
+            }
         }
         trimHistory(at: t)
-    }
-
-    private func reloadDue(at t: Double) {
-        while let (i, at) = queue.first(), at <= t, let due = dues[i] {
-            reload(i, reason: due.reason, deferredFrom: due.at > due.wantedAt ? due.wantedAt : nil)
-        }
     }
 
     /// Applies `historyRetention`, at most once an hour of (host) time: older
