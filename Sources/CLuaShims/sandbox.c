@@ -2,6 +2,7 @@
 // catch, and the library profile scripts get. See docs/sandbox.md.
 #define _GNU_SOURCE
 #include "CLuaShims.h"
+#include "calls.h"
 
 #include <math.h>
 #include <string.h>
@@ -229,11 +230,31 @@ static inline void lunette_call_end(lua_State *L, lunette_host *h) {
     h->running = NULL;
 }
 
-int lunette_call_outermost(lua_State *L, const lunette_limits *limits, int handler, int nargs, int nresults) {
+// Arms, calls (as lunette_pcall_at) and disarms. Just armed, the call is
+// not being ended: lunette_pcall_at's check of the kill cannot be true.
+static inline int lunette_call_armed(lua_State *L, const lunette_limits *limits, int handler, int nargs, int nresults) {
     lunette_host *h = lunette_host_of(L);
     lunette_call_begin(L, h, limits);
-    int status = lunette_pcall_at(L, nargs, nresults, handler);
+    int status = lunette_pcall_with(L, h, nargs, nresults, 0, handler);
     lunette_call_end(L, h);
+    return status;
+}
+
+int lunette_call_outermost(lua_State *L, const lunette_limits *limits, int handler, int nargs, int nresults) {
+    return lunette_call_armed(L, limits, handler, nargs, nresults);
+}
+
+int lunette_call_reference(lua_State *L, const lunette_limits *limits, int reference, int *base) {
+    int b = lua_gettop(L);
+    *base = b;
+    if (!lua_checkstack(L, 3)) return LUNETTE_CALL_STACK_FULL;
+    lua_pushcfunction(L, lunette_msgh);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, reference);
+    int status = lunette_call_armed(L, limits, b + 1, 0, LUA_MULTRET);
+    if (status == LUA_OK && lua_gettop(L) == b + 1) {
+        lua_settop(L, b);
+        return LUNETTE_CALL_RETURNED_NOTHING;
+    }
     return status;
 }
 

@@ -1,6 +1,7 @@
 // See CLuaShims.h for why each function exists.
 #define _GNU_SOURCE
 #include "CLuaShims.h"
+#include "calls.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -320,7 +321,7 @@ static const char lunette_traceback_key = 't';
 // Message handler: records a traceback beside the error and returns the error
 // object unchanged. Runs no script code (no __tostring) and in host mode, so
 // it cannot fail for the cap.
-static int lunette_msgh(lua_State *L) {
+int lunette_msgh(lua_State *L) {
     lunette_host *h = lunette_host_of(L);
     const void *p = lua_topointer(L, 1);
     h->in_host++;
@@ -332,24 +333,6 @@ static int lunette_msgh(lua_State *L) {
     h->in_host--;
     lua_settop(L, 1);
     return 1;
-}
-
-// The protected call itself, with the message handler at absolute index
-// `handler` (below the function): script mode arms the cap, host mode
-// (lunette_host_pcall) does not.
-static int lunette_pcall_with(lua_State *L, lunette_host *h, int nargs, int nresults, int host_mode, int handler) {
-    int saved = h->in_host;
-    lua_State *running = h->running;
-    h->in_host = host_mode ? saved + 1 : 0;
-    if (!host_mode) h->running = L;
-    int status = lua_pcall(L, nargs, nresults, handler);
-    h->running = running;
-    h->in_host = saved;
-    if (status != LUA_OK && !host_mode && lunette_is_memory_failure(L, status)) {
-        if (h->killed == LUNETTE_KILL_NONE) h->killed = LUNETTE_KILL_MEMORY;
-        if (h->sandboxed) lunette_arm_hook(L, 1);
-    }
-    return status;
 }
 
 // The call is being ended: run nothing, hand back the kill (function and
@@ -764,8 +747,9 @@ int lunette_format_number(lua_Number n, char *buf, size_t size) {
 
 static __thread size_t lunette_cached_stack_size = (size_t)-1;
 
-size_t lunette_thread_stack_size(void) {
-    if (lunette_cached_stack_size != (size_t)-1) return lunette_cached_stack_size;
+// The first measure on a thread (out of line, so the cached answer every
+// later call gets costs no stack frame).
+static __attribute__((noinline)) size_t lunette_measure_thread_stack(void) {
     size_t size = 0;
 #if defined(__APPLE__)
     size = pthread_get_stacksize_np(pthread_self());
@@ -779,4 +763,9 @@ size_t lunette_thread_stack_size(void) {
 #endif
     lunette_cached_stack_size = size;
     return size;
+}
+
+size_t lunette_thread_stack_size(void) {
+    size_t size = lunette_cached_stack_size;
+    return size != (size_t)-1 ? size : lunette_measure_thread_stack();
 }

@@ -47,6 +47,7 @@
 // LUNETTE_HOOK_INTERVAL instructions: slower, but it stops every loop.
 #define _GNU_SOURCE
 #include "CLuaShims.h"
+#include "calls.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -65,33 +66,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sanitizers.h"
-#ifdef LUNETTE_THREAD_SANITIZER
-#define LUNETTE_WATCH_NO_SIGNALS 1
-#endif
 
 // The slots' counts and times are read and written whole, also from the
 // signal handler.
 _Static_assert(__atomic_always_lock_free(sizeof(uint64_t), 0), "64-bit atomics must be lock-free");
 
 #define LUNETTE_WATCH_SIGNAL SIGURG      // ignored by default: harmless if it arrives late
-#define LUNETTE_WATCH_SLOTS 256
 #define LUNETTE_WATCH_PERIOD_NS 2000000  // 2 ms between checks while calls are armed
 #define LUNETTE_WATCH_IDLE_ROUNDS 50     // periods without a call before the watchdog sleeps
-
-// A thread's slot. `host` is non-NULL while a call with a deadline runs on
-// the thread; `timeout` is that call's and `calls` counts it. Written by the
-// owning thread only (atomics; `timeout`, then `calls`, then `host`), read by
-// the watchdog and by lunette_watch_cancel. `expired` is the watchdog's: the
-// count of the call whose deadline it saw pass.
-typedef struct {
-    lunette_host *host;
-    uint64_t timeout;
-    uint64_t calls;     ///< calls registered here, ever (a slot's count survives its thread)
-    uint64_t expired;   ///< `calls` of the call found past its deadline, or UINT64_MAX
-    pthread_t thread;
-    int owned;          ///< a thread owns it (under lunette_watch_lock)
-} lunette_watch;
 
 // The watchdog's own view of each slot: the call it saw last and when it
 // first saw it (the start it times the call from). Touched by the watchdog only.
@@ -100,23 +82,24 @@ static uint64_t lunette_watch_seen_at[LUNETTE_WATCH_SLOTS];
 
 static pthread_mutex_t lunette_watch_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t lunette_watch_wake = PTHREAD_COND_INITIALIZER;
-static lunette_watch lunette_watches[LUNETTE_WATCH_SLOTS];
+lunette_watch lunette_watches[LUNETTE_WATCH_SLOTS];
 static pthread_once_t lunette_watch_once = PTHREAD_ONCE_INIT;
 static int lunette_watch_ready = 0;
 static struct sigaction lunette_previous_action;
 // Set by the watchdog before it sleeps (under the lock); a call that sees it wakes it.
-static int lunette_watch_sleeping = 0;
+int lunette_watch_sleeping = 0;
 // membarrier(2) is registered: calls need only a compiler barrier (see above).
 // Written before the watchdog starts (in lunette_watch_once), read-only after.
-static int lunette_watch_heavy_barrier = 0;
+int lunette_watch_heavy_barrier = 0;
 // Gives a thread's slot back when the thread ends.
 static pthread_key_t lunette_watch_key;
 static pthread_once_t lunette_watch_key_once = PTHREAD_ONCE_INIT;
 static int lunette_watch_key_ready = 0;
 
 // The host whose call runs on this thread (for the signal handler), and the thread's slot.
-static __thread lunette_host *lunette_thread_host = NULL;
+__thread lunette_host *lunette_thread_host = NULL;
 static __thread int lunette_thread_slot = -1;
+__thread lunette_watch *lunette_thread_watch = NULL;
 
 static void lunette_on_watch_signal(int sig, siginfo_t *info, void *context) {
     // The interrupted code may be between a failing call and its read of
@@ -251,6 +234,10 @@ static void *lunette_watchdog(void *unused) {
 // A thread that owned a slot ends: the slot is free for another.
 static void lunette_watch_release_slot(void *slot) {
     int i = (int)(intptr_t)slot - 1;
+    // A call made later in the thread's exit (another key's destructor)
+    // takes a slot again instead of using this one.
+    lunette_thread_watch = NULL;
+    lunette_thread_slot = -1;
     pthread_mutex_lock(&lunette_watch_lock);
     __atomic_store_n(&lunette_watches[i].host, NULL, __ATOMIC_RELEASE);
     lunette_watches[i].owned = 0;
@@ -320,61 +307,30 @@ int lunette_call_was_cancelled(const lunette_host *h) {
     return LUNETTE_FLAG_GET(h->cancelled) != 0;
 }
 
-int lunette_watch_begin(lunette_host *h, uint64_t timeout) {
-    h->previous_thread_host = lunette_thread_host;
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    __atomic_store_n(&lunette_thread_host, h, __ATOMIC_RELAXED);
-    h->watch_slot = -1;
-    if (timeout == 0) return 0;
-    // Without signals the call is still registered (no watchdog thread
-    // runs then), so that lunette_watch_cancel finds it and says a call
-    // was running; the count hook does the rest.
-    int signals = lunette_watch_uses_signals();
-    if (signals) {
+// Puts that in place for the calling thread; NULL when something cannot be
+// (the call then keeps the count hook), and tried again on its next call.
+lunette_watch *lunette_watch_prepare_thread(void) {
+    if (lunette_watch_uses_signals()) {
         pthread_once(&lunette_watch_once, lunette_watch_start);
-        if (!lunette_watch_ready) return 0;
+        if (!lunette_watch_ready) return NULL;
         if (!lunette_thread_unblocked) {
             sigset_t set;
             sigemptyset(&set);
             sigaddset(&set, LUNETTE_WATCH_SIGNAL);
-            if (pthread_sigmask(SIG_UNBLOCK, &set, NULL) != 0) return 0;
+            if (pthread_sigmask(SIG_UNBLOCK, &set, NULL) != 0) return NULL;
             lunette_thread_unblocked = 1;
         }
     }
     int slot = lunette_watch_slot();
-    if (slot < 0) return 0;
-    lunette_watch *w = &lunette_watches[slot];
-    if (__atomic_load_n(&w->host, __ATOMIC_RELAXED) != NULL) {
-        // A call nested in another on this thread (another state's, from a
-        // Swift function): the outer call keeps the slot, and this one the
-        // count hook.
-        return 0;
-    }
-    __atomic_store_n(&w->timeout, timeout, __ATOMIC_RELAXED);
-    // Only this thread writes its slot's count: no read-modify-write.
-    __atomic_store_n(&w->calls, __atomic_load_n(&w->calls, __ATOMIC_RELAXED) + 1, __ATOMIC_RELEASE);
-    __atomic_store_n(&w->host, h, __ATOMIC_RELEASE);
-    h->watch_slot = slot;
-    if (signals) {
-        // The handshake with a watchdog going to sleep (see the top).
-        if (lunette_watch_heavy_barrier) __atomic_signal_fence(__ATOMIC_SEQ_CST);
-        else __atomic_thread_fence(__ATOMIC_SEQ_CST);
-        if (__atomic_load_n(&lunette_watch_sleeping, __ATOMIC_RELAXED)) {
-            pthread_mutex_lock(&lunette_watch_lock);
-            pthread_cond_signal(&lunette_watch_wake);
-            pthread_mutex_unlock(&lunette_watch_lock);
-        }
-    }
-    return signals;
+    if (slot < 0) return NULL;
+    lunette_thread_watch = &lunette_watches[slot];
+    return lunette_thread_watch;
 }
 
-void lunette_watch_end(lunette_host *h) {
-    if (h->watch_slot >= 0) {
-        __atomic_store_n(&lunette_watches[h->watch_slot].host, NULL, __ATOMIC_RELEASE);
-        h->watch_slot = -1;
-    }
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    __atomic_store_n(&lunette_thread_host, h->previous_thread_host, __ATOMIC_RELAXED);
+void lunette_watch_wake_up(void) {
+    pthread_mutex_lock(&lunette_watch_lock);
+    pthread_cond_signal(&lunette_watch_wake);
+    pthread_mutex_unlock(&lunette_watch_lock);
 }
 
 int lunette_watch_cancel(lunette_host *h) {

@@ -206,19 +206,34 @@ public final class LuaState {
     /// its results as plain data.
     @discardableResult
     public func call(_ function: LuaFunctionRef, _ arguments: [LuaValue] = []) throws(LuaError) -> [LuaValue] {
-        try call(function, arguments, explicitOptions: nil)
+        precondition(function.owner == ObjectIdentifier(self), "LuaFunctionRef belongs to another LuaState")
+        if arguments.isEmpty, callsInPlace {
+            armOwnLimits()
+            return try callReference(function.reference)
+        }
+        return try call(function, arguments, explicitOptions: nil)
     }
 
     /// Calls `function` with the given limits, random seed and clock (when
     /// it is the outermost call; nested calls share the outer call's).
     @discardableResult
     public func call(_ function: LuaFunctionRef, _ arguments: [LuaValue] = [], options: LuaCallOptions) throws(LuaError) -> [LuaValue] {
-        try call(function, arguments, explicitOptions: options)
+        precondition(function.owner == ObjectIdentifier(self), "LuaFunctionRef belongs to another LuaState")
+        if arguments.isEmpty, callsInPlace {
+            armLimits(options)
+            return try callReference(function.reference)
+        }
+        return try call(function, arguments, explicitOptions: options)
+    }
+
+    /// Whether the next call is a top-level one on a thread whose stack is
+    /// large enough: a call of no arguments then goes through `callReference`.
+    private var callsInPlace: Bool {
+        callDepth == 0 && lunette_thread_stack_size() >= LuaState.minimumStackSize
     }
 
     /// `call` with `options`, or with the state's own when nil.
     private func call(_ function: LuaFunctionRef, _ arguments: [LuaValue], explicitOptions options: LuaCallOptions?) throws(LuaError) -> [LuaValue] {
-        precondition(function.owner == ObjectIdentifier(self), "LuaFunctionRef belongs to another LuaState")
         // The closures capture the reference's number, not the object: that
         // spares a retain and a release (atomic, ~6 ns each here) per call.
         let reference = function.reference
@@ -226,6 +241,31 @@ public final class LuaState {
             try self.protectedCall(arguments, options: options) { stack in
                 stack.push(reference: reference)
             }
+        }
+    }
+
+    /// A top-level call of the function at `reference` with no arguments,
+    /// its limits armed in `limits`: pushing, arming, calling, disarming
+    /// and, when it returned nothing, restoring the stack are one C call
+    /// (`lunette_call_reference`).
+    @inline(__always)
+    private func callReference(_ reference: Int32) throws(LuaError) -> [LuaValue] {
+        var base: Int32 = 0
+        callDepth = 1
+        let status = lunette_call_reference(current, &limits, reference, &base)
+        callDepth = 0
+        if status == LUNETTE_CALL_RETURNED_NOTHING { return [] }
+        return try finishReferenceCall(status: status, base: base)
+    }
+
+    /// The rest of a call made by `lunette_call_reference` that failed or
+    /// returned something (out of line: a call that returned nothing never
+    /// gets here).
+    @inline(never)
+    private func finishReferenceCall(status: Int32, base: Int32) throws(LuaError) -> [LuaValue] {
+        if status == LUNETTE_CALL_STACK_FULL { throw LuaStack.overflowError(slots: 3) }
+        return try finishCall(status: status, base: base, stack: stack, outermost: true) { reader, first, last throws(LuaValueError) in
+            try reader.readResults(first, last)
         }
     }
 
@@ -269,17 +309,7 @@ public final class LuaState {
         let outermost = callDepth == 0
         let status: Int32
         if outermost {
-            if let options {
-                if options != limitsSource {
-                    limitsSource = options
-                    limits = options.cLimits
-                }
-                limitsAreOptions = false
-            } else if !limitsAreOptions {
-                limitsSource = self.options
-                limits = self.options.cLimits
-                limitsAreOptions = true
-            }
+            if let options { armLimits(options) } else { armOwnLimits() }
             callDepth = 1
             status = stack.callOutermost(&limits, handler: base + 1, arguments: Int32(arguments.count), results: LuaLifecycle.multipleResults)
             callDepth = 0
@@ -288,9 +318,41 @@ public final class LuaState {
             status = stack.callHandled(handler: base + 1, arguments: Int32(arguments.count), results: LuaLifecycle.multipleResults)
             callDepth -= 1
         }
+        return try finishCall(status: status, base: base, stack: stack, outermost: outermost, readResults: readResults)
+    }
+
+    /// Makes `limits` those of `options` for a top-level call (converted
+    /// again only when they changed).
+    @inline(__always)
+    private func armLimits(_ options: LuaCallOptions) {
+        if options != limitsSource {
+            limitsSource = options
+            limits = options.cLimits
+        }
+        limitsAreOptions = false
+    }
+
+    /// Makes `limits` those of the state's own `options` for a top-level
+    /// call (nothing to do while they are).
+    @inline(__always)
+    private func armOwnLimits() {
+        if !limitsAreOptions {
+            limitsSource = options
+            limits = options.cLimits
+            limitsAreOptions = true
+        }
+    }
+
+    /// After a protected call with its message handler at `base + 1`: the
+    /// error, or the results above the handler converted by `readResults`;
+    /// the stack goes back to `base` either way. An error reports the
+    /// limits that were armed (`limitsSource`: the outermost call's).
+    @inline(__always)
+    private func finishCall<Result>(status: Int32, base: Int32, stack: LuaStack, outermost: Bool,
+                                    readResults: (inout ValueReader, Int32, Int32) throws(LuaValueError) -> [Result]) throws(LuaError) -> [Result] {
         defer { stack.setTop(base) }
         if status != LuaLifecycle.ok {
-            throw callError(status: status, stack: stack, limits: (options ?? self.options).limits,
+            throw callError(status: status, stack: stack, limits: limitsSource?.limits,
                             elapsedNanoseconds: outermost ? stack.callElapsed() : 0)
         }
         let top = stack.top

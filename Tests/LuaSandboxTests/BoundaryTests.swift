@@ -38,6 +38,48 @@ struct BoundaryTests {
         #expect(results == ["inner", 42, 42, 2])
     }
 
+    /// A top-level call of no arguments takes a path of its own, one C call
+    /// (`lunette_call_reference`): what it returns, how it fails and which
+    /// limits its errors report are those of any other call, and the stack
+    /// is as it was after each.
+    @Test func aCallOfNoArgumentsReturnsFailsAndReportsItsLimitsAsAnyOther() throws {
+        let state = try LuaState()
+        try state.run("""
+            function nothing() end
+            function values() return 1, 'two', { 3 } end
+            function fails() error('boom') end
+            function spin() while true do end end
+            function nested() return inner() end
+            """, name: "calls.lua")
+        let function = { (name: String) throws -> LuaFunctionRef in try #require(try state.globalFunction(name)) }
+        try state.register(function: "inner") { [unowned state] _ in
+            // A call from inside a call (not the outermost: the usual path).
+            guard let values = try state.globalFunction("values") else { return [] }
+            return try state.call(values)
+        }
+
+        #expect(try state.call(function("nothing")) == [])
+        #expect(lua_gettop_(state) == 0)
+        #expect(try state.call(function("values")) == [1, "two", [3]])
+        #expect(lua_gettop_(state) == 0)
+        #expect(try state.call(function("nested")) == [1, "two", [3]])
+        #expect(lua_gettop_(state) == 0)
+
+        guard case .runtime(let failed)? = luaError({ try state.call(function("fails")) }) else { Issue.record("no runtime error"); return }
+        #expect(failed.message == "calls.lua:3: boom" && failed.traceback?.contains("calls.lua:3") == true)
+        #expect(lua_gettop_(state) == 0)
+
+        // Explicit options are armed and reported; then the state's own.
+        let explicit = LuaCallOptions(limits: LuaLimits(timeout: .milliseconds(30)))
+        guard case .timeout(let t)? = luaError({ try state.call(function("spin"), options: explicit) }) else { Issue.record("no timeout"); return }
+        #expect(t.limit == .milliseconds(30) && t.elapsed >= .milliseconds(30))
+        state.options.limits = LuaLimits(timeout: .milliseconds(40))
+        guard case .timeout(let own)? = luaError({ try state.call(function("spin")) }) else { Issue.record("no timeout"); return }
+        #expect(own.limit == .milliseconds(40) && own.elapsed >= .milliseconds(40))
+        #expect(lua_gettop_(state) == 0)
+        #expect(try state.call(function("values")) == [1, "two", [3]])
+    }
+
     @Test func aSwallowedMemoryKillStillEndsTheCall() throws {
         let h = try Harness(profile: .sandbox)
         var afterKill = 0

@@ -104,6 +104,20 @@ typedef struct lunette_limits {
 /// succeeded needs no elapsed time (see lunette_call_elapsed).
 int lunette_call_outermost(lua_State *L, const lunette_limits *limits, int handler, int nargs, int nresults);
 
+/// lunette_call_reference's answers besides a lua_pcall status.
+#define LUNETTE_CALL_RETURNED_NOTHING (-1)  ///< the call succeeded with no results; the stack is as it was
+#define LUNETTE_CALL_STACK_FULL       (-2)  ///< the stack could not grow by 3 slots; nothing was called
+
+/// A whole top-level call of the function at registry index `reference`
+/// with no arguments, in one C call (the host's trivial calls cost little
+/// more than Lua's own): stores the stack's top in `*base`, pushes the
+/// message handler and the function, calls as lunette_call_outermost with
+/// all results, and returns LUNETTE_CALL_RETURNED_NOTHING when it succeeded
+/// with none (the stack back at `*base`). Otherwise the status, with the
+/// handler at `*base + 1` and the results or the error object above it;
+/// the caller sets the top back to `*base`.
+int lunette_call_reference(lua_State *L, const lunette_limits *limits, int reference, int *base);
+
 /// Monotonic nanoseconds since the last top-level call began (for the
 /// report of a call that failed). A call the watchdog watches reads its
 /// start from Linux's coarse clock, so this may exceed the time it ran by
@@ -161,15 +175,6 @@ int lunette_is_memory_failure(lua_State *L, int status);
 /// Sets the count hook on `L` (every `count` instructions).
 void lunette_arm_hook(lua_State *L, int count);
 
-/// Makes `h` the calling thread's current call and registers its timeout
-/// (0: none) with the process's watchdog thread, which times the call from
-/// the first time it sees it (so never ends it early, and typically at
-/// most two of its 2 ms periods late). Returns 1 when the watchdog will end the call at
-/// its deadline; 0 when it will not (no timeout, the watchdog could not
-/// take it, or no signals are used, see lunette_watch_uses_signals): the
-/// call then keeps the count hook on.
-int lunette_watch_begin(lunette_host *h, uint64_t timeout);
-
 /// 1 when deadlines are enforced by the watchdog's signal; 0 in builds under
 /// ThreadSanitizer, which holds signals back until the thread calls into
 /// the C library (a pure Lua loop never does): there every sandboxed call
@@ -179,9 +184,6 @@ int lunette_watch_uses_signals(void);
 
 /// Whether the last call was ended by `lunette_watch_cancel`.
 int lunette_call_was_cancelled(const lunette_host *h);
-
-/// Unregisters the call from the watchdog.
-void lunette_watch_end(lunette_host *h);
 
 /// Ends the call running with `h` as soon as it can, as its deadline would:
 /// callable from any thread (a task's cancellation handler). Returns 1 when

@@ -64,9 +64,12 @@ struct LuaStack {
 
     /// `reserve` as a thrown `LuaError`.
     func reserveOrThrow(_ n: Int) throws(LuaError) {
-        guard reserve(n) else {
-            throw .runtime(LuaRuntimeError(message: "Lua stack overflow (cannot reserve \(n) slots)"))
-        }
+        guard reserve(n) else { throw Self.overflowError(slots: n) }
+    }
+
+    /// The error of a stack that cannot grow by `slots`.
+    static func overflowError(slots: Int) -> LuaError {
+        .runtime(LuaRuntimeError(message: "Lua stack overflow (cannot reserve \(slots) slots)"))
     }
 
     /// Moves the top value to `index`, shifting the values above it up

@@ -1,0 +1,132 @@
+// The protected call the host's calls share (shims.c's lunette_pcall*,
+// sandbox.c's top-level calls): private to CLuaShims, not part of the
+// module Swift sees.
+#ifndef LUNETTE_CALLS_H
+#define LUNETTE_CALLS_H
+
+#include "CLuaShims.h"
+
+#include <pthread.h>
+
+#include "sanitizers.h"
+#ifdef LUNETTE_THREAD_SANITIZER
+#define LUNETTE_WATCH_NO_SIGNALS 1
+#endif
+
+#define LUNETTE_HIDDEN __attribute__((visibility("hidden")))
+
+/// The message handler of every protected call the host makes: records a
+/// traceback beside the error and returns the error object unchanged
+/// (shims.c).
+int lunette_msgh(lua_State *L);
+
+/// The protected call itself, with the message handler at absolute index
+/// `handler` (below the function): script mode arms the cap, host mode
+/// (lunette_host_pcall) does not. Inline: a top-level call runs it between
+/// arming and disarming its limits with no call in between.
+static inline int lunette_pcall_with(lua_State *L, lunette_host *h, int nargs, int nresults, int host_mode, int handler) {
+    int saved = h->in_host;
+    lua_State *running = h->running;
+    h->in_host = host_mode ? saved + 1 : 0;
+    if (!host_mode) h->running = L;
+    int status = lua_pcall(L, nargs, nresults, handler);
+    h->running = running;
+    h->in_host = saved;
+    if (status != LUA_OK && !host_mode && lunette_is_memory_failure(L, status)) {
+        if (h->killed == LUNETTE_KILL_NONE) h->killed = LUNETTE_KILL_MEMORY;
+        if (h->sandboxed) lunette_arm_hook(L, 1);
+    }
+    return status;
+}
+
+// MARK: - The watchdog's per-call half (see watchdog.c)
+//
+// Inline in the call path: a top-level call registers with the watchdog
+// and unregisters with a few stores, and no call of its own.
+
+#define LUNETTE_WATCH_SLOTS 256
+
+// A thread's slot. `host` is non-NULL while a call with a deadline runs on
+// the thread; `timeout` is that call's and `calls` counts it. Written by the
+// owning thread only (atomics; `timeout`, then `calls`, then `host`), read by
+// the watchdog and by lunette_watch_cancel. `expired` is the watchdog's: the
+// count of the call whose deadline it saw pass.
+typedef struct {
+    lunette_host *host;
+    uint64_t timeout;
+    uint64_t calls;     ///< calls registered here, ever (a slot's count survives its thread)
+    uint64_t expired;   ///< `calls` of the call found past its deadline, or UINT64_MAX
+    pthread_t thread;
+    int owned;          ///< a thread owns it (under lunette_watch_lock)
+} lunette_watch;
+
+extern LUNETTE_HIDDEN lunette_watch lunette_watches[LUNETTE_WATCH_SLOTS];
+/// The host whose call runs on this thread (for the signal handler).
+extern LUNETTE_HIDDEN __thread lunette_host *lunette_thread_host;
+/// The calling thread's slot once everything a watched call needs is in
+/// place (the watchdog started, its signal unblocked on this thread, the
+/// slot taken): a call then checks one pointer, not each of those.
+extern LUNETTE_HIDDEN __thread lunette_watch *lunette_thread_watch;
+/// Set by the watchdog before it sleeps; a call that sees it wakes it.
+extern LUNETTE_HIDDEN int lunette_watch_sleeping;
+/// membarrier(2) is registered: calls need only a compiler barrier.
+extern LUNETTE_HIDDEN int lunette_watch_heavy_barrier;
+
+/// Puts in place what the calling thread's watched calls need
+/// (lunette_thread_watch); NULL when something cannot be (the call then
+/// keeps the count hook), tried again on the thread's next call.
+LUNETTE_HIDDEN lunette_watch *lunette_watch_prepare_thread(void);
+/// Wakes the sleeping watchdog (takes its lock).
+LUNETTE_HIDDEN void lunette_watch_wake_up(void);
+
+/// Makes `h` the calling thread's current call and registers its timeout
+/// (0: none) with the process's watchdog thread, which times the call from
+/// the first time it sees it (so never ends it early, and typically at
+/// most two of its 2 ms periods late). Returns 1 when the watchdog will end
+/// the call at its deadline; 0 when it will not (no timeout, the watchdog
+/// could not take it, or no signals are used, see
+/// lunette_watch_uses_signals): the call then keeps the count hook on.
+static inline int lunette_watch_begin(lunette_host *h, uint64_t timeout) {
+    h->previous_thread_host = lunette_thread_host;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    __atomic_store_n(&lunette_thread_host, h, __ATOMIC_RELAXED);
+    h->watch_slot = -1;
+    if (timeout == 0) return 0;
+    // Without signals the call is still registered (no watchdog thread
+    // runs then), so that lunette_watch_cancel finds it and says a call
+    // was running; the count hook does the rest.
+    lunette_watch *w = lunette_thread_watch;
+    if (w == NULL && (w = lunette_watch_prepare_thread()) == NULL) return 0;
+    if (__atomic_load_n(&w->host, __ATOMIC_RELAXED) != NULL) {
+        // A call nested in another on this thread (another state's, from a
+        // Swift function): the outer call keeps the slot, and this one the
+        // count hook.
+        return 0;
+    }
+    __atomic_store_n(&w->timeout, timeout, __ATOMIC_RELAXED);
+    // Only this thread writes its slot's count: no read-modify-write.
+    __atomic_store_n(&w->calls, __atomic_load_n(&w->calls, __ATOMIC_RELAXED) + 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&w->host, h, __ATOMIC_RELEASE);
+    h->watch_slot = (int)(w - lunette_watches);
+#ifdef LUNETTE_WATCH_NO_SIGNALS
+    return 0;
+#else
+    // The handshake with a watchdog going to sleep (see watchdog.c).
+    if (lunette_watch_heavy_barrier) __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    else __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&lunette_watch_sleeping, __ATOMIC_RELAXED)) lunette_watch_wake_up();
+    return 1;
+#endif
+}
+
+/// Unregisters the call from the watchdog.
+static inline void lunette_watch_end(lunette_host *h) {
+    if (h->watch_slot >= 0) {
+        __atomic_store_n(&lunette_watches[h->watch_slot].host, NULL, __ATOMIC_RELEASE);
+        h->watch_slot = -1;
+    }
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    __atomic_store_n(&lunette_thread_host, h->previous_thread_host, __ATOMIC_RELAXED);
+}
+
+#endif
