@@ -18,7 +18,7 @@
 /// The message handler of every protected call the host makes: records a
 /// traceback beside the error and returns the error object unchanged
 /// (shims.c).
-int lunette_msgh(lua_State *L);
+LUNETTE_HIDDEN int lunette_msgh(lua_State *L);
 
 /// The protected call itself, with the message handler at absolute index
 /// `handler` (below the function): script mode arms the cap, host mode
@@ -64,8 +64,9 @@ extern LUNETTE_HIDDEN lunette_watch lunette_watches[LUNETTE_WATCH_SLOTS];
 /// The host whose call runs on this thread (for the signal handler).
 extern LUNETTE_HIDDEN __thread lunette_host *lunette_thread_host;
 /// The calling thread's slot once everything a watched call needs is in
-/// place (the watchdog started, its signal unblocked on this thread, the
-/// slot taken): a call then checks one pointer, not each of those.
+/// place (the watchdog started and its signal unblocked on this thread,
+/// where signals are used; the slot taken): a call then checks one
+/// pointer, not each of those.
 extern LUNETTE_HIDDEN __thread lunette_watch *lunette_thread_watch;
 /// Set by the watchdog before it sleeps; a call that sees it wakes it.
 extern LUNETTE_HIDDEN int lunette_watch_sleeping;

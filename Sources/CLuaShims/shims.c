@@ -321,7 +321,7 @@ static const char lunette_traceback_key = 't';
 // Message handler: records a traceback beside the error and returns the error
 // object unchanged. Runs no script code (no __tostring) and in host mode, so
 // it cannot fail for the cap.
-int lunette_msgh(lua_State *L) {
+LUNETTE_HIDDEN int lunette_msgh(lua_State *L) {
     lunette_host *h = lunette_host_of(L);
     const void *p = lua_topointer(L, 1);
     h->in_host++;

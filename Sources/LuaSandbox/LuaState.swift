@@ -252,7 +252,7 @@ public final class LuaState {
     private func callReference(_ reference: Int32) throws(LuaError) -> [LuaValue] {
         var base: Int32 = 0
         callDepth = 1
-        let status = lunette_call_reference(current, &limits, reference, &base)
+        let status = stack.callReference(&limits, reference: reference, base: &base)
         callDepth = 0
         if status == LUNETTE_CALL_RETURNED_NOTHING { return [] }
         return try finishReferenceCall(status: status, base: base)

@@ -98,7 +98,8 @@ typedef struct lunette_limits {
 
 /// A top-level call: arms `limits` on `L` (resets the peak, the output
 /// count and the kill flag, starts the deadline, seeds math.random), calls
-/// as lunette_pcall_at, and disarms them; the kill reason stays in the host
+/// as lunette_pcall_at (whose check for a call being ended cannot be true
+/// just after arming, so it is not made), and disarms them; the kill reason stays in the host
 /// until the next call. Reads one clock, a coarse one when the watchdog
 /// times the call (see watchdog.c), and none at the end: a call that
 /// succeeded needs no elapsed time (see lunette_call_elapsed).

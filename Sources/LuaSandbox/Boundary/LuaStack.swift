@@ -340,6 +340,17 @@ struct LuaStack {
         lunette_call_outermost(L, &limits, handler, arguments, results)
     }
 
+    /// The whole of a top-level call of the function at `reference` with no
+    /// arguments (`lunette_call_reference`: pushes the message handler and
+    /// the function, arms, calls, disarms; raises nothing). Stores the top
+    /// before it in `base`; returns `LUNETTE_CALL_RETURNED_NOTHING` with
+    /// the stack back at `base`, `LUNETTE_CALL_STACK_FULL`, or the call's
+    /// status with the handler at `base + 1` and the results or the error
+    /// above it.
+    func callReference(_ limits: inout lunette_limits, reference: Int32, base: inout Int32) -> Int32 {
+        lunette_call_reference(L, &limits, reference, &base)
+    }
+
     /// Nanoseconds since the last top-level call began (`lunette_call_elapsed`).
     func callElapsed() -> UInt64 { lunette_call_elapsed(L) }
 
