@@ -115,8 +115,8 @@ extension LuaState {
         return try withLargeStack { () throws(LuaError) in
             try self.protectedCall(arguments, options: nil, pushFunction: { stack in
                 stack.push(reference: function.reference)
-            }, readResults: { reader, first, last throws(LuaValueError) in
-                try reader.readResultsForDisplay(first, last)
+            }, finish: { reader, first, last throws(LuaValueError) in
+                first > last ? [] : try reader.readResultsForDisplay(first, last)
             })
         }
     }

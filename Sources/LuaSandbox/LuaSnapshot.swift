@@ -69,6 +69,7 @@ extension LuaState {
     /// of the walk is collected.
     public func snapshot(rootsFrom roots: LuaFunctionRef, hostObjects: LuaFunctionRef? = nil, functions: [LuaFunctionRef] = [],
                          maxSlots: Int = 4096) throws(LuaError) -> Result<LuaSnapshot, LuaSnapshotRefusal> {
+        refuseInsideReading()
         let stack = stack
         let base = stack.top
         defer { stack.setTop(base) }
@@ -103,6 +104,7 @@ extension LuaState {
     /// code. Throws only when the state runs out of memory.
     public func restore(_ snapshot: LuaSnapshot) throws(LuaError) {
         precondition(snapshot.held.owner == ObjectIdentifier(self), "LuaSnapshot belongs to another LuaState")
+        refuseInsideReading()
         let stack = stack
         let base = stack.top
         defer { stack.setTop(base) }

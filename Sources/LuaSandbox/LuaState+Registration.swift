@@ -86,6 +86,7 @@ extension LuaState {
     /// Compiles and calls a glue chunk with the function table in a host-mode
     /// protected call; leaves `results` results on the stack.
     private func runGlue(_ source: String, name: String, functions: LuaModule, results: Int32, on stack: LuaStack) throws(LuaError) {
+        refuseInsideReading()
         let chunk = try loadGlue(source, name: "[host \(name)]")
         try stack.reserveOrThrow(6)
         stack.push(reference: chunk.reference)

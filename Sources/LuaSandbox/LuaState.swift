@@ -38,6 +38,17 @@ public final class LuaState {
         return tape
     }()
 
+    /// The C walk's buffers for results read in place
+    /// (`call(_:_:options:reading:)`), made when first needed: apart from
+    /// `tape`, so nothing read during the closure (a global) overwrites
+    /// them; and each result's root slot, for up to 64 results (a call
+    /// with more gets a buffer of its own).
+    var resultTape: UnsafeMutablePointer<lunette_tape>?
+    var resultRoots: UnsafeMutablePointer<Int>?
+    /// Counts closures of `call(_:_:options:reading:)` that returned: a
+    /// view made in an earlier one no longer matches it.
+    @usableFromInline @exclusivity(unchecked) var viewGeneration: UInt64 = 0
+
     /// Bounds on converting Lua values to `LuaValue` (depth, size).
     /// (Read by every conversion, on the state's one thread: no run-time
     /// exclusivity check.)
@@ -60,7 +71,8 @@ public final class LuaState {
         set { logSink.handler = newValue }
     }
 
-    /// Nesting of calls into Lua: limits are armed by the outermost one.
+    /// Nesting of calls into Lua: limits are armed by the outermost one;
+    /// -1 while a `call(_:_:options:reading:)` closure runs.
     /// (Touched twice per call, by this state's one owner: no run-time
     /// exclusivity check.)
     @exclusivity(unchecked) var callDepth = 0
@@ -139,6 +151,11 @@ public final class LuaState {
         cancelHandle.invalidate()
         lunette_tape_free(tape)
         tape.deallocate()
+        if let resultTape {
+            lunette_tape_free(resultTape)
+            resultTape.deallocate()
+        }
+        resultRoots?.deallocate()
         // Finalizers of a trusted state run now and may print: the log sink
         // still works, other Swift functions refuse (see LuaFunctionBox).
         isClosing = true
@@ -228,7 +245,7 @@ public final class LuaState {
 
     /// Whether the next call is a top-level one on a thread whose stack is
     /// large enough: a call of no arguments then goes through `callReference`.
-    private var callsInPlace: Bool {
+    var callsInPlace: Bool {
         callDepth == 0 && lunette_thread_stack_size() >= LuaState.minimumStackSize
     }
 
@@ -250,23 +267,28 @@ public final class LuaState {
     /// (`lunette_call_reference`).
     @inline(__always)
     private func callReference(_ reference: Int32) throws(LuaError) -> [LuaValue] {
+        try callReference(reference, nothing: { [] }, finish: Self.readResultsOutOfLine)
+    }
+
+    /// The same, with `nothing()` when the call returned nothing, else
+    /// what `finish` makes of its results (as `finishCall`).
+    @inline(__always)
+    func callReference<Result>(_ reference: Int32, nothing: () -> Result,
+                               finish: (inout ValueReader, Int32, Int32) throws(LuaValueError) -> Result) throws(LuaError) -> Result {
         var base: Int32 = 0
         callDepth = 1
         let status = stack.callReference(&limits, reference: reference, base: &base)
         callDepth = 0
-        if status == LUNETTE_CALL_RETURNED_NOTHING { return [] }
-        return try finishReferenceCall(status: status, base: base)
+        if status == LUNETTE_CALL_RETURNED_NOTHING { return nothing() }
+        if status == LUNETTE_CALL_STACK_FULL { throw LuaStack.overflowError(slots: 3) }
+        return try finishCall(status: status, base: base, stack: stack, outermost: true, finish: finish)
     }
 
-    /// The rest of a call made by `lunette_call_reference` that failed or
-    /// returned something (out of line: a call that returned nothing never
-    /// gets here).
+    /// The results as `LuaValue`s, out of line: a call that returned
+    /// nothing never gets here, and the hot path stays small.
     @inline(never)
-    private func finishReferenceCall(status: Int32, base: Int32) throws(LuaError) -> [LuaValue] {
-        if status == LUNETTE_CALL_STACK_FULL { throw LuaStack.overflowError(slots: 3) }
-        return try finishCall(status: status, base: base, stack: stack, outermost: true) { reader, first, last throws(LuaValueError) in
-            try reader.readResults(first, last)
-        }
+    private static func readResultsOutOfLine(_ reader: inout ValueReader, _ first: Int32, _ last: Int32) throws(LuaValueError) -> [LuaValue] {
+        first > last ? [] : try reader.readResults(first, last)
     }
 
     /// Loads and runs a chunk; returns what it returned.
@@ -283,14 +305,16 @@ public final class LuaState {
     func protectedCall(_ arguments: [LuaValue], options: LuaCallOptions? = nil,
                        pushFunction: (LuaStack) -> Void) throws(LuaError) -> [LuaValue] {
         try protectedCall(arguments, options: options, pushFunction: pushFunction) { reader, first, last throws(LuaValueError) in
-            try reader.readResults(first, last)
+            first > last ? [] : try reader.readResults(first, last)
         }
     }
 
-    /// The same, with the results at `first...last` converted by `readResults`.
+    /// The same, with the results at `first...last` (none when `first >
+    /// last`) handed to `finish`, which runs while they are on the stack.
     @inline(__always)
     func protectedCall<Result>(_ arguments: [LuaValue], options: LuaCallOptions? = nil, pushFunction: (LuaStack) -> Void,
-                               readResults: (inout ValueReader, Int32, Int32) throws(LuaValueError) -> [Result]) throws(LuaError) -> [Result] {
+                               finish: (inout ValueReader, Int32, Int32) throws(LuaValueError) -> Result) throws(LuaError) -> Result {
+        refuseInsideReading()
         let stack = stack
         let base = stack.top
         try stack.reserveOrThrow(arguments.count + 3)
@@ -318,13 +342,22 @@ public final class LuaState {
             status = stack.callHandled(handler: base + 1, arguments: Int32(arguments.count), results: LuaLifecycle.multipleResults)
             callDepth -= 1
         }
-        return try finishCall(status: status, base: base, stack: stack, outermost: outermost, readResults: readResults)
+        return try finishCall(status: status, base: base, stack: stack, outermost: outermost, finish: finish)
+    }
+
+    /// Traps inside a `call(_:_:options:reading:)` closure of this state:
+    /// what runs Lua code (a call, glue, a snapshot's roots) or changes
+    /// tables wholesale (a snapshot's restore) could change the results
+    /// under the closure's views.
+    @inline(__always)
+    func refuseInsideReading() {
+        precondition(callDepth >= 0, "a LuaState was used from inside a call(_:_:options:reading:) closure of its own")
     }
 
     /// Makes `limits` those of `options` for a top-level call (converted
     /// again only when they changed).
     @inline(__always)
-    private func armLimits(_ options: LuaCallOptions) {
+    func armLimits(_ options: LuaCallOptions) {
         if options != limitsSource {
             limitsSource = options
             limits = options.cLimits
@@ -335,7 +368,7 @@ public final class LuaState {
     /// Makes `limits` those of the state's own `options` for a top-level
     /// call (nothing to do while they are).
     @inline(__always)
-    private func armOwnLimits() {
+    func armOwnLimits() {
         if !limitsAreOptions {
             limitsSource = options
             limits = options.cLimits
@@ -344,21 +377,20 @@ public final class LuaState {
     }
 
     /// After a protected call with its message handler at `base + 1`: the
-    /// error, or the results above the handler converted by `readResults`;
-    /// the stack goes back to `base` either way. An error reports the
-    /// limits that were armed (`limitsSource`: the outermost call's).
+    /// error, or what `finish` makes of the results above the handler
+    /// (`base + 2` to the top; none when the top is the handler); the stack
+    /// goes back to `base` either way. An error reports the limits that
+    /// were armed (`limitsSource`: the outermost call's).
     @inline(__always)
-    private func finishCall<Result>(status: Int32, base: Int32, stack: LuaStack, outermost: Bool,
-                                    readResults: (inout ValueReader, Int32, Int32) throws(LuaValueError) -> [Result]) throws(LuaError) -> [Result] {
+    func finishCall<Result>(status: Int32, base: Int32, stack: LuaStack, outermost: Bool,
+                            finish: (inout ValueReader, Int32, Int32) throws(LuaValueError) -> Result) throws(LuaError) -> Result {
         defer { stack.setTop(base) }
         if status != LuaLifecycle.ok {
             throw callError(status: status, stack: stack, limits: limitsSource?.limits,
                             elapsedNanoseconds: outermost ? stack.callElapsed() : 0)
         }
-        let top = stack.top
-        if top == base + 1 { return [] }
         var reader = reader(stack)
-        do { return try readResults(&reader, base + 2, top) } catch { throw .value(error) }
+        do { return try finish(&reader, base + 2, stack.top) } catch { throw .value(error) }
     }
 
     // MARK: Globals

@@ -36,6 +36,26 @@ struct ValueReader {
         try read(at: index, root: root, as: DisplayData.self)
     }
 
+    /// Flattens the `count` values from `first` into `into` (a tape other
+    /// than the reader's own), their root slots in `roots`, charging the
+    /// reader's budget; when C refuses one, the Swift walk reads the values
+    /// again up to it and says what is wrong and where. For reading results
+    /// in place (`LuaValueView`).
+    mutating func flatten(from first: Int32, count: Int, into other: UnsafeMutablePointer<lunette_tape>,
+                          roots: UnsafeMutablePointer<Int>) throws(LuaValueError) {
+        let read = stack.readTape(from: first, count: count, into: other, maxDepth: limits.maxDepth, maxBytes: budget, roots: roots)
+        if read == count {
+            budget = Int(other.pointee.budget)
+            return
+        }
+        for i in 0...read {
+            _ = try self.read(at: first + Int32(i), root: count == 1 ? "result" : "result #\(i + 1)")
+        }
+        // The Swift walk took what C refused: only C's own buffers failing
+        // to grow can do that.
+        throw LuaValueError(path: count == 1 ? "result" : "result #\(read + 1)", reason: "out of memory reading the value")
+    }
+
     /// Converts the values at `first...last` as the results of a call.
     mutating func readResults(_ first: Int32, _ last: Int32) throws(LuaValueError) -> [LuaValue] {
         try readResults(first, last, as: PlainData.self)
@@ -252,6 +272,11 @@ struct TapeDecoder {
         order = tape.pointee.order
     }
 
+    init(slots: UnsafeMutablePointer<lunette_slot>, order: UnsafeMutablePointer<Int>?) {
+        self.slots = slots
+        self.order = order
+    }
+
     func value(at index: Int) -> LuaValue {
         let slot = slots + index
         // Raw type codes: this runs once per value on the hot path.
@@ -271,7 +296,7 @@ struct TapeDecoder {
 
     /// A string of the tape: from the words C packed it into when it is
     /// short (no bytes copied), else copied from Lua's bytes.
-    private func string(_ pointer: UnsafePointer<CChar>?, _ length: Int, packed words: (UInt64, UInt64)) -> LuaString {
+    func string(_ pointer: UnsafePointer<CChar>?, _ length: Int, packed words: (UInt64, UInt64)) -> LuaString {
         if length <= LuaString.inlineCapacity { return LuaString(inlineWords: words.0, words.1, count: length) }
         guard let pointer else { return LuaString("") }
         return pointer.withMemoryRebound(to: UInt8.self, capacity: length) {

@@ -16,19 +16,55 @@ enum BoundaryBenchmark {
     static func callNanoseconds(batches: Int, batchSize: Int = 1000) throws -> Double {
         let state = try LuaState()
         let function = try functionRef(state)
+        return try entryCallNanoseconds(batches: batches, batchSize: batchSize) {
+            Double(try state.call(function)[0].tableValue?.count ?? 0)
+        }
+    }
+
+    /// Median ns per call of the same function, its result read in place
+    /// (`call(_:_:options:reading:)`) and every key and value touched, as
+    /// the C baseline's loop touches them: no `LuaValue` is made.
+    static func callReadingNanoseconds(batches: Int, batchSize: Int = 1000) throws -> Double {
+        let state = try LuaState()
+        let function = try functionRef(state)
+        return try entryCallNanoseconds(batches: batches, batchSize: batchSize) {
+            try state.call(function) { results in touch(results[0]) }
+        }
+    }
+
+    /// The loop of both: 10 warming batches, then the median ns per call;
+    /// `call` returns what it read, which must add up to more than 0.
+    @inline(__always)
+    private static func entryCallNanoseconds(batches: Int, batchSize: Int, _ call: () throws -> Double) throws -> Double {
         var perCall: [Double] = []
-        var fields = 0
+        var sink = 0.0
         for round in -10..<batches {
             let ns = try measureNanoseconds {
-                for _ in 0..<batchSize {
-                    let results = try state.call(function)
-                    fields &+= results[0].tableValue?.count ?? 0
-                }
+                for _ in 0..<batchSize { sink += try call() }
             }
             if round >= 0 { perCall.append(ns / Double(batchSize)) }
         }
-        precondition(fields > 0)
+        precondition(sink > 0)
         return median(perCall)
+    }
+
+    /// What the C baseline's `walk` does with a table: each key's length,
+    /// and each value (numbers, string lengths, booleans) added up.
+    static func touch(_ table: LuaValueView) -> Double {
+        var sink = 0.0
+        for i in 0..<table.fieldCount {
+            let field = table.field(at: i)
+            sink += Double(field.keyByteCount)
+            let value = field.value
+            if let number = value.doubleValue {
+                sink += number
+            } else if let length = value.stringByteCount {
+                sink += Double(length)
+            } else if let flag = value.boolValue {
+                sink += flag ? 1 : 0
+            }
+        }
+        return sink
     }
 
     /// Median ns per call of a function of no arguments that returns

@@ -264,6 +264,12 @@ onlyPart("--only-calls") {
     print("call_ns \(figure(ns))")
 }
 
+// --only-reading-calls: the same call, its result read in place, for profilers.
+onlyPart("--only-reading-calls") {
+    let ns = try BoundaryBenchmark.callReadingNanoseconds(batches: 20)
+    print("call_reading_ns \(figure(ns))")
+}
+
 /// The Lua boundary against the bare C host, alternating rounds so both
 /// see the same machine load. Each side's figure is its best round: the C
 /// baseline runs as a process of its own per round, and on this kind of
@@ -273,19 +279,21 @@ onlyPart("--only-calls") {
 func boundaryFigures() throws {
     let rounds = quick ? 1 : 5
     var cCall: [Double] = [], cFresh: [Double] = [], lCall: [Double] = [], lFresh: [Double] = [], lFreshModule: [Double] = []
-    var cTrivial: [Double] = [], lTrivial: [Double] = []
+    var cTrivial: [Double] = [], lTrivial: [Double] = [], lCallReading: [Double] = []
     for _ in 0..<rounds {
         let c = try runBaseline()
         cCall.append(c["call_ns"] ?? .nan)
         cTrivial.append(c["trivial_call_ns"] ?? .nan)
         cFresh.append(c["fresh_state_us"] ?? .nan)
         lCall.append(try BoundaryBenchmark.callNanoseconds(batches: quick ? 20 : 100))
+        lCallReading.append(try BoundaryBenchmark.callReadingNanoseconds(batches: quick ? 20 : 100))
         lTrivial.append(try BoundaryBenchmark.trivialCallNanoseconds(batches: quick ? 20 : 100))
         lFresh.append(try BoundaryBenchmark.freshStateMicroseconds(iterations: quick ? 200 : 2000, functions: 0))
         lFreshModule.append(try BoundaryBenchmark.freshStateMicroseconds(iterations: quick ? 200 : 2000, functions: 20))
     }
     print("Lua boundary (best of \(rounds) round(s), each a median; lower is better; Lunette on a sandboxed state, limits armed)")
-    report("call returning a 10-field entry (per call)", "ns", baseline: cCall.min()!, lunette: lCall.min()!, goal: 1.5)
+    report("10-field entry call, into [LuaValue]", "ns", baseline: cCall.min()!, lunette: lCall.min()!, goal: 1.5)
+    report("10-field entry call, read in place as C", "ns", baseline: cCall.min()!, lunette: lCallReading.min()!, goal: 1.5)
     report("trivial call (no arguments, no results)", "ns", baseline: cTrivial.min()!, lunette: lTrivial.min()!, goal: 2.0)
     report("fresh sandboxed state (libraries only)", "µs", baseline: cFresh.min()!, lunette: lFresh.min()!, goal: 1.1)
     print("fresh sandboxed state + a 20-function module (info; C registers none): Lunette \(figure(lFreshModule.min()!)) µs")

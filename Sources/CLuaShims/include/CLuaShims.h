@@ -415,6 +415,11 @@ typedef struct lunette_tape {
     /// them in the same order, so checking that this order is sorted (n - 1
     /// comparisons) usually replaces the sort. Zeroed memory is a valid start.
     unsigned char shapes[LUNETTE_SHAPE_MAX + 1][LUNETTE_SHAPE_MAX];
+    /// lunette_tape_read_range copies strings longer than
+    /// LUNETTE_SHORT_STRING here (values and keys), and their `str` / `key`
+    /// point into it: what it read stays readable whatever Lua frees.
+    char *arena; size_t narena, arena_cap;
+    int copy_strings;   ///< set by lunette_tape_read_range for its walk
 } lunette_tape;
 
 /// Flattens the value at `idx` with raw access only (no metamethod runs,
@@ -422,6 +427,14 @@ typedef struct lunette_tape {
 /// value is not plain data or breaks a limit: the caller then reads it the
 /// slow way to say why. `max_depth` and `max_bytes` match LuaConversionLimits.
 int lunette_tape_read(lua_State *L, int idx, lunette_tape *tape, int max_depth, size_t max_bytes);
+
+/// As lunette_tape_read for the `count` values from absolute index `first`
+/// up, into one tape, one budget for all: `roots[i]` gets the slot of value
+/// i. Strings longer than LUNETTE_SHORT_STRING are copied into the tape's
+/// arena, so nothing it read points into Lua's memory. Returns `count` on
+/// success, else the position of the first value refused (the caller reads
+/// it the slow way to say why).
+int lunette_tape_read_range(lua_State *L, int first, int count, lunette_tape *tape, int max_depth, size_t max_bytes, size_t *roots);
 
 /// Frees the tape's memory.
 void lunette_tape_free(lunette_tape *tape);

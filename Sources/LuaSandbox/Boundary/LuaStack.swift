@@ -388,9 +388,19 @@ struct LuaStack {
     func readTape(at index: Int32, into tape: UnsafeMutablePointer<lunette_tape>, maxDepth: Int, maxBytes: Int) -> Bool {
         lunette_tape_read(L, index, tape, Int32(clamping: maxDepth), maxBytes) != 0
     }
+
+    /// Flattens the `count` values from absolute index `first` into one
+    /// tape, their root slots in `roots`, strings over 16 bytes copied into
+    /// the tape (`lunette_tape_read_range`, raw access only, raises
+    /// nothing); the position of the first value it refused, or `count`.
+    func readTape(from first: Int32, count: Int, into tape: UnsafeMutablePointer<lunette_tape>, maxDepth: Int, maxBytes: Int,
+                  roots: UnsafeMutablePointer<Int>) -> Int {
+        Int(lunette_tape_read_range(L, first, Int32(count), tape, Int32(clamping: maxDepth), maxBytes, roots))
+    }
 }
 
 /// The type of a Lua value, as `lua_type` reports it.
+@usableFromInline
 enum LuaType: Int32 {
     case none = -1, `nil` = 0, boolean, lightUserdata, number, string, table, function, userdata, thread
 
