@@ -614,9 +614,8 @@ static inline int lunette_tape_walk(lua_State *L, int idx, lunette_tape *t, int 
 // Reads the table at absolute index `idx` into slot `self`. Not inlined:
 // it is the walk's only recursion, while the values it reads are inlined.
 // For lunette_tape_read_range: copies a long string into the arena and
-// returns its offset there, stored in the slot's pointer until the walk
-// ends (the arena may move while it grows; lunette_tape_fix_strings makes
-// the offsets pointers). SIZE_MAX when the arena cannot grow.
+// returns its offset there (the arena may move while it grows). SIZE_MAX
+// when it cannot grow.
 static size_t lunette_arena_copy(lunette_tape *t, const char *bytes, size_t len) {
     if (!lunette_reserve((void **)&t->arena, &t->arena_cap, t->narena + len, 1)) return SIZE_MAX;
     size_t at = t->narena;
@@ -649,11 +648,6 @@ __attribute__((noinline)) static int lunette_tape_table(lua_State *L, int idx, l
             lunette_slot *field = &t->slots[child];
             field->key = key;
             field->key_len = key_len;
-            if (t->copy_strings && key_len > LUNETTE_SHORT_STRING) {
-                size_t at = lunette_arena_copy(t, key, key_len);
-                if (at == SIZE_MAX) { lua_settop(L, top); return 0; }
-                field->key = (const char *)(uintptr_t)at;
-            }
             if (key_len <= LUNETTE_SHORT_STRING) lunette_pack_short(key, key_len, field->key_words);
             if (!lunette_reserve((void **)&t->pending, &t->pending_cap, t->npending + 1, sizeof *t->pending)) { lua_settop(L, top); return 0; }
             t->pending[t->npending] = (lunette_field){ lunette_key_prefix(key, key_len, field->key_words), child, t->npending - first_pending };
@@ -724,13 +718,7 @@ __attribute__((always_inline)) static inline int lunette_tape_walk(lua_State *L,
         slot->str = lua_tolstring(L, idx, &slot->len);
         if (t->budget < slot->len) return 0;
         t->budget -= slot->len;
-        if (slot->len <= LUNETTE_SHORT_STRING) {
-            lunette_pack_short(slot->str, slot->len, slot->str_words);
-        } else if (t->copy_strings) {
-            size_t at = lunette_arena_copy(t, slot->str, slot->len);
-            if (at == SIZE_MAX) return 0;
-            slot->str = (const char *)(uintptr_t)at;
-        }
+        if (slot->len <= LUNETTE_SHORT_STRING) lunette_pack_short(slot->str, slot->len, slot->str_words);
         return 1;
     case LUA_TTABLE:
         return lunette_tape_table(L, idx, t, self, depth, max_depth);
@@ -740,25 +728,39 @@ __attribute__((always_inline)) static inline int lunette_tape_walk(lua_State *L,
 }
 
 int lunette_tape_read(lua_State *L, int idx, lunette_tape *tape, int max_depth, size_t max_bytes) {
-    tape->copy_strings = 0;
     tape->nslots = tape->norder = tape->npending = tape->npath = 0;
     tape->budget = max_bytes;
     return lunette_tape_walk(L, lua_absindex(L, idx), tape, 0, max_depth);
 }
 
 int lunette_tape_read_range(lua_State *L, int first, int count, lunette_tape *tape, int max_depth, size_t max_bytes, size_t *roots) {
-    tape->copy_strings = 1;
     tape->nslots = tape->norder = tape->npending = tape->npath = tape->narena = 0;
     tape->budget = max_bytes;
     for (int i = 0; i < count; i++) {
         roots[i] = tape->nslots;
         if (!lunette_tape_walk(L, first + i, tape, 0, max_depth)) return i;
     }
-    // The arena has stopped moving: offsets become pointers.
+    // The walk compared keys through Lua's pointers (the values are on the
+    // stack, and nothing ran that could free them); now the long strings
+    // are copied, their offsets kept in the pointers while the arena may
+    // still move, then made pointers. Short ones are packed in the slots.
+    // Only a field's slot has a key (others have key_len 0).
+    for (size_t i = 0; i < tape->nslots; i++) {
+        lunette_slot *slot = &tape->slots[i];
+        if (slot->type == LUA_TSTRING && slot->len > LUNETTE_SHORT_STRING) {
+            size_t at = lunette_arena_copy(tape, slot->str, slot->len);
+            if (at == SIZE_MAX) return 0;
+            slot->str = (const char *)(uintptr_t)at;
+        }
+        if (slot->key_len > LUNETTE_SHORT_STRING) {
+            size_t at = lunette_arena_copy(tape, slot->key, slot->key_len);
+            if (at == SIZE_MAX) return 0;
+            slot->key = (const char *)(uintptr_t)at;
+        }
+    }
     for (size_t i = 0; i < tape->nslots; i++) {
         lunette_slot *slot = &tape->slots[i];
         if (slot->type == LUA_TSTRING && slot->len > LUNETTE_SHORT_STRING) slot->str = tape->arena + (uintptr_t)slot->str;
-        // Only a field's slot has a key (others have key_len 0); offset 0 is valid.
         if (slot->key_len > LUNETTE_SHORT_STRING) slot->key = tape->arena + (uintptr_t)slot->key;
     }
     return count;

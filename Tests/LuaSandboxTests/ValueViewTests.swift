@@ -145,6 +145,29 @@ struct ValueViewTests {
         #expect(text == String(repeating: "y", count: 100))
     }
 
+    /// Long keys that share their first bytes are sorted by comparing the
+    /// rest (the walk compares them while they are still Lua's; they are
+    /// copied after), and read back byte-exact.
+    @Test func longKeysWithACommonPrefixSortAndReadBack() throws {
+        let state = try LuaState()
+        try state.run("""
+            function keys()
+              return { ['shared prefix of the keys B'] = 2, ['shared prefix of the keys A'] = 1,
+                       ['shared prefix of the keys C'] = string.rep('v', 40), short = 0 }
+            end
+            """, name: "keys.lua")
+        let keys = try function(state, "keys")
+        let expected = try state.call(keys)
+        try state.call(keys) { r in
+            let t = r[0]
+            #expect((0..<t.fieldCount).map { t.field(at: $0).key } ==
+                    ["shared prefix of the keys A", "shared prefix of the keys B", "shared prefix of the keys C", "short"])
+            #expect(t["shared prefix of the keys B"]?.integerValue == 2)
+            #expect(t["shared prefix of the keys C"]?.stringValue == String(repeating: "v", count: 40))
+            #expect(t.value == expected[0])
+        }
+    }
+
     /// Many results share one tape; the size budget runs over all of them.
     @Test func manyResultsShareOneTapeAndOneBudget() throws {
         let state = try state()

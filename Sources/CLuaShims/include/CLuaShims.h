@@ -416,10 +416,10 @@ typedef struct lunette_tape {
     /// comparisons) usually replaces the sort. Zeroed memory is a valid start.
     unsigned char shapes[LUNETTE_SHAPE_MAX + 1][LUNETTE_SHAPE_MAX];
     /// lunette_tape_read_range copies strings longer than
-    /// LUNETTE_SHORT_STRING here (values and keys), and their `str` / `key`
-    /// point into it: what it read stays readable whatever Lua frees.
+    /// LUNETTE_SHORT_STRING here (values and keys) once its walk is done,
+    /// and their `str` / `key` point into it: what it read stays readable
+    /// whatever Lua frees.
     char *arena; size_t narena, arena_cap;
-    int copy_strings;   ///< set by lunette_tape_read_range for its walk
 } lunette_tape;
 
 /// Flattens the value at `idx` with raw access only (no metamethod runs,
