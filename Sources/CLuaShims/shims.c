@@ -613,17 +613,6 @@ static inline int lunette_tape_walk(lua_State *L, int idx, lunette_tape *t, int 
 
 // Reads the table at absolute index `idx` into slot `self`. Not inlined:
 // it is the walk's only recursion, while the values it reads are inlined.
-// For lunette_tape_read_range: copies a long string into the arena and
-// returns its offset there (the arena may move while it grows). SIZE_MAX
-// when it cannot grow.
-static size_t lunette_arena_copy(lunette_tape *t, const char *bytes, size_t len) {
-    if (!lunette_reserve((void **)&t->arena, &t->arena_cap, t->narena + len, 1)) return SIZE_MAX;
-    size_t at = t->narena;
-    memcpy(t->arena + at, bytes, len);
-    t->narena += len;
-    return at;
-}
-
 __attribute__((noinline)) static int lunette_tape_table(lua_State *L, int idx, lunette_tape *t, size_t self, int depth, int max_depth) {
     const void *identity = lua_topointer(L, idx);
     if (depth >= max_depth) return 0;
@@ -731,6 +720,17 @@ int lunette_tape_read(lua_State *L, int idx, lunette_tape *tape, int max_depth, 
     tape->nslots = tape->norder = tape->npending = tape->npath = 0;
     tape->budget = max_bytes;
     return lunette_tape_walk(L, lua_absindex(L, idx), tape, 0, max_depth);
+}
+
+// For lunette_tape_read_range: copies a long string into the arena and
+// returns its offset there (the arena may move while it grows). SIZE_MAX
+// when it cannot grow.
+static size_t lunette_arena_copy(lunette_tape *t, const char *bytes, size_t len) {
+    if (!lunette_reserve((void **)&t->arena, &t->arena_cap, t->narena + len, 1)) return SIZE_MAX;
+    size_t at = t->narena;
+    memcpy(t->arena + at, bytes, len);
+    t->narena += len;
+    return at;
 }
 
 int lunette_tape_read_range(lua_State *L, int first, int count, lunette_tape *tape, int max_depth, size_t max_bytes, size_t *roots) {
