@@ -295,7 +295,8 @@ struct TapeDecoder {
     }
 
     /// A string of the tape: from the words C packed it into when it is
-    /// short (no bytes copied), else copied from Lua's bytes.
+    /// short (no bytes copied), else copied from the bytes its pointer
+    /// gives (Lua's, or the tape's arena after lunette_tape_read_range).
     func string(_ pointer: UnsafePointer<CChar>?, _ length: Int, packed words: (UInt64, UInt64)) -> LuaString {
         if length <= LuaString.inlineCapacity { return LuaString(inlineWords: words.0, words.1, count: length) }
         guard let pointer else { return LuaString("") }

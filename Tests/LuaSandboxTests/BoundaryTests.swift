@@ -44,41 +44,44 @@ struct BoundaryTests {
     /// limits its errors report are those of any other call, and the stack
     /// is as it was after each.
     @Test func aCallOfNoArgumentsReturnsFailsAndReportsItsLimitsAsAnyOther() throws {
-        let state = try LuaState()
-        try state.run("""
-            function nothing() end
-            function values() return 1, 'two', { 3 } end
-            function fails() error('boom') end
-            function spin() while true do end end
-            function nested() return inner() end
-            """, name: "calls.lua")
-        let function = { (name: String) throws -> LuaFunctionRef in try #require(try state.globalFunction(name)) }
-        try state.register(function: "inner") { [unowned state] _ in
-            // A call from inside a call (not the outermost: the usual path).
-            guard let values = try state.globalFunction("values") else { return [] }
-            return try state.call(values)
+        // On a thread with a large stack: the one-C-call path, on any platform.
+        try LuaThread().sync { () throws in
+            let state = try LuaState()
+            try state.run("""
+                function nothing() end
+                function values() return 1, 'two', { 3 } end
+                function fails() error('boom') end
+                function spin() while true do end end
+                function nested() return inner() end
+                """, name: "calls.lua")
+            let function = { (name: String) throws -> LuaFunctionRef in try #require(try state.globalFunction(name)) }
+            try state.register(function: "inner") { [unowned state] _ in
+                // A call from inside a call (not the outermost: the usual path).
+                guard let values = try state.globalFunction("values") else { return [] }
+                return try state.call(values)
+            }
+
+            #expect(try state.call(function("nothing")) == [])
+            #expect(lua_gettop_(state) == 0)
+            #expect(try state.call(function("values")) == [1, "two", [3]])
+            #expect(lua_gettop_(state) == 0)
+            #expect(try state.call(function("nested")) == [1, "two", [3]])
+            #expect(lua_gettop_(state) == 0)
+
+            guard case .runtime(let failed)? = luaError({ try state.call(function("fails")) }) else { Issue.record("no runtime error"); return }
+            #expect(failed.message == "calls.lua:3: boom" && failed.traceback?.contains("calls.lua:3") == true)
+            #expect(lua_gettop_(state) == 0)
+
+            // Explicit options are armed and reported; then the state's own.
+            let explicit = LuaCallOptions(limits: LuaLimits(timeout: .milliseconds(30)))
+            guard case .timeout(let t)? = luaError({ try state.call(function("spin"), options: explicit) }) else { Issue.record("no timeout"); return }
+            #expect(t.limit == .milliseconds(30) && t.elapsed >= .milliseconds(30))
+            state.options.limits = LuaLimits(timeout: .milliseconds(40))
+            guard case .timeout(let own)? = luaError({ try state.call(function("spin")) }) else { Issue.record("no timeout"); return }
+            #expect(own.limit == .milliseconds(40) && own.elapsed >= .milliseconds(40))
+            #expect(lua_gettop_(state) == 0)
+            #expect(try state.call(function("values")) == [1, "two", [3]])
         }
-
-        #expect(try state.call(function("nothing")) == [])
-        #expect(lua_gettop_(state) == 0)
-        #expect(try state.call(function("values")) == [1, "two", [3]])
-        #expect(lua_gettop_(state) == 0)
-        #expect(try state.call(function("nested")) == [1, "two", [3]])
-        #expect(lua_gettop_(state) == 0)
-
-        guard case .runtime(let failed)? = luaError({ try state.call(function("fails")) }) else { Issue.record("no runtime error"); return }
-        #expect(failed.message == "calls.lua:3: boom" && failed.traceback?.contains("calls.lua:3") == true)
-        #expect(lua_gettop_(state) == 0)
-
-        // Explicit options are armed and reported; then the state's own.
-        let explicit = LuaCallOptions(limits: LuaLimits(timeout: .milliseconds(30)))
-        guard case .timeout(let t)? = luaError({ try state.call(function("spin"), options: explicit) }) else { Issue.record("no timeout"); return }
-        #expect(t.limit == .milliseconds(30) && t.elapsed >= .milliseconds(30))
-        state.options.limits = LuaLimits(timeout: .milliseconds(40))
-        guard case .timeout(let own)? = luaError({ try state.call(function("spin")) }) else { Issue.record("no timeout"); return }
-        #expect(own.limit == .milliseconds(40) && own.elapsed >= .milliseconds(40))
-        #expect(lua_gettop_(state) == 0)
-        #expect(try state.call(function("values")) == [1, "two", [3]])
     }
 
     /// A call of no arguments made from a Swift function inside a call is a
@@ -87,60 +90,66 @@ struct BoundaryTests {
     /// reports the limits the outermost call armed, even when the nested call
     /// was given options of its own or the state's options changed meanwhile.
     @Test func aNestedCallOfNoArgumentsLeavesTheRunningCallsLimitsArmed() throws {
-        let state = try LuaState()
-        try state.run("""
-            function spin() while true do end end
-            function grow() local t = {} for i = 1, 1e7 do t[i] = i end end
-            function nestedThenGrow() local ok = pcall(nest) grow() end
-            function nestedThenSpin() local ok = pcall(nest) spin() end
-            """, name: "nested.lua")
-        let spin = try #require(try state.globalFunction("spin"))
-        var nestedError: LuaError?
-        try state.register(function: "nest") { [unowned state] _ in
-            state.options.limits = LuaLimits(memory: 64 << 20, timeout: .seconds(9))   // not armed: a call runs
-            do { try state.call(spin, options: LuaCallOptions(limits: LuaLimits(timeout: .seconds(7)))) } catch let error as LuaError {
-                nestedError = error
-                throw error
+        // On a thread with a large stack: the one-C-call path, on any platform.
+        try LuaThread().sync { () throws in
+            let state = try LuaState()
+            try state.run("""
+                function spin() while true do end end
+                function grow() local t = {} for i = 1, 1e7 do t[i] = i end end
+                function nestedThenGrow() local ok = pcall(nest) grow() end
+                function nestedThenSpin() local ok = pcall(nest) spin() end
+                """, name: "nested.lua")
+            let spin = try #require(try state.globalFunction("spin"))
+            var nestedError: LuaError?
+            try state.register(function: "nest") { [unowned state] _ in
+                state.options.limits = LuaLimits(memory: 64 << 20, timeout: .seconds(9))   // not armed: a call runs
+                do { try state.call(spin, options: LuaCallOptions(limits: LuaLimits(timeout: .seconds(7)))) } catch let error as LuaError {
+                    nestedError = error
+                    throw error
+                }
+                return []
             }
-            return []
+            // The nested call never ends by itself: the outer call's deadline ends
+            // both, and both report it.
+            let outer = LuaCallOptions(limits: LuaLimits(memory: 4 << 20, timeout: .milliseconds(50)))
+            guard case .timeout(let t)? = luaError({ try state.call(try #require(try state.globalFunction("nestedThenSpin")), options: outer) }) else {
+                Issue.record("no timeout"); return
+            }
+            #expect(t.limit == .milliseconds(50))
+            guard case .timeout(let inner)? = nestedError else { Issue.record("the nested call did not time out: \(String(describing: nestedError))"); return }
+            #expect(inner.limit == .milliseconds(50))
+            // After a nested call the outer call's memory cap still holds.
+            let short = LuaCallOptions(limits: LuaLimits(memory: 4 << 20, timeout: .seconds(5)))
+            try state.run("function spin() end", name: "quick.lua")
+            let quick = try #require(try state.globalFunction("spin"))
+            try state.register(function: "nest") { [unowned state] _ in try state.call(quick) }
+            guard case .memory(let m)? = luaError({ try state.call(try #require(try state.globalFunction("nestedThenGrow")), options: short) }) else {
+                Issue.record("the memory cap did not hold after a nested call"); return
+            }
+            #expect(m.limit == 4 << 20)
+            #expect(lua_gettop_(state) == 0)
         }
-        // The nested call never ends by itself: the outer call's deadline ends
-        // both, and both report it.
-        let outer = LuaCallOptions(limits: LuaLimits(memory: 4 << 20, timeout: .milliseconds(50)))
-        guard case .timeout(let t)? = luaError({ try state.call(try #require(try state.globalFunction("nestedThenSpin")), options: outer) }) else {
-            Issue.record("no timeout"); return
-        }
-        #expect(t.limit == .milliseconds(50))
-        guard case .timeout(let inner)? = nestedError else { Issue.record("the nested call did not time out: \(String(describing: nestedError))"); return }
-        #expect(inner.limit == .milliseconds(50))
-        // After a nested call the outer call's memory cap still holds.
-        let short = LuaCallOptions(limits: LuaLimits(memory: 4 << 20, timeout: .seconds(5)))
-        try state.run("function spin() end", name: "quick.lua")
-        let quick = try #require(try state.globalFunction("spin"))
-        try state.register(function: "nest") { [unowned state] _ in try state.call(quick) }
-        guard case .memory(let m)? = luaError({ try state.call(try #require(try state.globalFunction("nestedThenGrow")), options: short) }) else {
-            Issue.record("the memory cap did not hold after a nested call"); return
-        }
-        #expect(m.limit == 4 << 20)
-        #expect(lua_gettop_(state) == 0)
     }
 
     /// A state whose stack cannot grow refuses a call of no arguments with
     /// the stack error of any other call, and works again once it can.
     @Test func aCallOfNoArgumentsOnAFullStackIsRefused() throws {
-        let state = try LuaState()
-        try state.run("function answer() return 42 end", name: "answer.lua")
-        let answer = try #require(try state.globalFunction("answer"))
-        let L = state.rawState
-        // Lua's stack holds at most 1,000,000 slots (LUAI_MAXSTACK).
-        var filled: Int32 = 0
-        while lua_checkstack(L, 10_000) != 0 { filled += 10_000; lua_settop(L, filled) }
-        while lua_checkstack(L, 3) != 0 { filled += 1; lua_settop(L, filled) }
-        guard case .runtime(let e)? = luaError({ try state.call(answer) }) else { Issue.record("the call was not refused"); return }
-        #expect(e.message == "Lua stack overflow (cannot reserve 3 slots)")
-        #expect(lua_gettop_(state) == filled)
-        lua_settop(L, 0)
-        #expect(try state.call(answer) == [42])
+        // On a thread with a large stack: the one-C-call path, on any platform.
+        try LuaThread().sync { () throws in
+            let state = try LuaState()
+            try state.run("function answer() return 42 end", name: "answer.lua")
+            let answer = try #require(try state.globalFunction("answer"))
+            let L = state.rawState
+            // Lua's stack holds at most 1,000,000 slots (LUAI_MAXSTACK).
+            var filled: Int32 = 0
+            while lua_checkstack(L, 10_000) != 0 { filled += 10_000; lua_settop(L, filled) }
+            while lua_checkstack(L, 3) != 0 { filled += 1; lua_settop(L, filled) }
+            guard case .runtime(let e)? = luaError({ try state.call(answer) }) else { Issue.record("the call was not refused"); return }
+            #expect(e.message == "Lua stack overflow (cannot reserve 3 slots)")
+            #expect(lua_gettop_(state) == filled)
+            lua_settop(L, 0)
+            #expect(try state.call(answer) == [42])
+        }
     }
 
     @Test func aSwallowedMemoryKillStillEndsTheCall() throws {

@@ -130,8 +130,8 @@ struct ValueViewTests {
         }
     }
 
-    /// A weak table's values are held by nothing else, yet the collector,
-    /// stopped while the closure runs, frees none of them under the views.
+    /// A weak table's values are held by nothing else, and collections
+    /// during the closure free them; the views read the tape's copies.
     @Test func whatAWeakTableHoldsStaysWhileTheClosureRuns() throws {
         let state = try state()
         try state.run("""

@@ -367,7 +367,8 @@ int lunette_snapshot_restore(lua_State *L, int idx);
 /// `lunette_tape.order`: `count` array items from `array_at`, then
 /// `nfields` string-keyed items from `fields_at`, sorted by key bytes.
 /// String pointers point into Lua strings that stay alive while the value
-/// being read is on the stack.
+/// being read is on the stack; after lunette_tape_read_range, those of
+/// strings over LUNETTE_SHORT_STRING bytes point into the tape's arena.
 typedef struct lunette_slot {
     int type;              ///< LUA_TNIL, LUA_TBOOLEAN, LUA_TNUMBER, LUA_TSTRING or LUA_TTABLE
     int is_integer;        ///< numbers: 1 for an integer
