@@ -89,11 +89,19 @@ public struct LuaFields: Sendable, Hashable {
 
     /// Binary search: where `key` is, or where it would go.
     private func position(of key: LuaString) -> (Int, Bool) {
+        Self.position(of: key, count: entries.count) { entries[$0].key }
+    }
+
+    /// Where `key` is among `count` keys in ascending byte order (`keyAt`
+    /// gives the key at a position), or where it would go: the search of
+    /// `LuaFields` and of `LuaValueView`'s fields.
+    @inline(__always)
+    static func position(of key: LuaString, count: Int, keyAt: (Int) -> LuaString) -> (Int, Bool) {
         var low = 0
-        var high = entries.count
+        var high = count
         while low < high {
             let mid = (low + high) / 2
-            let order = LuaString.compare(entries[mid].key, key)
+            let order = LuaString.compare(keyAt(mid), key)
             if order == 0 { return (mid, true) }
             if order < 0 { low = mid + 1 } else { high = mid }
         }

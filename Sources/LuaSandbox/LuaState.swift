@@ -333,7 +333,7 @@ public final class LuaState {
         let outermost = callDepth == 0
         let status: Int32
         if outermost {
-            if let options { armLimits(options) } else { armOwnLimits() }
+            arm(options)
             callDepth = 1
             status = stack.callOutermost(&limits, handler: base + 1, arguments: Int32(arguments.count), results: LuaLifecycle.multipleResults)
             callDepth = 0
@@ -352,6 +352,12 @@ public final class LuaState {
     @inline(__always)
     func refuseInsideReading() {
         precondition(callDepth >= 0, "a LuaState was used from inside a call(_:_:options:reading:) closure of its own")
+    }
+
+    /// `armLimits(options)`, or `armOwnLimits()` when there are none.
+    @inline(__always)
+    func arm(_ options: LuaCallOptions?) {
+        if let options { armLimits(options) } else { armOwnLimits() }
     }
 
     /// Makes `limits` those of `options` for a top-level call (converted

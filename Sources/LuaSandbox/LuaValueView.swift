@@ -24,7 +24,7 @@ extension LuaState {
         precondition(function.owner == ObjectIdentifier(self), "LuaFunctionRef belongs to another LuaState")
         let reference = function.reference
         if arguments.isEmpty, callsInPlace {
-            if let options { armLimits(options) } else { armOwnLimits() }
+            arm(options)
             return try callReference(reference, nothing: { reading(count: 0, slots: nil, order: nil, roots: nil, body) }) { reader, first, last throws(LuaValueError) in
                 try self.read(&reader, first, last, body)
             }
@@ -254,16 +254,11 @@ public struct LuaValueView {
     public subscript(key: LuaString) -> LuaValueView? {
         let slot = slot
         guard slot.pointee.type == LuaType.table.rawValue, let order else { return nil }
-        var low = 0
-        var high = slot.pointee.nfields
-        while low < high {
-            let mid = (low + high) / 2
-            let field = LuaFieldView(value: view(order[slot.pointee.fields_at + mid]))
-            let comparison = LuaString.compare(field.key, key)
-            if comparison == 0 { return field.value }
-            if comparison < 0 { low = mid + 1 } else { high = mid }
+        let fieldsAt = slot.pointee.fields_at
+        let (position, found) = LuaFields.position(of: key, count: slot.pointee.nfields) {
+            LuaFieldView(value: view(order[fieldsAt + $0])).key
         }
-        return nil
+        return found ? view(order[fieldsAt + position]) : nil
     }
 
     /// The value as a `LuaValue`, copied out: what `call(_:_:)` would have
@@ -285,15 +280,11 @@ public struct LuaFieldView {
 
     /// The key: a copy, made without allocating for keys of up to 16 bytes.
     public var key: LuaString {
-        let slot = value.slots + value.index
-        precondition(value.state.viewGeneration == value.generation, "a LuaFieldView was used after its call's reading closure returned")
+        let slot = value.slot
         return TapeDecoder(slots: value.slots, order: value.order).string(slot.pointee.key, slot.pointee.key_len, packed: slot.pointee.key_words)
     }
 
     /// The key's length in bytes (nothing copied).
     @inlinable
-    public var keyByteCount: Int {
-        precondition(value.state.viewGeneration == value.generation, "a LuaFieldView was used after its call's reading closure returned")
-        return (value.slots + value.index).pointee.key_len
-    }
+    public var keyByteCount: Int { value.slot.pointee.key_len }
 }

@@ -69,4 +69,3 @@ final class WALIndex {
         return first
     }
 }
-

@@ -57,7 +57,7 @@ struct ValueViewTests {
         }
     }
 
-    @Test func noResultsAndSeveralTablesEachKeepTheirOwn() throws {
+    @Test func noResultsAndSeveralTablesReadApart() throws {
         let state = try state()
         #expect(try state.call(try function(state, "none")) { $0.count } == 0)
         try state.call(try function(state, "tables")) { r in

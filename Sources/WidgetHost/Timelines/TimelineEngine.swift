@@ -182,10 +182,13 @@ public final class TimelineEngine {
     public func runDue() {
         let t = now
         // One instant's reloads hand their store read transactions on to
-        // each other while nothing is committed (`reusingReadTransactions`).
-        SharedStore.reusingReadTransactions(of: runtime.services.store) {
-            while let (i, at) = queue.first(), at <= t, let due = dues[i] {
-                reload(i, reason: due.reason, deferredFrom: due.at > due.wantedAt ? due.wantedAt : nil)
+        // each other while nothing is committed (`reusingReadTransactions`);
+        // with nothing due, no scope is made.
+        if let (_, at) = queue.first(), at <= t {
+            SharedStore.reusingReadTransactions(of: runtime.services.store) {
+                while let (i, at) = queue.first(), at <= t, let due = dues[i] {
+                    reload(i, reason: due.reason, deferredFrom: due.at > due.wantedAt ? due.wantedAt : nil)
+                }
             }
         }
         trimHistory(at: t)
