@@ -69,6 +69,18 @@ public final class StoreGroup: @unchecked Sendable {
     /// checkpoint does not change the header, so adoption alone would keep
     /// one read mark, and the snapshot under it, for as long as calls come.
     package var parkedAgeLimit: Duration = .milliseconds(100)
+    /// Entries read by readers in the open (or parked) read transaction, by
+    /// key bytes. Its snapshot cannot change while it is open, so a key read
+    /// again — in the same call, or by a later call that adopted the
+    /// transaction — is not looked up and decoded again. Emptied whenever a
+    /// transaction begins or ends; at most `snapshotEntriesLimit` entries and
+    /// `snapshotBytesLimit` bytes of values.
+    private var snapshotEntries: [ByteString: (value: StoreValue?, version: Int64)] = [:]
+    private var snapshotBytes = 0
+    package var snapshotEntriesLimit = 256
+    package var snapshotBytesLimit = 1 << 20
+    /// Entries served from `snapshotEntries` (tests count them with it).
+    package private(set) var entriesFromSnapshot = 0
     /// True while a reader's transaction is open or parked (for tests).
     package var holdsReadTransaction: Bool { lock.withLock { snapshotOwner != nil || parked } }
     /// Read transactions begun for readers (tests count adoptions with it).
@@ -102,12 +114,38 @@ public final class StoreGroup: @unchecked Sendable {
             // Read before BEGIN: the snapshot, taken at the first read, is at
             // least this state.
             snapshotHeader = walIndex?.header()
+            forgetSnapshotEntries()
             try database.statement(.beginRead).run()
             snapshotBegan = .now
             readTransactionsBegun += 1
             snapshotOwner = id
         }
         return try body()
+    }
+
+    /// The value and version of `key` in `reader`'s read transaction: as an
+    /// earlier read in the same transaction found them, else from the database.
+    fileprivate func sharedEntry(_ key: String, by reader: StoreCallReader) throws(StoreError) -> (value: StoreValue?, version: Int64) {
+        try sharedRead(by: reader) { () throws(StoreError) in
+            let id = ByteString(key)
+            if let known = snapshotEntries[id] {
+                entriesFromSnapshot += 1
+                return known
+            }
+            let entry = try database.entry(key)
+            let size = entry.value?.storageSize ?? 0
+            if snapshotEntries.count < snapshotEntriesLimit && snapshotBytes + size <= snapshotBytesLimit {
+                snapshotEntries[id] = entry
+                snapshotBytes += size
+            }
+            return entry
+        }
+    }
+
+    private func forgetSnapshotEntries() {
+        guard !snapshotEntries.isEmpty else { return }
+        snapshotEntries.removeAll(keepingCapacity: true)
+        snapshotBytes = 0
     }
 
     /// Ends `reader`'s read transaction, if it is the one open: parks it
@@ -146,6 +184,7 @@ public final class StoreGroup: @unchecked Sendable {
         snapshotOwner = nil
         snapshotHeader = nil
         parked = false
+        forgetSnapshotEntries()
         if (try? database.statement(.endRead).run()) == nil { try? database.connection.exec("ROLLBACK") }
     }
 
@@ -371,7 +410,7 @@ package final class StoreCallReader {
 
     /// The value and version of `key`, which the caller has checked (`StoreText.keyProblem`).
     package func entry(checkedKey key: String) throws(StoreError) -> (value: StoreValue?, version: Int64) {
-        try group.sharedRead(by: self) { () throws(StoreError) in try group.database.entry(key) }
+        try group.sharedEntry(key, by: self)
     }
 
     package func keys(prefix: String) throws(StoreError) -> [String] {

@@ -72,6 +72,77 @@ struct CallReaderTests {
         #expect(!checkpointer.truncateIsBlocked(), "out of a scope, none is left open")
     }
 
+    /// A key read again in the same read transaction — by the same call, or
+    /// by a later call that adopted it — comes from memory; a new
+    /// transaction, for whatever reason, reads the database again.
+    @Test func aTransactionsEntriesAreReadOnceAndForgottenWithIt() throws {
+        try temp.store.reusingReadTransactions { try entriesAreReadOnce() }
+    }
+
+    func entriesAreReadOnce() throws {
+        let group = try temp.store.group("group.entries")
+        group.parkedAgeLimit = .seconds(10)   // no adoption hangs on the machine's speed
+        try group.set("k", .integer(1))
+        try group.set("tasks", .array([.string("a"), .string("b")]))
+        let other = try temp.reopen().group("group.entries")
+        #expect(try call(group, "k") == .integer(1))   // finds the WAL index; not parked
+        var served = group.entriesFromSnapshot
+        #expect(try call(group, "k") == .integer(1))   // a new transaction: from the database, then parked
+        #expect(group.entriesFromSnapshot == served)
+        for _ in 0..<3 { #expect(try call(group, "k") == .integer(1)) }
+        #expect(group.entriesFromSnapshot == served + 3, "adopted transactions serve the key from memory")
+
+        // One reader, two keys, each read twice: the second reads from memory,
+        // with the version the first found.
+        served = group.entriesFromSnapshot
+        let reader = StoreCallReader(group: group)
+        let first = try reader.entry(checkedKey: "tasks")
+        #expect(try reader.entry(checkedKey: "tasks") == first)
+        #expect(try reader.entry(checkedKey: "absent") == (nil, 0))
+        #expect(try reader.entry(checkedKey: "absent") == (nil, 0))
+        #expect(group.entriesFromSnapshot == served + 2)
+        reader.end()
+
+        // Another connection's commit: a new transaction, which reads it.
+        try other.set("k", .integer(2))
+        served = group.entriesFromSnapshot
+        #expect(try call(group, "k") == .integer(2))
+        #expect(group.entriesFromSnapshot == served)
+        #expect(try call(group, "k") == .integer(2))
+        #expect(group.entriesFromSnapshot == served + 1)
+        // A write through the same group ends the transaction, and with it what it read.
+        try group.set("k", .integer(3))
+        #expect(try call(group, "k") == .integer(3))
+        try group.update("k") { _ in .integer(4) }
+        #expect(try call(group, "k") == .integer(4))
+        // Keys differing only by Unicode normalization are different keys.
+        try group.set("caf\u{E9}", .integer(5))
+        try group.set("cafe\u{301}", .integer(6))
+        #expect(try call(group, "caf\u{E9}") == .integer(5))
+        #expect(try call(group, "cafe\u{301}") == .integer(6))
+        #expect(try call(group, "caf\u{E9}") == .integer(5))
+    }
+
+    @Test func aTransactionKeepsNoMoreEntriesThanItsLimits() throws {
+        try temp.store.reusingReadTransactions { () throws in
+            let group = try temp.store.group("group.limits")
+            group.parkedAgeLimit = .seconds(10)
+            for key in ["a", "b", "c"] { try group.set(key, .string(String(repeating: "x", count: 100))) }
+            group.snapshotEntriesLimit = 2
+            let reader = StoreCallReader(group: group)
+            defer { reader.end() }
+            for key in ["a", "b", "c", "a", "b", "c"] { #expect(try reader.entry(checkedKey: key).value != nil) }
+            #expect(group.entriesFromSnapshot == 2, "two entries kept: the third read twice from the database")
+            group.snapshotEntriesLimit = 256
+            group.snapshotBytesLimit = 150
+            reader.end()
+            let next = StoreCallReader(group: group)
+            defer { next.end() }
+            for key in ["a", "b", "a", "b"] { #expect(try next.entry(checkedKey: key).value != nil) }
+            #expect(group.entriesFromSnapshot == 3, "one 100-byte value fits in 150 bytes, not two")
+        }
+    }
+
     /// A log past `parkedLogLimit` frames: calls no longer park, so between
     /// them no read mark is held and a checkpoint can restart the log; once
     /// it is short again, calls park again.

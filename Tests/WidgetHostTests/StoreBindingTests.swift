@@ -96,6 +96,28 @@ struct StoreBindingTests {
         #expect(luaFailure { try h.run("store.group = nil") } != nil)
     }
 
+    @Test func groupObjectsOfAnEarlierCallStopWorkingAndNewOnesAreMade() throws {
+        let h = try StoreHarness(groups: ["group.t", "group.u"])
+        // The harness's state keeps its globals between runs, as a state
+        // reused without a fresh environment would.
+        try h.run("""
+            old, oldU = store.group("group.t"), store.group("group.u")
+            assert(old ~= oldU and old.id == "group.t" and oldU.id == "group.u")
+            old:set("k", 1); oldU:set("k", 2)
+            """)
+        h.binding.resetObjects()
+        let results = try h.run("""
+            local g, u = store.group("group.t"), store.group("group.u")
+            assert(g ~= old and u ~= oldU and store.group("group.t") == g, "new objects, the same within the call")
+            assert(getmetatable(g) == false and g.id == "group.t" and u.id == "group.u")
+            local ok, why = pcall(old.get, old, "k")
+            return ok, why, g:get("k"), u:get("k"), rawget(g, "get")
+            """)
+        #expect(results.first == false)
+        #expect(results.count > 1 && results[1].stringValue?.contains("store group expected") == true, "\(results)")
+        #expect(Array(results.dropFirst(2)) == [1, 2, nil])
+    }
+
     @Test func aFailedCallWritesNothing() throws {
         let h = try StoreHarness(timeoutMs: 100)
         try h.app().set("keep", 1)

@@ -243,6 +243,16 @@ onlyPart("--only-plugin-rotation") {
     print("plugins \(plugins) calls \(calls) \(workers ? "in workers" : "in process") rotation_call_us \(figure(us))")
 }
 
+// --only-bare-provider-calls, --only-services-calls: the widget figures'
+// two baselines alone (the bare provider; the provider calling the host's
+// clock and store), for profilers.
+onlyPart("--only-bare-provider-calls") {
+    print("bare_provider_calls_per_s \(figure(try WidgetBenchmark.bareCallsPerSecond(calls: 20_000), decimals: 0))")
+}
+onlyPart("--only-services-calls") {
+    print("services_calls_per_s \(figure(try WidgetBenchmark.servicesCallsPerSecond(calls: 20_000), decimals: 0))")
+}
+
 // --only-fresh-states: just the fresh sandboxed states, for profilers.
 onlyPart("--only-fresh-states") {
     let us = try BoundaryBenchmark.freshStateMicroseconds(iterations: 2000, functions: 0)

@@ -49,7 +49,10 @@ final class BundleSandbox {
     private var glueObjects: LuaFunctionRef!
     /// What main.lua built, put back before each call instead of running it
     /// again; nil before the first call and when it cannot be taken.
-    private var mainSnapshot: LuaSnapshot?
+    /// (It, `logs`, `reloads`, `budgetUsage`, `started` and `startedCPU`
+    /// are read or set by every call, on the sandbox's one thread, and never
+    /// passed inout: no run-time exclusivity checks.)
+    @exclusivity(unchecked) private var mainSnapshot: LuaSnapshot?
     /// Whether main.lua's work is snapshot, and if not, why.
     private(set) var snapshotState: SnapshotState = .untried
     /// Runs of main.lua in this state (tests: once with a snapshot).
@@ -62,10 +65,10 @@ final class BundleSandbox {
         case untried, taken
         case refused(String)
     }
-    private(set) var logs: [(level: LuaLogLevel, text: String)] = []
-    private(set) var reloads: [ReloadRequest] = []
+    @exclusivity(unchecked) private(set) var logs: [(level: LuaLogLevel, text: String)] = []
+    @exclusivity(unchecked) private(set) var reloads: [ReloadRequest] = []
     /// The refresh budget of the instance being called, for `host.usage()`.
-    var budgetUsage: (used: Int, remaining: Int)?
+    @exclusivity(unchecked) var budgetUsage: (used: Int, remaining: Int)?
     /// False once a call failed: the state is dropped.
     private(set) var isReusable = true
     /// The running call's log metadata (`logMetadata`).
@@ -90,8 +93,8 @@ final class BundleSandbox {
     private let deadline: HostPolicy.Deadline
     /// The role's deadline on a device, when the policy's `callCap` is shorter.
     private var deviceDeadline: Double?
-    private var started = ContinuousClock.now
-    private var startedCPU = 0.0
+    @exclusivity(unchecked) private var started = ContinuousClock.now
+    @exclusivity(unchecked) private var startedCPU = 0.0
     /// CPU time is read (a system call each side of the call) only for a
     /// host that keeps a plugin's ledger.
     private var measuresCPU: Bool { services.ledger != nil || services.measuresCPU }

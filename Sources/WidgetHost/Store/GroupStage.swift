@@ -55,6 +55,16 @@ final class GroupStage {
     /// Ends the call's read transaction: before its commit, and when it fails.
     func endReads() { reader.end() }
 
+    /// Forgets the call's stages (when the call ends), so the next call of
+    /// the same binding can use this object again (its reader too, which adopts a parked read
+    /// transaction as a new one would: `StoreCallReader`).
+    func reset() {
+        stages.removeAll(keepingCapacity: true)
+        positions.removeAll(keepingCapacity: true)
+        if !fileStages.isEmpty { fileStages.removeAll() }
+        staged = 0
+    }
+
     var hasWrites: Bool { !stages.isEmpty || !fileStages.isEmpty }
 
     /// The writes to commit.

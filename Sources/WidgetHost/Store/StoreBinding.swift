@@ -40,6 +40,9 @@ public final class StoreBinding {
     @exclusivity(unchecked) private var handles: [String] = []
     /// This call's stages by handle.
     @exclusivity(unchecked) private var slots: [GroupStage?] = []
+    /// The stages of earlier calls by handle, reset and used again: the
+    /// group and its reader are found once, not on every call.
+    @exclusivity(unchecked) private var kept: [GroupStage?] = []
     private var active = false
     /// Bumped by `resetObjects()`: group objects are made again after it.
     private var objectEpoch = 0
@@ -147,10 +150,14 @@ public final class StoreBinding {
         precondition(!active, "StoreBinding.perform does not nest")
         // One slot per handle, kept between calls (no array made per call).
         while slots.count < handles.count { slots.append(nil) }
+        while kept.count < handles.count { kept.append(nil) }
         active = true
         defer {
             active = false
-            for i in slots.indices { slots[i] = nil }
+            for i in slots.indices {
+                slots[i]?.reset()
+                slots[i] = nil
+            }
         }
         lastCommitFailure = nil
         let result: R
@@ -247,6 +254,7 @@ public final class StoreBinding {
         let handle = handles.firstIndex(of: id) ?? {
             handles.append(id)
             slots.append(nil)
+            kept.append(nil)
             return handles.count - 1
         }()
         do { _ = try openStage(handle) } catch { return [.nil, .string("store.group: \(error.message)")] }
@@ -257,10 +265,15 @@ public final class StoreBinding {
     private func openStage(_ handle: Int) throws(LuaFunctionError) -> GroupStage {
         if let stage = slots[handle] { return stage }
         guard active else { throw LuaFunctionError("store: the store is open only during a call") }
+        if let stage = kept[handle] {
+            slots[handle] = stage
+            return stage
+        }
         let id = handles[handle]
         do {
             let stage = GroupStage(group: try store.group(id), callLimit: store.limits.callBytes)
             slots[handle] = stage
+            kept[handle] = stage
             return stage
         } catch {
             throw LuaFunctionError(scriptMessage(error, group: id))

@@ -4,7 +4,7 @@
 -- handle to the Swift functions, whose errors point at the script's line.
 -- Called with the host's function table; returns the `store` module.
 local raw = ...
-local error, type, setmetatable = error, type, setmetatable
+local error, type, setmetatable, next = error, type, setmetatable, next
 local ids, objects = {}, {}
 local methods = {}
 local names = { "get", "set", "remove", "keys", "update", "readFile", "writeFile", "removeFile", "files" }
@@ -20,22 +20,36 @@ for i = 1, #names do
   end
 end
 local function readonly() error("store group objects are read-only", 2) end
-local group, epoch, seen = raw.group, raw.epoch, 0
+-- Each handle's metatable, made once: scripts cannot reach it (`__metatable`
+-- is false, and `__index` is reached only through the metatable), so a new
+-- call's object may share it. The object itself is new each call.
+local group, epoch, seen, metas = raw.group, raw.epoch, 0, {}
 return {
   group = function(id)
     local now = epoch()
-    if now ~= seen then ids, objects, seen = {}, {}, now end
+    if now ~= seen then
+      -- Emptied in place, not made anew: no tables to allocate and collect
+      -- on every call.
+      for object in next, ids do ids[object] = nil end
+      for handle in next, objects do objects[handle] = nil end
+      seen = now
+    end
     local handle, canonical = group(id)
     if handle == nil then error(canonical, 2) end
     local object = objects[handle]
     if object == nil then
-      -- The methods sit in the object's own index table (one lookup per
-      -- call), made by one constructor at its final size (`names` above).
-      local m = methods
-      local index = { id = canonical, get = m.get, set = m.set, remove = m.remove, keys = m.keys,
-                      update = m.update, readFile = m.readFile, writeFile = m.writeFile,
-                      removeFile = m.removeFile, files = m.files }
-      object = setmetatable({}, { __index = index, __newindex = readonly, __metatable = false })
+      local meta = metas[handle]
+      if meta == nil then
+        -- The methods sit in the object's own index table (one lookup per
+        -- call), made by one constructor at its final size (`names` above).
+        local m = methods
+        local index = { id = canonical, get = m.get, set = m.set, remove = m.remove, keys = m.keys,
+                        update = m.update, readFile = m.readFile, writeFile = m.writeFile,
+                        removeFile = m.removeFile, files = m.files }
+        meta = { __index = index, __newindex = readonly, __metatable = false }
+        metas[handle] = meta
+      end
+      object = setmetatable({}, meta)
       ids[object], objects[handle] = handle, object
     end
     return object
