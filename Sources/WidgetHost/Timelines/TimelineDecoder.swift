@@ -21,12 +21,20 @@ enum TimelineDecoder {
         guard case .table(let result)? = values.first else {
             return .failure(DecodeError("timeline must return { entries = { … }, policy = … }, got \(values.first?.typeName ?? "nothing")"))
         }
-        // The entries, not `keys`, which would make an array of them on every call.
-        if let unknown = result.fields.entries.first(where: { $0.key != entriesKey && $0.key != policyKey }) {
-            return .failure(DecodeError("the timeline has an unknown field '\(unknown.key.string ?? "?")' (fields: entries, policy)"))
+        // One pass over the fields finds both and any unknown one (not
+        // `keys`, which would make an array of them on every call).
+        var entriesValue = LuaValue.nil, policyValue = LuaValue.nil
+        for field in result.fields {
+            if field.key == entriesKey {
+                entriesValue = field.value
+            } else if field.key == policyKey {
+                policyValue = field.value
+            } else {
+                return .failure(DecodeError("the timeline has an unknown field '\(field.key.string ?? "?")' (fields: entries, policy)"))
+            }
         }
-        guard case .table(let list) = result[entriesKey] else {
-            return .failure(DecodeError("the timeline's 'entries' must be an array of entries, got \(result[entriesKey].typeName)"))
+        guard case .table(let list) = entriesValue else {
+            return .failure(DecodeError("the timeline's 'entries' must be an array of entries, got \(entriesValue.typeName)"))
         }
         if !list.fields.isEmpty { return .failure(DecodeError("the timeline's 'entries' must be an array, not a map")) }
         var warnings: [String] = []
@@ -36,7 +44,7 @@ enum TimelineDecoder {
         if list.array.count > policy.entriesWarning {
             warnings.append("the timeline has \(list.array.count) entries, over \(policy.entriesWarning) (rule T9): the system may drop it")
         }
-        let bytes = LuaValue.table(list).encodedSize
+        let bytes = list.encodedSize
         if bytes > policy.timelineBytesLimit {
             return .failure(DecodeError("the timeline is \(bytes) bytes encoded, over the limit of \(policy.timelineBytesLimit) (rule T9)"))
         }
@@ -64,7 +72,7 @@ enum TimelineDecoder {
             warnings.append("entries \(ISODate.format(a.date)) and \(ISODate.format(b.date)) are \(Int(b.date - a.date)) s apart, closer than \(Int(policy.minimumReloadInterval)) s (rule T8)")
         }
         let reloadPolicy: ReloadPolicy
-        switch result[policyKey] {
+        switch policyValue {
         case .nil: reloadPolicy = .atEnd
         case .string(let s) where s.string == "atEnd": reloadPolicy = .atEnd
         case .string(let s) where s.string == "never": reloadPolicy = .never

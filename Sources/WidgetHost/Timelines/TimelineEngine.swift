@@ -212,8 +212,9 @@ public final class TimelineEngine {
     }
 
     /// Works out instance `i`'s next reload and queues it.
-    func schedule(_ i: Int) {
-        let next = due(i)
+    /// `key`: the instance's budget key, when the caller has it.
+    func schedule(_ i: Int, budgetKey key: String? = nil) {
+        let next = due(i, budgetKey: key)
         dues[i] = next
         queue.set(i, at: next?.at)
     }
@@ -241,7 +242,7 @@ public final class TimelineEngine {
     }
 
     /// When instance `i` reloads next, and why; nil when nothing will reload it.
-    private func due(_ i: Int) -> Due? {
+    private func due(_ i: Int, budgetKey key: String?) -> Due? {
         let instance = instances[i]
         guard instance.removedAt == nil else { return nil }
         var wanted: Double? = nil
@@ -259,7 +260,7 @@ public final class TimelineEngine {
         guard var at = wanted else { return nil }
         if let last = instance.lastReloadAt { at = max(at, last + floor) }
         let wantedAt = at
-        if !policy.developerMode { at = max(at, budget.nextFree(budgetKey(i), at: at)) }
+        if !policy.developerMode { at = max(at, budget.nextFree(key ?? budgetKey(i), at: at)) }
         return Due(at: at, wantedAt: wantedAt, reason: reason)
     }
 
@@ -325,9 +326,9 @@ public final class TimelineEngine {
         recordChange(i)
         apply(result.outcome.reloadRequests)
         if counted && policy.budgetScope != .instance {
-            for j in instances.indices where budgetKey(j) == key { schedule(j) }
+            for j in instances.indices where budgetKey(j) == key { schedule(j, budgetKey: key) }
         } else {
-            schedule(i)
+            schedule(i, budgetKey: key)
         }
     }
 
