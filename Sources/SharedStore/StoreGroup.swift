@@ -69,14 +69,19 @@ public final class StoreGroup: @unchecked Sendable {
     /// checkpoint does not change the header, so adoption alone would keep
     /// one read mark, and the snapshot under it, for as long as calls come.
     package var parkedAgeLimit: Duration = .milliseconds(100)
-    /// Entries read by readers in the open (or parked) read transaction, by
-    /// key bytes. Its snapshot cannot change while it is open, so a key read
-    /// again — in the same call, or by a later call that adopted the
-    /// transaction — is not looked up and decoded again. Emptied whenever a
-    /// transaction begins or ends; at most `snapshotEntriesLimit` entries and
+    /// Entries read by readers in an adopted read transaction, by key bytes.
+    /// Its snapshot cannot change while it is open, so a key read again — in
+    /// the same call, or by a later call that adopts it too — is not looked
+    /// up and decoded again. Only adopted transactions keep entries: they are
+    /// the ones later calls read again (the engine's batches), while a new
+    /// transaction's reads are mostly of keys read once, which would pay for
+    /// hashing and keeping each for nothing. Emptied whenever a transaction
+    /// begins or ends; at most `snapshotEntriesLimit` entries and
     /// `snapshotBytesLimit` bytes of values.
     private var snapshotEntries: [ByteString: (value: StoreValue?, version: Int64)] = [:]
     private var snapshotBytes = 0
+    /// The open transaction was adopted from a parked one.
+    private var snapshotAdopted = false
     package var snapshotEntriesLimit = 256
     package var snapshotBytesLimit = 1 << 20
     /// Entries served from `snapshotEntries` (tests count them with it).
@@ -107,6 +112,7 @@ public final class StoreGroup: @unchecked Sendable {
                 if let now = walIndex?.header(), now == snapshotHeader, snapshotBegan.duration(to: .now) < parkedAgeLimit {
                     parked = false
                     snapshotOwner = id
+                    snapshotAdopted = true
                     return try body()
                 }
                 endSnapshot()
@@ -115,6 +121,7 @@ public final class StoreGroup: @unchecked Sendable {
             // least this state.
             snapshotHeader = walIndex?.header()
             forgetSnapshotEntries()
+            snapshotAdopted = false
             try database.statement(.beginRead).run()
             snapshotBegan = .now
             readTransactionsBegun += 1
@@ -127,15 +134,15 @@ public final class StoreGroup: @unchecked Sendable {
     /// earlier read in the same transaction found them, else from the database.
     fileprivate func sharedEntry(_ key: String, by reader: StoreCallReader) throws(StoreError) -> (value: StoreValue?, version: Int64) {
         try sharedRead(by: reader) { () throws(StoreError) in
-            let id = ByteString(key)
-            if let known = snapshotEntries[id] {
+            if !snapshotEntries.isEmpty, let known = snapshotEntries[ByteString(key)] {
                 entriesFromSnapshot += 1
                 return known
             }
             let entry = try database.entry(key)
+            guard snapshotAdopted else { return entry }
             let size = entry.value?.storageSize ?? 0
             if snapshotEntries.count < snapshotEntriesLimit && snapshotBytes + size <= snapshotBytesLimit {
-                snapshotEntries[id] = entry
+                snapshotEntries[ByteString(key)] = entry
                 snapshotBytes += size
             }
             return entry
@@ -184,6 +191,7 @@ public final class StoreGroup: @unchecked Sendable {
         snapshotOwner = nil
         snapshotHeader = nil
         parked = false
+        snapshotAdopted = false
         forgetSnapshotEntries()
         if (try? database.statement(.endRead).run()) == nil { try? database.connection.exec("ROLLBACK") }
     }

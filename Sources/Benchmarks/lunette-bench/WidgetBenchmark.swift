@@ -83,7 +83,11 @@ enum WidgetBenchmark {
     /// real services (the `clock` and `store` modules, a store read in a
     /// `StoreBinding.perform`) and with its result read into Swift values
     /// — what any host must do for the call — with no sandbox limits, no
-    /// fresh globals, no engine and no checks of the result.
+    /// fresh globals, no engine and no checks of the result. The calls run
+    /// in one `SharedStore.reusingReadTransactions` scope, as the engine
+    /// runs an instant's reloads, so they share read transactions as widget
+    /// calls do (before 2026-11-26, seventh stop, each call began its own:
+    /// two `fcntl` calls a widget call does not make).
     static func servicesCallsPerSecond(calls: Int) throws -> Double {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("lunette-bench-services-\(getpid())").path
         defer { try? FileManager.default.removeItem(atPath: root) }
@@ -96,8 +100,10 @@ enum WidgetBenchmark {
         let provider = try state.load(Self.provider(count: Self.storeRead), name: "services.lua")
         var entries = 0
         let ns = try measureNanoseconds {
-            for _ in 0..<calls {
-                entries &+= try binding.perform { () throws(LuaError) -> [LuaValue] in try state.call(provider) }.count
+            try store.reusingReadTransactions { () throws in
+                for _ in 0..<calls {
+                    entries &+= try binding.perform { () throws(LuaError) -> [LuaValue] in try state.call(provider) }.count
+                }
             }
         }
         precondition(entries == calls)
