@@ -76,8 +76,9 @@ public final class StoreGroup: @unchecked Sendable {
     /// the ones later calls read again (the engine's batches), while a new
     /// transaction's reads are mostly of keys read once, which would pay for
     /// hashing and keeping each for nothing. Emptied whenever a transaction
-    /// begins or ends; at most `snapshotEntriesLimit` entries and
-    /// `snapshotBytesLimit` bytes of values.
+    /// begins or ends, or a read fails; at most `snapshotEntriesLimit`
+    /// entries and `snapshotBytesLimit` bytes of stored values (their
+    /// `storageSize`; decoded tables take more).
     private var snapshotEntries: [ByteString: (value: StoreValue?, version: Int64)] = [:]
     private var snapshotBytes = 0
     /// The open transaction was adopted from a parked one.
@@ -138,7 +139,14 @@ public final class StoreGroup: @unchecked Sendable {
                 entriesFromSnapshot += 1
                 return known
             }
-            let entry = try database.entry(key)
+            let entry: (value: StoreValue?, version: Int64)
+            do throws(StoreError) { entry = try database.entry(key) } catch {
+                // SQLite may have ended the transaction with the error (an
+                // I/O error, out of memory): keep nothing more from it.
+                forgetSnapshotEntries()
+                snapshotAdopted = false
+                throw error
+            }
             guard snapshotAdopted else { return entry }
             let size = entry.value?.storageSize ?? 0
             if snapshotEntries.count < snapshotEntriesLimit && snapshotBytes + size <= snapshotBytesLimit {
@@ -406,6 +414,10 @@ public enum StoreCommitOutcome: Sendable, Equatable {
 /// `reusingReadTransactions`, `end()` parks the transaction for the next
 /// call's reader, which adopts it only while nothing has been committed
 /// (`StoreGroup.sharedRead`).
+///
+/// A reader may serve one call after another (`StoreBinding` keeps one per
+/// group): each call must `end()` it when it is done, else the next call
+/// would go on reading the open transaction's snapshot, however old.
 package final class StoreCallReader {
     package let group: StoreGroup
 

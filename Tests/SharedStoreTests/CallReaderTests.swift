@@ -128,6 +128,31 @@ struct CallReaderTests {
         }
     }
 
+    /// `StoreBinding` keeps one reader per group for call after call: ended
+    /// after each call, it adopts and begins transactions as new readers do.
+    @Test func oneReaderServesCallAfterCallAsNewReadersWould() throws {
+        try temp.store.reusingReadTransactions { () throws in
+            let group = try temp.store.group("group.reused")
+            group.parkedAgeLimit = .seconds(10)
+            try group.set("k", .integer(1))
+            let other = try temp.reopen().group("group.reused")
+            let reader = StoreCallReader(group: group)
+            func call() throws -> StoreValue? {
+                defer { reader.end() }
+                return try reader.entry(checkedKey: "k").value
+            }
+            for _ in 0..<2 { #expect(try call() == .integer(1)) }   // finds the WAL index, then parks
+            let begun = group.readTransactionsBegun
+            for _ in 0..<3 { #expect(try call() == .integer(1)) }
+            #expect(group.readTransactionsBegun == begun, "each call adopts the parked transaction")
+            try other.set("k", .integer(2))
+            #expect(try call() == .integer(2))
+            #expect(group.readTransactionsBegun == begun + 1)
+            #expect(try call() == .integer(2))
+            #expect(group.readTransactionsBegun == begun + 1)
+        }
+    }
+
     @Test func aNewTransactionKeepsNoEntries() throws {
         let group = try temp.store.group("group.fresh")
         try group.set("k", .integer(1))
@@ -157,7 +182,8 @@ struct CallReaderTests {
             let next = StoreCallReader(group: group)
             defer { next.end() }
             for key in ["a", "b", "a", "b"] { #expect(try next.entry(checkedKey: key).value != nil) }
-            #expect(group.entriesFromSnapshot == 3, "one 100-byte value fits in 150 bytes, not two")
+            // "d" (8 bytes, kept by the second call above) and one 100-byte value fit in 150 bytes; a second does not.
+            #expect(group.entriesFromSnapshot == 3, "a kept, b read twice from the database")
         }
     }
 

@@ -184,6 +184,29 @@ struct StoreBindingTests {
         #expect(try app.get("other") == "kept")
     }
 
+    /// The binding keeps each group's stage and reader from call to call: a
+    /// transform run again at commit that reads another group must not leave
+    /// that reader's transaction open into the next call, which would read
+    /// its old snapshot.
+    @Test func aTransformRunAgainAtCommitLeavesNoReadOpenForTheNextCall() throws {
+        let h = try StoreHarness(groups: ["group.t", "group.u"])
+        let app = try h.app(), appU = try h.app("group.u")
+        try app.set("n", 10)
+        try appU.set("x", 1)
+        try h.state.register(function: "appIncrements") { _ in
+            try app.update("n") { .integer(($0?.integerValue ?? 0) + 100) }
+            return []
+        }
+        try h.run("""
+            local g, u = store.group('group.t'), store.group('group.u')
+            g:update('n', function(n) return n + u:get('x') end)
+            appIncrements()   -- the commit conflicts: the transform runs again, and reads group.u again
+            """)
+        #expect(try app.get("n") == .integer(111))
+        try appU.set("x", 5)   // another connection's commit, after the call
+        #expect(try h.run("return store.group('group.u'):get('x')") == [5])
+    }
+
     @Test func aCallsReadsShareASnapshotAndNoIncrementIsLost() throws {
         let h = try StoreHarness()
         let other = try h.app()                        // another connection, as another process has

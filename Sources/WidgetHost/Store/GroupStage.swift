@@ -56,11 +56,17 @@ final class GroupStage {
     func endReads() { reader.end() }
 
     /// Forgets the call's stages (when the call ends), so the next call of
-    /// the same binding can use this object again (its reader too, which adopts a parked read
-    /// transaction as a new one would: `StoreCallReader`).
+    /// the same binding can use this object again. Ends its reads first: a
+    /// transform run again at commit (`replay`) may have read after
+    /// `endReads`, and a transaction left open would be this reader's in the
+    /// next call, which would then read that old snapshot (a reader freed
+    /// with its stage ended it in `deinit`). Keeps the arrays' room only
+    /// when it is small: a call may stage thousands of keys, and the stage
+    /// lives as long as its binding.
     func reset() {
-        stages.removeAll(keepingCapacity: true)
-        positions.removeAll(keepingCapacity: true)
+        reader.end()
+        stages.removeAll(keepingCapacity: stages.capacity <= 64)
+        positions.removeAll(keepingCapacity: positions.capacity <= 64)
         if !fileStages.isEmpty { fileStages.removeAll() }
         staged = 0
     }
