@@ -42,19 +42,23 @@ public final class StoreGroup: @unchecked Sendable {
         return try body()
     }
 
+    // The read transaction's state below is read and written only under
+    // `lock`, by calls that hold no access to it across another: no
+    // run-time exclusivity checks (they cost ≈ 65 instructions an access,
+    // several times a script call).
     /// The reader whose read transaction is open on the connection, if any.
-    private var snapshotOwner: ObjectIdentifier?
+    @exclusivity(unchecked) private var snapshotOwner: ObjectIdentifier?
     /// The WAL index's header read just before the open transaction began:
     /// the snapshot holds at least this (nil: unknown, never parked).
-    private var snapshotHeader: WALIndex.Header?
+    @exclusivity(unchecked) private var snapshotHeader: WALIndex.Header?
     /// When the open transaction began (kept through adoptions).
-    private var snapshotBegan = ContinuousClock.now
+    @exclusivity(unchecked) private var snapshotBegan = ContinuousClock.now
     /// The open transaction's reader ended, and it is kept for the next
     /// reader (see `sharedRead`), who adopts it if the header is still
     /// `snapshotHeader`.
-    private var parked = false
+    @exclusivity(unchecked) private var parked = false
     /// The WAL index's header, in SQLite's mapping (found at the first parking).
-    private var walIndex: WALIndex?
+    @exclusivity(unchecked) private var walIndex: WALIndex?
     /// True when the connection has no WAL index to read (not in WAL mode, or
     /// its VFS cannot say): nothing is parked, and it is not asked again.
     private var walIndexUnavailable = false
@@ -79,10 +83,10 @@ public final class StoreGroup: @unchecked Sendable {
     /// begins or ends, or a read fails; at most `snapshotEntriesLimit`
     /// entries and `snapshotBytesLimit` bytes of stored values (their
     /// `storageSize`; decoded tables take more).
-    private var snapshotEntries: [ByteString: (value: StoreValue?, version: Int64)] = [:]
-    private var snapshotBytes = 0
+    @exclusivity(unchecked) private var snapshotEntries: [ByteString: (value: StoreValue?, version: Int64)] = [:]
+    @exclusivity(unchecked) private var snapshotBytes = 0
     /// The open transaction was adopted from a parked one.
-    private var snapshotAdopted = false
+    @exclusivity(unchecked) private var snapshotAdopted = false
     package var snapshotEntriesLimit = 256
     package var snapshotBytesLimit = 1 << 20
     /// Entries served from `snapshotEntries` (tests count them with it).

@@ -31,29 +31,34 @@ public final class TimelineEngine {
     /// Where scripts' `reload.controls` / `reload.allControls` requests go
     /// (a `ControlCenter` sets it); nil drops them.
     public var controlReloads: ((ReloadRequest) -> Void)?
-    var budget: RefreshBudget
+    /// (It, `dues`, `queue` and the settings and change records below are
+    /// read or set on every reload, on the engine's one thread, and never
+    /// held across a call that could reach the engine again: no run-time
+    /// exclusivity checks. `instances` keeps them: a reload's record is
+    /// written into it in place while the host's metrics hear of the reload.)
+    @exclusivity(unchecked) var budget: RefreshBudget
     /// Each live instance's next reload, cached: (time, when it was wanted, reason).
-    private var dues: [Due?] = []
+    @exclusivity(unchecked) private var dues: [Due?] = []
     /// The same times, earliest first.
-    private var queue = DueQueue()
+    @exclusivity(unchecked) private var queue = DueQueue()
 
     /// How many log lines each instance keeps.
-    public var logLinesKept = 200
+    @exclusivity(unchecked) public var logLinesKept = 200
     /// How long each widget's history (reloads, displays, failures, notes,
     /// budget use, logs) is kept; older records are forgotten, and a
     /// removed widget's whole record once it was removed longer ago than
     /// this. Infinity keeps everything (the simulator does, for its report).
-    public var historyRetention: Double = 2 * 86_400
-    var lastTrim = -Double.infinity
+    @exclusivity(unchecked) public var historyRetention: Double = 2 * 86_400
+    @exclusivity(unchecked) var lastTrim = -Double.infinity
 
     /// When true, the engine notes what changes in its lasting state
     /// (`EngineState`) for `takeStateChanges()`; a host that persists it sets this.
-    public var recordsStateChanges = false
+    @exclusivity(unchecked) public var recordsStateChanges = false
     /// What changed since `takeStateChanges()` last ran: which widgets and
     /// budget windows (their state is read when it is taken).
-    private var changedWidgets = Set<Int>()
+    @exclusivity(unchecked) private var changedWidgets = Set<Int>()
     private var removedWidgets: [Int] = []
-    private var changedBudgets = Set<String>()
+    @exclusivity(unchecked) private var changedBudgets = Set<String>()
     private var nextIDChanged = false
 
     struct Due {
