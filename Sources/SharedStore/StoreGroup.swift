@@ -79,8 +79,9 @@ public final class StoreGroup: @unchecked Sendable {
     /// up and decoded again. Only adopted transactions keep entries: they are
     /// the ones later calls read again (the engine's batches), while a new
     /// transaction's reads are mostly of keys read once, which would pay for
-    /// hashing and keeping each for nothing. Emptied whenever a transaction
-    /// begins or ends, or a read fails; at most `snapshotEntriesLimit`
+    /// hashing and keeping each for nothing. Emptied when a read fails and
+    /// when the transaction ends (`endSnapshot`, the only way one ends), so
+    /// every transaction begins with none; at most `snapshotEntriesLimit`
     /// entries and `snapshotBytesLimit` bytes of stored values (their
     /// `storageSize`; decoded tables take more).
     @exclusivity(unchecked) private var snapshotEntries: [ByteString: (value: StoreValue?, version: Int64)] = [:]
@@ -125,8 +126,6 @@ public final class StoreGroup: @unchecked Sendable {
             // Read before BEGIN: the snapshot, taken at the first read, is at
             // least this state.
             snapshotHeader = walIndex?.header()
-            forgetSnapshotEntries()
-            snapshotAdopted = false
             try database.statement(.beginRead).run()
             snapshotBegan = .now
             readTransactionsBegun += 1

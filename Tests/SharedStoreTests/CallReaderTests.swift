@@ -21,14 +21,21 @@ struct CallReaderTests {
         return try reader.entry(checkedKey: key).value
     }
 
+    /// A group holding k = 1 whose transactions are adopted however slow the
+    /// machine is (a 10 s age limit, where adoptions are counted).
+    func adoptingGroup(_ id: String) throws -> StoreGroup {
+        let group = try temp.store.group(id)
+        group.parkedAgeLimit = .seconds(10)
+        try group.set("k", .integer(1))
+        return group
+    }
+
     @Test func aCallAdoptsTheLastCallsTransactionOnlyWhileNothingWasCommitted() throws {
         try temp.store.reusingReadTransactions { try adoptsOnlyWhileNothingWasCommitted() }
     }
 
     func adoptsOnlyWhileNothingWasCommitted() throws {
-        let group = try temp.store.group("group.reader")
-        group.parkedAgeLimit = .seconds(10)   // no adoption hangs on the machine's speed
-        try group.set("k", .integer(1))
+        let group = try adoptingGroup("group.reader")
         let other = try temp.reopen().group("group.reader")   // another connection, as another process
         #expect(try call(group, "k") == .integer(1))   // finds the WAL index; its transaction is not parked
         #expect(try call(group, "k") == .integer(1))   // parked
@@ -52,9 +59,7 @@ struct CallReaderTests {
     }
 
     @Test func aParkedTransactionEndsWithItsScopeAndNoneIsParkedOutOfOne() throws {
-        let group = try temp.store.group("group.scope")
-        group.parkedAgeLimit = .seconds(10)   // no adoption hangs on the machine's speed
-        try group.set("k", .integer(1))
+        let group = try adoptingGroup("group.scope")
         let checkpointer = try Checkpointer(path: group.path)
         try temp.store.reusingReadTransactions { () throws in
             #expect(try call(group, "k") == .integer(1))
@@ -81,9 +86,7 @@ struct CallReaderTests {
     }
 
     func entriesAreReadOnce() throws {
-        let group = try temp.store.group("group.entries")
-        group.parkedAgeLimit = .seconds(10)   // no adoption hangs on the machine's speed
-        try group.set("k", .integer(1))
+        let group = try adoptingGroup("group.entries")
         try group.set("tasks", .array([.string("a"), .string("b")]))
         let other = try temp.reopen().group("group.entries")
         #expect(try call(group, "k") == .integer(1))   // finds the WAL index; not parked
@@ -132,9 +135,7 @@ struct CallReaderTests {
     /// after each call, it adopts and begins transactions as new readers do.
     @Test func oneReaderServesCallAfterCallAsNewReadersWould() throws {
         try temp.store.reusingReadTransactions { () throws in
-            let group = try temp.store.group("group.reused")
-            group.parkedAgeLimit = .seconds(10)
-            try group.set("k", .integer(1))
+            let group = try adoptingGroup("group.reused")
             let other = try temp.reopen().group("group.reused")
             let reader = StoreCallReader(group: group)
             func call() throws -> StoreValue? {
@@ -253,9 +254,7 @@ struct CallReaderTests {
     /// A task started in a scope inherits it (task-local values do), and may
     /// run after the scope ended: its calls then keep nothing open.
     @Test func aTaskStartedInAScopeKeepsNothingOpenAfterIt() async throws {
-        let group = try temp.store.group("group.task")
-        group.parkedAgeLimit = .seconds(10)   // no adoption hangs on the machine's speed
-        try group.set("k", .integer(1))
+        let group = try adoptingGroup("group.task")
         let task = temp.store.reusingReadTransactions {
             Task { [group] in
                 try await Task.sleep(for: .milliseconds(20))
@@ -273,9 +272,7 @@ struct CallReaderTests {
     /// A scope is its thread's: a call on another thread, out of any scope,
     /// keeps nothing open while this one is in a scope.
     @Test func aScopeIsItsThreadsOnly() throws {
-        let group = try temp.store.group("group.threads")
-        group.parkedAgeLimit = .seconds(10)   // no adoption hangs on the machine's speed
-        try group.set("k", .integer(1))
+        let group = try adoptingGroup("group.threads")
         let entered = DispatchSemaphore(value: 0)
         let leave = DispatchSemaphore(value: 0)
         let store: SharedStore = temp.store
@@ -302,9 +299,7 @@ struct CallReaderTests {
     /// "dead man switch", byte 128) the next process to open the database
     /// would think itself the only one and rebuild the index under us.
     @Test func findingTheWALIndexKeepsSQLitesLocksOnIt() throws {
-        let group = try temp.store.group("group.locks")
-        group.parkedAgeLimit = .seconds(10)   // no adoption hangs on the machine's speed
-        try group.set("k", .integer(1))
+        let group = try adoptingGroup("group.locks")
         try temp.store.reusingReadTransactions { () throws in
             #expect(try call(group, "k") == .integer(1))   // finds the index
             #expect(try call(group, "k") == .integer(1))   // parked

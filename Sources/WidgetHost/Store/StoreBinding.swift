@@ -38,7 +38,8 @@ public final class StoreBinding {
     /// (It and `slots` are read by every operation, on the state's one
     /// thread: no run-time exclusivity checks.)
     @exclusivity(unchecked) private var handles: [String] = []
-    /// This call's stages by handle.
+    /// This call's stages by handle (`openGroup` grows it with `handles`
+    /// and `kept`; kept between calls, so no array is made per call).
     @exclusivity(unchecked) private var slots: [GroupStage?] = []
     /// The stages of earlier calls by handle, reset and used again: the
     /// group and its reader are found once, not on every call.
@@ -148,9 +149,6 @@ public final class StoreBinding {
     public func perform<R>(attaching attached: (any StoreAttachment)? = nil,
                            _ call: () throws(LuaError) -> R) throws(LuaError) -> R {
         precondition(!active, "StoreBinding.perform does not nest")
-        // One slot per handle, kept between calls (no array made per call).
-        while slots.count < handles.count { slots.append(nil) }
-        while kept.count < handles.count { kept.append(nil) }
         active = true
         defer {
             active = false
