@@ -76,6 +76,9 @@ public final class LuaState {
     /// (Touched twice per call, by this state's one owner: no run-time
     /// exclusivity check.)
     @exclusivity(unchecked) var callDepth = 0
+    /// Tables given as arguments again and again, pushed from templates
+    /// (used only while arguments are pushed, on the calling thread).
+    @exclusivity(unchecked) var argumentTemplates = ArgumentTemplates()
     /// The C limits of the last outermost call, and the options they were
     /// made from (converting a `Duration` to nanoseconds is 128-bit
     /// arithmetic: done again only when the options change).
@@ -324,7 +327,15 @@ public final class LuaState {
         if !arguments.isEmpty {
             let pusher = ValuePusher(stack: stack, maxDepth: conversionLimits.maxDepth)
             for (i, argument) in arguments.enumerated() {
-                do { try pusher.push(argument) } catch {
+                do throws(PathedValueError) {
+                    if case .table(let table) = argument, table.count >= ArgumentTemplates.minimumEntries {
+                        try argumentTemplates.push(table, on: stack, maxDepth: pusher.maxDepth) { () throws(PathedValueError) in
+                            try pusher.push(argument)
+                        }
+                    } else {
+                        try pusher.push(argument)
+                    }
+                } catch {
                     stack.setTop(base)
                     throw .value(error.rooted(at: "argument #\(i + 1)"))
                 }

@@ -12,8 +12,9 @@ final class ReadScope: @unchecked Sendable {
     /// The store the scope is for (its `ReadScope.Owner`).
     let owner: Owner
     private let lock = NSLock()
-    private var parked: [StoreGroup] = []
-    private var ended = false
+    /// (Both only under `lock`: no run-time exclusivity checks.)
+    @exclusivity(unchecked) private var parked: [StoreGroup] = []
+    @exclusivity(unchecked) private var ended = false
 
     /// Stands for a `SharedStore` in the scopes a thread is in.
     final class Owner: Sendable {}

@@ -61,18 +61,20 @@ public final class StoreGroup: @unchecked Sendable {
     @exclusivity(unchecked) private var walIndex: WALIndex?
     /// True when the connection has no WAL index to read (not in WAL mode, or
     /// its VFS cannot say): nothing is parked, and it is not asked again.
-    private var walIndexUnavailable = false
+    @exclusivity(unchecked) private var walIndexUnavailable = false
     /// Frames in the log from which a transaction is no longer parked: SQLite's
     /// automatic checkpoint threshold (1,000 pages unless set). A transaction
     /// always open, parked or in a call, would hold a read mark at every
     /// moment; another process's checkpoint could then never restart the log,
     /// and it would grow without end. Past this size each call's transaction
     /// ends with the call again, which leaves checkpoints their moments.
-    package var parkedLogLimit: UInt32 = 1_000
+    /// (It and the settings and counters below are read or written by the
+    /// read path under `lock` too: unchecked as the state above.)
+    @exclusivity(unchecked) package var parkedLogLimit: UInt32 = 1_000
     /// The age from which a transaction is neither parked nor adopted. A
     /// checkpoint does not change the header, so adoption alone would keep
     /// one read mark, and the snapshot under it, for as long as calls come.
-    package var parkedAgeLimit: Duration = .milliseconds(100)
+    @exclusivity(unchecked) package var parkedAgeLimit: Duration = .milliseconds(100)
     /// Entries read by readers in an adopted read transaction, by key bytes.
     /// Its snapshot cannot change while it is open, so a key read again — in
     /// the same call, or by a later call that adopts it too — is not looked
@@ -88,14 +90,14 @@ public final class StoreGroup: @unchecked Sendable {
     @exclusivity(unchecked) private var snapshotBytes = 0
     /// The open transaction was adopted from a parked one.
     @exclusivity(unchecked) private var snapshotAdopted = false
-    package var snapshotEntriesLimit = 256
-    package var snapshotBytesLimit = 1 << 20
+    @exclusivity(unchecked) package var snapshotEntriesLimit = 256
+    @exclusivity(unchecked) package var snapshotBytesLimit = 1 << 20
     /// Entries served from `snapshotEntries` (tests count them with it).
-    package private(set) var entriesFromSnapshot = 0
+    @exclusivity(unchecked) package private(set) var entriesFromSnapshot = 0
     /// True while a reader's transaction is open or parked (for tests).
     package var holdsReadTransaction: Bool { lock.withLock { snapshotOwner != nil || parked } }
     /// Read transactions begun for readers (tests count adoptions with it).
-    package private(set) var readTransactionsBegun = 0
+    @exclusivity(unchecked) package private(set) var readTransactionsBegun = 0
 
     /// Runs `body` inside `reader`'s read transaction, beginning it (after
     /// ending another reader's) when it is not open. SQLite takes the

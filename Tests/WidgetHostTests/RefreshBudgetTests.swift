@@ -1,9 +1,10 @@
 import Testing
 @testable import WidgetHost
 
-/// `RefreshBudget` looks each key up once per operation (it runs on every
-/// reload); these tests hold it to the rule it keeps: counted reloads over
-/// a rolling window, checked against every reload kept in a plain list.
+/// `RefreshBudget` counts by slot (an engine finds a widget's slot once and
+/// uses it on every reload); these tests hold it to the rule it keeps:
+/// counted reloads over a rolling window, checked against every reload kept
+/// in a plain list, by key and by slot alike.
 @Suite("Refresh budgets over a rolling window")
 struct RefreshBudgetTests {
     @Test func recordReturnsTheCountAfterItAndNextFreeIsWhenTheOldestLeaves() {
@@ -40,5 +41,31 @@ struct RefreshBudgetTests {
                 }
             }
         }
+    }
+
+    @Test func aSlotCountsAsItsKeyAndOutlivesAWindowEmptiedByRestore() {
+        var budget = RefreshBudget(limit: 2, window: 100)
+        let a = budget.slot("instance:1"), b = budget.slot("kind:Tasks")
+        #expect(a != b)
+        #expect(budget.slot("instance:1") == a, "a key keeps its slot")
+        #expect(budget.record(slot: a, at: 0) == 1)
+        #expect(budget.record("instance:1", at: 10) == 2, "the key and its slot are one budget")
+        #expect(budget.used(slot: a, at: 20) == 2)
+        #expect(budget.nextFree(slot: a, at: 20) == 100)
+        #expect(budget.used(slot: b, at: 20) == 0)
+        #expect(budget.windows(at: 20) == ["instance:1": [0, 10]], "a key with no reloads is left out")
+        // A widget removed: its window goes, its slot stays and counts from nothing.
+        budget.restore("instance:1", [])
+        #expect(budget.windows(at: 20).isEmpty)
+        #expect(budget.window("instance:1", at: 20).isEmpty)
+        #expect(budget.used(slot: a, at: 20) == 0)
+        #expect(budget.record(slot: a, at: 30) == 1)
+        #expect(budget.window("instance:1", at: 30) == [30])
+        // Restoring a key never seen makes its slot; emptying one never seen makes none.
+        budget.restore("app", [5, 6])
+        #expect(budget.used("app", at: 50) == 2)
+        budget.restore("unseen", [])
+        #expect(budget.windows(at: 50).keys.sorted() == ["app", "instance:1"])
+        #expect(budget.slot("unseen") == b + 2, "slots: instance:1, kind:Tasks, app, then this")
     }
 }

@@ -137,6 +137,33 @@ struct TimelineEngineTests {
         #expect(engine.budgetUsage(of: a).used == 2 && engine.budgetUsage(of: b).used == 2)
     }
 
+    @Test("B1: each widget keeps its own budget after removed widgets' history is forgotten") func budgetsStayEachWidgetsOwnAfterHistoryIsForgotten() throws {
+        // The engine finds a widget's budget slot once; forgetting a removed
+        // widget moves the others in `instances`, and their slots with them.
+        let (engine, clock) = try engine(policyWidget("{ after = clock.add(now, { minutes = 10 }) }"))
+        engine.historyRetention = 2 * 3600
+        let widget = try engine.runtime.configuration(kind: "W")
+        let a = engine.addWidget(widget)
+        try advance(engine, clock, to: t0 + 1800)
+        let b = engine.addWidget(widget)
+        try advance(engine, clock, to: t0 + 3600)
+        engine.removeWidget(a)
+        let c = engine.addWidget(widget)
+        try advance(engine, clock, to: t0 + 4 * 3600)
+        #expect(engine.instance(a) == nil, "the removed widget's history is forgotten")
+        let d = engine.addWidget(widget)
+        try advance(engine, clock, to: t0 + 6 * 3600)
+        // Each counted reload adds one to the widget's own count (the day's
+        // window holds them all): a count that drops or jumps was another's.
+        for id in [b, c, d] {
+            let used = engine.instance(id)!.budgetUsage.map(\.used)
+            #expect(used.count >= 12)
+            #expect(zip(used, used.dropFirst()).allSatisfy { $1 == $0 + 1 }, "widget \(id): \(used)")
+            #expect(engine.budgetUsage(of: id).used == used.last)
+        }
+        #expect(engine.instance(d)!.budgetUsage.first?.used == 1, "a widget added after the forgetting starts its own count")
+    }
+
     @Test("B5: developer mode has no budget and no 5-minute floor") func developerModeHasNoBudgetAndNoFloor() throws {
         var policy = HostPolicy()
         policy.budget = 1

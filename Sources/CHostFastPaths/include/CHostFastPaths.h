@@ -13,4 +13,17 @@
 /// for any other call.
 int lunette_clock_add(lua_State *L);
 
+/// A double read and written by several threads without a lock (a virtual
+/// clock's time, read on every call while a test may move it): an atomic
+/// load with acquire order, and an atomic store with release order.
+static inline double lunette_load_double(const double *p) {
+    double value;
+    __atomic_load(p, &value, __ATOMIC_ACQUIRE);
+    return value;
+}
+
+static inline void lunette_store_double(double *p, double value) {
+    __atomic_store(p, &value, __ATOMIC_RELEASE);
+}
+
 #endif

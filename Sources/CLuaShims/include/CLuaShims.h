@@ -403,6 +403,20 @@ typedef struct lunette_field {
 /// Tables with up to this many string keys remember their last key order.
 #define LUNETTE_SHAPE_MAX 32
 
+/// Table templates: a table the host pushes as an argument again and again
+/// (a widget's ctx) is copied in C from a template kept in the registry.
+/// Makes the template of the table at `idx` (no metatable, at most
+/// `max_depth` levels of tables) and returns its registry reference, or
+/// LUA_NOREF when the table does not qualify. Raw access; allocates, in host
+/// mode only.
+int lunette_template_make(lua_State *L, int idx, int max_depth);
+/// Pushes a new table with the entries of the template's table, its tables
+/// copied the same way (`depth`: the template's levels, for the stack).
+/// Returns 0, with nothing pushed, when the stack cannot grow.
+int lunette_template_push(lua_State *L, int ref, int depth);
+/// Releases a template's reference.
+void lunette_template_drop(lua_State *L, int ref);
+
 /// Working memory of lunette_tape_read, reused between reads (owned by the host).
 typedef struct lunette_tape {
     lunette_slot *slots; size_t nslots, slots_cap;

@@ -1,20 +1,43 @@
 /// Refresh budgets (rules B1, B3): counted reloads per key (an instance, a
 /// kind or the whole app, by the policy's scope) over a rolling window.
+///
+/// Each key has a slot, made the first time the key is seen and kept for
+/// the budget's life (a key whose window empties keeps its slot, empty): an
+/// engine looks a widget's slot up once and then counts by the slot on
+/// every reload, with no hashing of the key.
 public struct RefreshBudget: Sendable {
     public let limit: Int
     public let window: Double
-    /// Times of counted reloads by key, oldest first.
-    private var stamps: [String: [Double]] = [:]
+    /// Each key's slot.
+    private var slots: [String: Int] = [:]
+    /// The key of each slot.
+    private var keys: [String] = []
+    /// Times of each slot's counted reloads, oldest first.
+    private var stamps: [[Double]] = []
 
     public init(limit: Int, window: Double) {
         self.limit = limit
         self.window = window
     }
 
+    /// `key`'s slot, made when the key is new.
+    mutating func slot(_ key: String) -> Int {
+        if let slot = slots[key] { return slot }
+        slots[key] = keys.count
+        keys.append(key)
+        stamps.append([])
+        return keys.count - 1
+    }
+
     /// Counted reloads of `key` in the window that ends at `t`.
     public func used(_ key: String, at t: Double) -> Int {
-        guard let times = stamps[key] else { return 0 }
-        return used(times, at: t)
+        guard let slot = slots[key] else { return 0 }
+        return used(slot: slot, at: t)
+    }
+
+    /// Counted reloads of slot `slot` in the window that ends at `t`.
+    func used(slot: Int, at t: Double) -> Int {
+        stamps.withUnsafeBufferPointer { used($0[slot], at: t) }
     }
 
     /// Of `times` (sorted), those after `t - window`.
@@ -34,23 +57,37 @@ public struct RefreshBudget: Sendable {
 
     /// The first time at or after `t` when `key` has a free slot.
     public func nextFree(_ key: String, at t: Double) -> Double {
+        guard let slot = slots[key] else { return limit > 0 ? t : .infinity }
+        return nextFree(slot: slot, at: t)
+    }
+
+    /// The first time at or after `t` when slot `slot` has room for a reload.
+    func nextFree(slot: Int, at t: Double) -> Double {
         guard limit > 0 else { return .infinity }
-        // One lookup of the key (this runs on every reload).
-        guard let times = stamps[key], used(times, at: t) >= limit else { return t }
-        // The slot frees when the oldest of the last `limit` reloads leaves the window.
-        return times[times.count - limit] + window
+        return stamps.withUnsafeBufferPointer { all in
+            let times = all[slot]
+            guard used(times, at: t) >= limit else { return t }
+            // Room comes when the oldest of the last `limit` reloads leaves the window.
+            return times[times.count - limit] + window
+        }
     }
 
     /// Records a counted reload of `key` at `t` (times must not go back);
     /// returns `used(key, at: t)` after it.
     @discardableResult
     public mutating func record(_ key: String, at t: Double) -> Int {
-        let (limit, window) = (self.limit, self.window)
-        return Self.append(t, to: &stamps[key, default: []], limit: limit, window: window)
+        record(slot: slot(key), at: t)
     }
 
-    /// Appends `t` to `times` in place (one lookup of the key in `record`),
-    /// forgets what can no longer matter, and counts what is in the window.
+    /// `record(_:at:)` by slot.
+    @discardableResult
+    mutating func record(slot: Int, at t: Double) -> Int {
+        let (limit, window) = (self.limit, self.window)
+        return Self.append(t, to: &stamps[slot], limit: limit, window: window)
+    }
+
+    /// Appends `t` to `times` in place, forgets what can no longer matter,
+    /// and counts what is in the window.
     private static func append(_ t: Double, to times: inout [Double], limit: Int, window: Double) -> Int {
         times.append(t)
         let old = expired(times, by: t - window)
@@ -63,14 +100,15 @@ public struct RefreshBudget: Sendable {
 
     /// The reloads of `key` still in the window at `t`, oldest first.
     public func window(_ key: String, at t: Double) -> [Double] {
-        (stamps[key] ?? []).filter { $0 > t - window }
+        guard let slot = slots[key] else { return [] }
+        return stamps[slot].filter { $0 > t - window }
     }
 
     /// Every key's reloads still in the window at `t` (keys with none left out).
     public func windows(at t: Double) -> [String: [Double]] {
         var out: [String: [Double]] = [:]
-        for key in stamps.keys {
-            let times = window(key, at: t)
+        for (slot, key) in keys.enumerated() {
+            let times = stamps[slot].filter { $0 > t - window }
             if !times.isEmpty { out[key] = times }
         }
         return out
@@ -78,6 +116,7 @@ public struct RefreshBudget: Sendable {
 
     /// Replaces `key`'s reloads with `times` (oldest first; empty: none).
     public mutating func restore(_ key: String, _ times: [Double]) {
-        stamps[key] = times.isEmpty ? nil : times
+        if times.isEmpty, slots[key] == nil { return }
+        stamps[slot(key)] = times
     }
 }

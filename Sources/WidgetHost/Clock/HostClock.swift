@@ -1,3 +1,4 @@
+import CHostFastPaths
 import Foundation
 
 /// Where the host reads "now": the system's clock in real use, a virtual
@@ -27,13 +28,20 @@ public final class SystemClock: HostClock, Sendable {
 /// Safe to share between threads: a test can move it while an actor that
 /// owns an engine reads it.
 public final class VirtualClock: HostClock, @unchecked Sendable {
+    /// Serializes moves; reads take no lock (the time is one atomic double:
+    /// the engine reads it several times on every reload).
     private let lock = NSLock()
-    private var current: Double
+    private let current: UnsafeMutablePointer<Double>
 
     /// The current virtual time.
-    public var time: Double { lock.withLock { current } }
+    public var time: Double { lunette_load_double(current) }
 
-    public init(_ time: Double) { current = time }
+    public init(_ time: Double) {
+        current = .allocate(capacity: 1)
+        current.initialize(to: time)
+    }
+
+    deinit { current.deallocate() }
 
     public func now() -> Double { time }
 
@@ -52,12 +60,13 @@ public final class VirtualClock: HostClock, @unchecked Sendable {
     private func move(_ target: (Double) -> Double) throws(ClockError) {
         lock.lock()
         defer { lock.unlock() }
-        let time = target(current)
+        let now = lunette_load_double(current)
+        let time = target(now)
         guard time.isFinite else { throw ClockError(message: "a virtual clock moves only to a finite time, not \(time)") }
-        guard time >= current else {
-            throw ClockError(message: "a virtual clock does not go back: \(ISODate.format(time)) is before \(ISODate.format(current))")
+        guard time >= now else {
+            throw ClockError(message: "a virtual clock does not go back: \(ISODate.format(time)) is before \(ISODate.format(now))")
         }
-        current = time
+        lunette_store_double(current, time)
     }
 }
 

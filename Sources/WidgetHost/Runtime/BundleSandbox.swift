@@ -93,7 +93,9 @@ final class BundleSandbox {
     private let deadline: HostPolicy.Deadline
     /// The role's deadline on a device, when the policy's `callCap` is shorter.
     private var deviceDeadline: Double?
-    @exclusivity(unchecked) private var started = ContinuousClock.now
+    /// When the call began (`monotonicNanoseconds`): integers, not a
+    /// `Duration`, whose arithmetic is 128-bit.
+    @exclusivity(unchecked) private var started = BundleSandbox.monotonicNanoseconds()
     @exclusivity(unchecked) private var startedCPU = 0.0
     /// CPU time is read (a system call each side of the call) only for a
     /// host that keeps a plugin's ledger.
@@ -165,10 +167,9 @@ final class BundleSandbox {
     /// The call's options: the remaining hard deadline, the memory cap, the
     /// clock for os.time, a seed from the clock (a simulation replays exactly).
     private func options() -> LuaCallOptions {
-        let elapsed = ContinuousClock.now - started
-        let remaining = max(Duration.milliseconds(1), .milliseconds(Int64(deadline.hard * 1000)) - elapsed)
+        let remaining = max(1_000_000, Int64(deadline.hard * 1000) * 1_000_000 - elapsedNanoseconds)
         let now = services.clock.now()
-        return LuaCallOptions(limits: LuaLimits(memory: memoryLimit, timeout: remaining, output: services.policy.outputBytes),
+        return LuaCallOptions(limits: LuaLimits(memory: memoryLimit, timeout: .nanoseconds(remaining), output: services.policy.outputBytes),
                               randomSeed: Int64(bitPattern: UInt64(now.bitPattern) &* 0x9E37_79B9_7F4A_7C15),
                               now: services.clock is SystemClock ? nil : now)
     }
@@ -176,7 +177,7 @@ final class BundleSandbox {
     /// Starts a call: fresh globals, then main.lua (the declarations), or
     /// what main.lua built put back from its snapshot.
     func runMain() throws(LuaError) {
-        started = ContinuousClock.now
+        started = Self.monotonicNanoseconds()
         if measuresCPU { startedCPU = Self.threadCPUTime() }
         logs = []
         reloads = []
@@ -238,7 +239,7 @@ final class BundleSandbox {
             }
             return CallOutcome(values: values, reloadRequests: reloads)
         } catch {
-            var outcome = CallOutcome(Self.whole(error, deadline: deadline.hard, since: started))
+            var outcome = CallOutcome(Self.whole(error, deadline: deadline.hard, elapsed: .nanoseconds(elapsedNanoseconds)))
             if var diagnostic = outcome.diagnostic, let why = capabilities.whyAbsent(inMessage: diagnostic.message, bundle: bundle.manifest.id) {
                 diagnostic.message += " (\(why))"
                 outcome.diagnostic = diagnostic
@@ -255,16 +256,16 @@ final class BundleSandbox {
     /// A deadline is the role's for main.lua and the function together, so
     /// a timeout reports that deadline and the whole call's time, not what
     /// was left of it when the function began.
-    static func whole(_ error: LuaError, deadline: Double, since started: ContinuousClock.Instant) -> LuaError {
+    static func whole(_ error: LuaError, deadline: Double, elapsed: Duration) -> LuaError {
         guard case .timeout(let timeout) = error, timeout.instructionLimit == nil else { return error }
-        return .timeout(LuaTimeoutError(limit: .milliseconds(Int64((deadline * 1000).rounded())), elapsed: ContinuousClock.now - started,
+        return .timeout(LuaTimeoutError(limit: .milliseconds(Int64((deadline * 1000).rounded())), elapsed: elapsed,
                                         cancelled: timeout.cancelled, chunk: timeout.chunk, line: timeout.line))
     }
 
     /// Completes `outcome` with what every call reports (in place: a
     /// `CallOutcome` is large, and each copy retains all its parts).
     private func finish(_ outcome: inout CallOutcome) {
-        outcome.elapsed = Self.seconds(ContinuousClock.now - started)
+        outcome.elapsed = Double(elapsedNanoseconds) / 1e9
         if measuresCPU { outcome.cpuTime = max(0, Self.threadCPUTime() - startedCPU) }
         outcome.memoryPeak = state.memoryPeak
         outcome.logs = logs
@@ -293,8 +294,19 @@ final class BundleSandbox {
     }
 
     static func seconds(_ d: Duration) -> Double {
-        Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
+        let (seconds, attoseconds) = d.components
+        return Double(seconds) + Double(attoseconds) / 1e18
     }
+
+    /// The monotonic clock (CLOCK_MONOTONIC) in nanoseconds.
+    static func monotonicNanoseconds() -> Int64 {
+        var t = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &t)
+        return Int64(t.tv_sec) * 1_000_000_000 + Int64(t.tv_nsec)
+    }
+
+    /// Nanoseconds since the call began.
+    private var elapsedNanoseconds: Int64 { Self.monotonicNanoseconds() - started }
 
     static func milliseconds(_ seconds: Double) -> String {
         let ms = seconds * 1000
@@ -310,7 +322,7 @@ final class BundleSandbox {
             var fields: LuaFields = [
                 "memory": .table(LuaTable(fields: ["used": .integer(Int64(self.state.memoryUsed)), "limit": .integer(Int64(self.memoryLimit))])),
                 "time": .table(LuaTable(fields: [
-                    "elapsed": .number(Self.seconds(ContinuousClock.now - self.started)),
+                    "elapsed": .number(Double(self.elapsedNanoseconds) / 1e9),
                     "limit": .number(self.deadline.hard),
                 ])),
             ]

@@ -11,7 +11,12 @@ import LuaSandbox
 /// the scope ends; outside one, it affects only the call running now.
 public final class CallCanceller: @unchecked Sendable {
     private let lock = NSLock()
-    private var current: (() -> Bool)?
+    /// The call now running: an in-process call's handle, or a worker's
+    /// cancel (at most one is set). The handle is kept as it is, not wrapped
+    /// in a closure: a provider call sets it, and a closure would be an
+    /// allocation on every call.
+    private var currentHandle: LuaCancelHandle?
+    private var currentCancel: (() -> Bool)?
     private var inScope = false
     private var requested = false
 
@@ -23,9 +28,10 @@ public final class CallCanceller: @unchecked Sendable {
     public func cancel() -> Bool {
         lock.lock()
         if inScope { requested = true }
-        let handle = current
+        let (handle, cancel) = (currentHandle, currentCancel)
         lock.unlock()
-        return handle?() ?? false
+        if let handle { return handle.cancel() }
+        return cancel?() ?? false
     }
 
     /// Runs `body` as one cancellable operation.
@@ -40,7 +46,10 @@ public final class CallCanceller: @unchecked Sendable {
 
     /// The call now running (nil: none).
     func running(_ handle: LuaCancelHandle?) {
-        lock.withLock { current = handle.map { handle in { handle.cancel() } } }
+        lock.withLock {
+            currentHandle = handle
+            currentCancel = nil
+        }
     }
 
     /// The call now running ends with `cancel` (a worker's: it kills the
@@ -48,7 +57,8 @@ public final class CallCanceller: @unchecked Sendable {
     /// was getting ready (its worker starting), ends it at once.
     func running(cancel: @escaping () -> Bool) {
         let already = lock.withLock { () -> Bool in
-            current = cancel
+            currentHandle = nil
+            currentCancel = cancel
             return requested
         }
         if already { _ = cancel() }

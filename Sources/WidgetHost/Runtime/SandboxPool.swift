@@ -7,14 +7,17 @@ import LuaSandbox
 /// the next call; all are dropped when the services change.
 final class SandboxPool {
     let bundle: ScriptBundle
-    var services: HostServices {
+    /// (It and `sandboxes` are read by every call, on the one thread that
+    /// uses the pool at a time, and never held across a call: no run-time
+    /// exclusivity checks.)
+    @exclusivity(unchecked) var services: HostServices {
         didSet { sandboxes = Self.noSandboxes(); link = nil }
     }
     /// The key and open request of this bundle's workers (process isolation).
     private var link: BundleWorkers.Link?
     /// By `CallRole.position`: an array, not a dictionary keyed by the
     /// role (whose hash is its raw value's, a string, on every call).
-    private var sandboxes = SandboxPool.noSandboxes()
+    @exclusivity(unchecked) private var sandboxes = SandboxPool.noSandboxes()
     private static func noSandboxes() -> [BundleSandbox?] { Array(repeating: nil, count: CallRole.allCases.count) }
     /// Ends the running call from another thread.
     let canceller: CallCanceller

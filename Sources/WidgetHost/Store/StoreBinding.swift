@@ -44,14 +44,17 @@ public final class StoreBinding {
     /// The stages of earlier calls by handle, reset and used again: the
     /// group and its reader are found once, not on every call.
     @exclusivity(unchecked) private var kept: [GroupStage?] = []
-    private var active = false
+    /// (It and the three below are set or read once or twice in every call,
+    /// on the state's one thread, and never held across a call: no
+    /// run-time exclusivity checks either.)
+    @exclusivity(unchecked) private var active = false
     /// Bumped by `resetObjects()`: group objects are made again after it.
-    private var objectEpoch = 0
+    @exclusivity(unchecked) private var objectEpoch = 0
     /// Why the last `perform`'s commit failed, when it did (`.conflict`:
     /// other writers changed what it read; running the call again may succeed).
-    public private(set) var lastCommitFailure: StoreError.Code?
+    @exclusivity(unchecked) public private(set) var lastCommitFailure: StoreError.Code?
     /// App groups asked for and refused since the last `resetObjects()`.
-    public private(set) var deniedGroups: [String] = []
+    @exclusivity(unchecked) public private(set) var deniedGroups: [String] = []
     /// The state it is installed in (not retained, and no weak reference,
     /// which would slow every retain of the state: see `LuaState.Life`).
     private var life: LuaState.Life?

@@ -41,6 +41,8 @@ public final class TimelineEngine {
     @exclusivity(unchecked) private var dues: [Due?] = []
     /// The same times, earliest first.
     @exclusivity(unchecked) private var queue = DueQueue()
+    /// Each instance's slot in `budget` (its `budgetKey`), found once.
+    @exclusivity(unchecked) private var budgetSlots: [Int] = []
 
     /// How many log lines each instance keeps.
     @exclusivity(unchecked) public var logLinesKept = 200
@@ -106,6 +108,7 @@ public final class TimelineEngine {
         positions[instance.id] = i
         instances.append(instance)
         dues.append(nil)
+        budgetSlots.append(budget.slot(budgetKey(i)))
         return i
     }
 
@@ -211,15 +214,15 @@ public final class TimelineEngine {
         let kept = instances.indices.filter { instances[$0].removedAt.map { $0 >= horizon } ?? true }
         instances = kept.map { instances[$0] }
         dues = kept.map { dues[$0] }
+        budgetSlots = kept.map { budgetSlots[$0] }
         positions = Dictionary(uniqueKeysWithValues: instances.enumerated().map { ($1.id, $0) })
         queue = DueQueue()
         for i in instances.indices { queue.set(i, at: dues[i]?.at) }
     }
 
     /// Works out instance `i`'s next reload and queues it.
-    /// `key`: the instance's budget key, when the caller has it.
-    func schedule(_ i: Int, budgetKey key: String? = nil) {
-        let next = due(i, budgetKey: key)
+    func schedule(_ i: Int) {
+        let next = due(i)
         dues[i] = next
         queue.set(i, at: next?.at)
     }
@@ -242,12 +245,12 @@ public final class TimelineEngine {
     /// Counted reloads and remaining slots of instance `i`'s budget now.
     public func budgetUsage(of id: Int) -> (used: Int, remaining: Int) {
         guard let i = positions[id] else { return (0, policy.budget) }
-        let used = budget.used(budgetKey(i), at: now)
+        let used = budget.used(slot: budgetSlots[i], at: now)
         return (used, max(0, policy.budget - used))
     }
 
     /// When instance `i` reloads next, and why; nil when nothing will reload it.
-    private func due(_ i: Int, budgetKey key: String?) -> Due? {
+    private func due(_ i: Int) -> Due? {
         let instance = instances[i]
         guard instance.removedAt == nil else { return nil }
         var wanted: Double? = nil
@@ -265,7 +268,7 @@ public final class TimelineEngine {
         guard var at = wanted else { return nil }
         if let last = instance.lastReloadAt { at = max(at, last + floor) }
         let wantedAt = at
-        if !policy.developerMode { at = max(at, budget.nextFree(key ?? budgetKey(i), at: at)) }
+        if !policy.developerMode { at = max(at, budget.nextFree(slot: budgetSlots[i], at: at)) }
         return Due(at: at, wantedAt: wantedAt, reason: reason)
     }
 
@@ -318,22 +321,22 @@ public final class TimelineEngine {
     func reload(_ i: Int, reason: ReloadReason, deferredFrom: Double?) {
         let t = now
         let counted = !reason.isExempt && !policy.developerMode
-        let key = budgetKey(i)
+        let slot = budgetSlots[i]
         let used: Int
         if counted {
-            used = budget.record(key, at: t)
-            recordBudgetChange(key)
+            used = budget.record(slot: slot, at: t)
+            if recordsStateChanges { recordBudgetChange(budgetKey(i)) }
         } else {
-            used = budget.used(key, at: t)
+            used = budget.used(slot: slot, at: t)
         }
         let result = runtime.timeline(instances[i].configuration, budget: (used, max(0, policy.budget - used)))
         record(result, reason: reason, counted: counted, used: used, deferredFrom: deferredFrom, at: t, into: &instances[i])
         recordChange(i)
         apply(result.outcome.reloadRequests)
         if counted && policy.budgetScope != .instance {
-            for j in instances.indices where budgetKey(j) == key { schedule(j, budgetKey: key) }
+            for j in instances.indices where budgetSlots[j] == slot { schedule(j) }
         } else {
-            schedule(i, budgetKey: key)
+            schedule(i)
         }
     }
 

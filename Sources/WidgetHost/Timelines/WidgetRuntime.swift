@@ -141,6 +141,8 @@ public final class WidgetRuntime {
         var family: WidgetFamily
         var isPreview: Bool
     }
-    private var contexts: [ContextKey: LuaValue] = [:]
-    private var lastContext: (key: ContextKey, value: LuaValue)?
+    /// (Both read on every provider call, on the runtime's one thread, and
+    /// never held across a call: no run-time exclusivity checks.)
+    @exclusivity(unchecked) private var contexts: [ContextKey: LuaValue] = [:]
+    @exclusivity(unchecked) private var lastContext: (key: ContextKey, value: LuaValue)?
 }

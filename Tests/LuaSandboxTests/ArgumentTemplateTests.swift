@@ -1,0 +1,107 @@
+import LuaSandbox
+import Testing
+
+/// A table given as an argument again and again is pushed from a template
+/// after its second push (`ArgumentTemplates`): every call must still get a
+/// new table with the value's entries, whatever earlier calls did to theirs
+/// and whatever the host did to its value.
+@Suite("Tables pushed again from templates")
+struct ArgumentTemplateTests {
+    /// A function that returns its argument's entries as text, then changes
+    /// the argument (top level and nested) so that a table shared between
+    /// calls would show it.
+    static let probe = """
+        return function(ctx)
+          local seen = string.format("%s %s %s %s %s", tostring(ctx.kind), tostring(ctx.family),
+            tostring(ctx.size and ctx.size.width), tostring(ctx.size and ctx.size.height), tostring(ctx[1]))
+          ctx.kind = "changed"; ctx.extra = true; ctx[1] = "changed"
+          if ctx.size then ctx.size.width = -1; ctx.size.extra = true end
+          return seen, getmetatable(ctx) == nil
+        end
+        """
+
+    func probe(_ state: LuaState) throws -> LuaFunctionRef {
+        try state.run("probe = (function()\n\(Self.probe)\nend)()", name: "probe")
+        return try #require(try state.globalFunction("probe"))
+    }
+
+    static let ctx = LuaValue.table(LuaTable(array: ["first"], fields: [
+        "kind": "Tasks", "family": "systemSmall",
+        "size": .table(LuaTable(fields: ["width": 170, "height": 170])),
+    ]))
+
+    @Test(arguments: [SandboxProfile.sandbox, .trusted])
+    func everyCallGetsAFreshTableWithTheValuesEntries(_ profile: SandboxProfile) throws {
+        let state = try LuaState(profile: profile)
+        let f = try probe(state)
+        for call in 1...6 {
+            let results = try state.call(f, [Self.ctx])
+            #expect(results == ["Tasks systemSmall 170 170 first", true], "call \(call)")
+        }
+    }
+
+    @Test func aValueTheHostChangedIsPushedAsItIsNow() throws {
+        let state = try LuaState()
+        let f = try probe(state)
+        var ctx = Self.ctx
+        for _ in 1...3 { _ = try state.call(f, [ctx]) }
+        // Changed in place by its owner: new storage (the templates keep a
+        // copy of what they know), so never taken for the old table.
+        guard case .table(var table) = ctx else { Issue.record("not a table"); return }
+        table.fields["kind"] = "Weather"
+        table.fields["size"] = .table(LuaTable(fields: ["width": 364, "height": 170]))
+        table.array[0] = "second"
+        ctx = .table(table)
+        for _ in 1...3 {
+            #expect(try state.call(f, [ctx]) == ["Weather systemSmall 364 170 second", true])
+        }
+    }
+
+    @Test func manyTablesInTurnEachGetTheirOwnEntries() throws {
+        // More tables than the templates keep (8): each is forgotten and
+        // made again in turn, and every call still sees its own.
+        let state = try LuaState()
+        let f = try probe(state)
+        let tables = (0..<12).map { i in
+            LuaValue.table(LuaTable(array: [.string(LuaString("n\(i)"))], fields: ["kind": .string("K\(i)"), "family": "systemMedium",
+                                                             "size": .table(LuaTable(fields: ["width": .integer(Int64(i)), "height": 1]))]))
+        }
+        for round in 0..<4 {
+            for (i, table) in tables.enumerated() {
+                #expect(try state.call(f, [table]) == [.string(LuaString("K\(i) systemMedium \(i) 1 n\(i)")), true], "round \(round), table \(i)")
+            }
+            // The first three again at once: they are the recent ones.
+            for (i, table) in tables.prefix(3).enumerated() {
+                #expect(try state.call(f, [table]) == [.string(LuaString("K\(i) systemMedium \(i) 1 n\(i)")), true])
+            }
+        }
+    }
+
+    @Test func theConversionDepthLimitHoldsForACopyToo() throws {
+        let state = try LuaState()
+        let f = try probe(state)
+        for _ in 1...3 { _ = try state.call(f, [Self.ctx]) }
+        // A template exists now; a lower limit must refuse the nested table
+        // as converting it would.
+        state.conversionLimits = LuaConversionLimits(maxDepth: 1, maxBytes: 1 << 20)
+        for _ in 1...2 {
+            #expect(throws: LuaError.self) { try state.call(f, [Self.ctx]) }
+        }
+        state.conversionLimits = LuaConversionLimits()
+        #expect(try state.call(f, [Self.ctx]) == ["Tasks systemSmall 170 170 first", true])
+    }
+
+    @Test func aFailedCallLeavesTheNextOneItsTable() throws {
+        let state = try LuaState()
+        try state.run("""
+            fails = function(ctx) ctx.size.width = 0; error("no") end
+            reads = function(ctx) return ctx.size.width, ctx.kind end
+            """, name: "pair")
+        let fails = try #require(try state.globalFunction("fails"))
+        let reads = try #require(try state.globalFunction("reads"))
+        for _ in 1...3 {
+            #expect(throws: LuaError.self) { try state.call(fails, [Self.ctx]) }
+            #expect(try state.call(reads, [Self.ctx]) == [170, "Tasks"])
+        }
+    }
+}
