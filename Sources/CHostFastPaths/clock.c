@@ -16,6 +16,13 @@ static void push_date(lua_State *L, lua_Number t) {
     }
 }
 
+int lunette_clock_now(lua_State *L) {
+    const double *now = (const double *)lua_touserdata(L, lua_upvalueindex(3));
+    if (now == NULL) return -1;
+    push_date(L, lunette_load_double(now));
+    return 1;
+}
+
 int lunette_clock_add(lua_State *L) {
     if (lua_gettop(L) != 2 || lua_type(L, 1) != LUA_TNUMBER || lua_type(L, 2) != LUA_TTABLE) return -1;
     lua_Number seconds = 0;

@@ -296,9 +296,10 @@ void lunette_push_swift_function(lua_State *L, void *box) {
     lua_pushcclosure(L, lunette_trampoline, 1);
 }
 
-// A Swift function with a C fast path (upvalue 2): the fast path answers,
-// or says -1 and the body runs, exactly as through the trampoline. Never
-// while the state closes, when Swift bodies refuse to run.
+// A Swift function with a C fast path (upvalue 2; its data, upvalue 3):
+// the fast path answers, or says -1 and the body runs, exactly as through
+// the trampoline. Never while the state closes, when Swift bodies refuse
+// to run.
 static int lunette_fast_entry(lua_State *L) {
     if (!lunette_host_of(L)->closing) {
         lua_CFunction fast = lua_tocfunction(L, lua_upvalueindex(2));
@@ -308,10 +309,26 @@ static int lunette_fast_entry(lua_State *L) {
     return lunette_trampoline(L);
 }
 
-void lunette_push_swift_function_with(lua_State *L, void *box, lua_CFunction fast) {
+// The same for a function whose calls are effects: one the fast path
+// answers counts as the body's would (LuaFunctionBox.invoke).
+static int lunette_fast_entry_effect(lua_State *L) {
+    lunette_host *h = lunette_host_of(L);
+    if (!h->closing) {
+        lua_CFunction fast = lua_tocfunction(L, lua_upvalueindex(2));
+        int n = fast(L);
+        if (n >= 0) {
+            h->effects++;
+            return n;
+        }
+    }
+    return lunette_trampoline(L);
+}
+
+void lunette_push_swift_function_with(lua_State *L, void *box, lua_CFunction fast, void *data, int counts_effect) {
     lua_pushlightuserdata(L, box);
     lua_pushcfunction(L, fast);   // a light C function: no allocation
-    lua_pushcclosure(L, lunette_fast_entry, 2);
+    lua_pushlightuserdata(L, data);
+    lua_pushcclosure(L, counts_effect ? lunette_fast_entry_effect : lunette_fast_entry, 3);
 }
 
 // MARK: - Protected calls

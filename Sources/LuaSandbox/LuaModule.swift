@@ -22,12 +22,23 @@ public typealias LuaOneResultBody = (LuaArguments) throws -> LuaValue
 /// answer it returns -1, with the stack as it found it, and the Swift body
 /// runs in the same Lua frame, so errors, their positions and results stay
 /// the body's. It must not raise and must give the body's result for every
-/// call it answers. It is not called while the state closes. Only for
-/// `replayable` functions: its calls are not counted as effects.
+/// call it answers. It is not called while the state closes. A call it
+/// answers counts as an effect when the function is not `replayable`, as
+/// the body's calls do. It reads the arguments as the body does, from 1
+/// (behind a glue wrapper too: the wrapper's own arguments).
+///
+/// `data` is what the C function reads besides its arguments: its upvalue 3,
+/// a light userdata (`lua_touserdata(L, lua_upvalueindex(3))`), such as a
+/// value the host keeps up to date. The host keeps it valid for as long as
+/// the state may call the function.
 public struct LuaFastPath: @unchecked Sendable {
     let function: lua_CFunction
+    let data: UnsafeMutableRawPointer?
 
-    public init(_ function: lua_CFunction) { self.function = function }
+    public init(_ function: lua_CFunction, data: UnsafeMutableRawPointer? = nil) {
+        self.function = function
+        self.data = data
+    }
 }
 
 /// A named table of Swift functions, set as a global (`clock`, `store`, …).
@@ -74,11 +85,13 @@ public struct LuaModule {
         if replayable { self.replayable.insert(name) }
     }
 
-    /// Adds `name`, a replayable function with one result whose common calls
+    /// Adds `name`, a function with one result whose common calls
     /// `fastPath` answers in C; every other call runs `body` (`LuaFastPath`).
-    public mutating func addReturningOne(_ name: String, fastPath: LuaFastPath, _ body: @escaping LuaOneResultBody) {
+    /// `replayable` (here true unless said): see `replayable`.
+    public mutating func addReturningOne(_ name: String, replayable: Bool = true, fastPath: LuaFastPath,
+                                         _ body: @escaping LuaOneResultBody) {
         entries.append(Entry(name: name, body: .one(body), fastPath: fastPath))
-        replayable.insert(name)
+        if replayable { self.replayable.insert(name) }
     }
 }
 

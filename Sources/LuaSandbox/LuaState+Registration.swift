@@ -173,10 +173,6 @@ extension LuaState {
         for entry in module.entries {
             stack.push(entry.name)
             let replayable = module.replayable.contains(entry.name)
-            // A fast path reads its arguments from 1 (never behind a glue
-            // wrapper) and counts no effects (only for replayable functions).
-            precondition(entry.fastPath == nil || (!viaWrapper && replayable),
-                         "'\(entry.name)': a fast path is for replayable functions registered without glue")
             pushFunction(named: viaWrapper ? entry.name : "\(module.name).\(entry.name)", viaWrapper: viaWrapper,
                          replayable: replayable, on: stack, body: entry.body, fastPath: entry.fastPath)
             stack.rawSet(-3)
@@ -194,6 +190,6 @@ extension LuaState {
                       body: LuaFunctionBox.Body, fastPath: LuaFastPath? = nil) {
         let box = LuaFunctionBox(state: self, name: name, viaWrapper: viaWrapper, replayable: replayable, body: body)
         boxes.append(box)
-        stack.pushSwiftFunction(Unmanaged.passUnretained(box).toOpaque(), fastPath: fastPath)
+        stack.pushSwiftFunction(Unmanaged.passUnretained(box).toOpaque(), fastPath: fastPath, countsEffect: !replayable)
     }
 }

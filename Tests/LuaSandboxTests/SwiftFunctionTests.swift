@@ -175,6 +175,31 @@ struct SwiftFunctionTests {
         #expect(error?.message == "f.lua:2: bad argument #1 to 'm.double' (number expected, got string)")
         #expect(bodyCalls.n == 2)
     }
+
+    /// A fast path reads the data it was given (upvalue 3), and the calls it
+    /// answers count as effects exactly when the function is not replayable.
+    @Test func aFastPathReadsItsDataAndCountsEffectsAsItsBodyWould() throws {
+        let cell = UnsafeMutablePointer<Int64>.allocate(capacity: 1)
+        defer { cell.deallocate() }
+        cell.initialize(to: 7)
+        let read: lua_CFunction = { L in
+            guard let data = lua_touserdata(L, -1_001_003 /* lua_upvalueindex(3): Lua 5.4 registry index, -1,001,000, minus 3 */) else { return -1 }
+            lua_pushinteger(L, data.assumingMemoryBound(to: Int64.self).pointee)
+            return 1
+        }
+        var module = LuaModule(name: "cell")
+        module.addReturningOne("effect", replayable: false, fastPath: LuaFastPath(read, data: UnsafeMutableRawPointer(cell))) { _ in .nil }
+        module.addReturningOne("pure", fastPath: LuaFastPath(read, data: UnsafeMutableRawPointer(cell))) { _ in .nil }
+        module.addReturningOne("none", fastPath: LuaFastPath(read)) { _ in "body" }
+        let h = try Harness()
+        try h.state.register(module)
+        let start = h.state.effects
+        #expect(try h.run("return cell.effect(), cell.pure()") == [7, 7])
+        #expect(h.state.effects - start == 1, "only the effect's call counts")
+        cell.pointee = -3
+        #expect(try h.run("return cell.effect(), cell.pure(), cell.none()") == [-3, -3, "body"])
+        #expect(h.state.effects - start == 2)
+    }
 }
 
 /// Glue is compiled once a process and later states load its binary form:

@@ -91,6 +91,30 @@ struct ClockTests {
         #expect(entry["bad"].stringValue?.contains("invalid date") == true)
     }
 
+    /// clock.now on a virtual clock is read in C: the time as the clock has
+    /// it at each call (a whole second an integer, else a float), and each
+    /// call an effect, as the Swift body's (main.lua reading it cannot be
+    /// snapshot). Other clocks go to the body.
+    @Test func clockNowReadsAVirtualClockAsItMovesAndIsAnEffect() throws {
+        let clock = VirtualClock(1_795_219_200)
+        let state = try LuaState()
+        try ClockBinding(clock: clock, calendar: .utc).install(in: state)
+        let now = try #require(try state.load("return clock.now(), math.type(clock.now())", name: "now.lua"))
+        let before = state.effects
+        #expect(try state.call(now) == [1_795_219_200, "integer"])
+        #expect(state.effects - before == 2, "two calls, two effects")
+        try clock.advance(by: 0.25)
+        #expect(try state.call(now) == [.number(1_795_219_200.25), "float"])
+        try clock.advance(by: 3600.75)
+        #expect(try state.call(now) == [1_795_222_801, "integer"])
+        // A system clock: the body answers, with the time of day.
+        let system = try LuaState()
+        try ClockBinding(clock: SystemClock(), calendar: .utc).install(in: system)
+        let read = try #require(try system.load("return clock.now()", name: "system.lua"))
+        let t = try #require(try system.call(read).first?.doubleValue)
+        #expect(abs(t - Date().timeIntervalSince1970) < 60)
+    }
+
     /// clock.add's C fast path (hours, minutes, seconds) answers as its Swift
     /// body does: `days = 0` changes no sum but sends the call to the body.
     @Test func clockAddsFastPathAnswersAsItsSwiftBody() throws {

@@ -13,6 +13,16 @@
 /// for any other call.
 int lunette_clock_add(lua_State *L);
 
+/// clock.now() on a virtual clock: its time, read from the double its
+/// `LuaFastPath` data points to (atomically: a test may move the clock from
+/// another thread), pushed as the Swift body pushes a date; -1 without data
+/// (the system's clock, which the body reads).
+int lunette_clock_now(lua_State *L);
+
+/// The store glue's epoch(): the integer its `LuaFastPath` data points to
+/// (`StoreBinding`'s object epoch, bumped by `resetObjects()`).
+int lunette_store_epoch(lua_State *L);
+
 /// A double read and written by several threads without a lock (a virtual
 /// clock's time, read on every call while a test may move it): an atomic
 /// load with acquire order, and an atomic store with release order.

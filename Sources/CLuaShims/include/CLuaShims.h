@@ -256,9 +256,11 @@ void lunette_push_swift_function(lua_State *L, void *box);
 /// returning its number of results; for any other call it returns -1, with
 /// the stack as it found it, and the Swift body runs in the same frame, so
 /// results, errors and their positions are the body's. It must not raise.
-/// It is not called while the state closes (the body refuses then). Only
-/// for functions that are not effects (see `effects`): it counts no calls.
-void lunette_push_swift_function_with(lua_State *L, void *box, lua_CFunction fast);
+/// It is not called while the state closes (the body refuses then).
+/// `data` (may be NULL) is its upvalue 3, a light userdata: what it reads
+/// (`lua_touserdata(L, lua_upvalueindex(3))`). With `counts_effect`, each
+/// call it answers counts as an effect (see `effects`), as the body's do.
+void lunette_push_swift_function_with(lua_State *L, void *box, lua_CFunction fast, void *data, int counts_effect);
 
 /// Calls the function below `nargs` arguments in protected mode with a
 /// message handler that records a traceback (see lunette_take_traceback).

@@ -175,10 +175,10 @@ struct LuaStack {
 
     /// Pushes a C closure that runs the Swift function behind `box` through
     /// the trampoline (`lunette_push_swift_function`: allocates, host mode only).
-    func pushSwiftFunction(_ box: UnsafeMutableRawPointer, fastPath: LuaFastPath? = nil) {
+    func pushSwiftFunction(_ box: UnsafeMutableRawPointer, fastPath: LuaFastPath? = nil, countsEffect: Bool = false) {
         assertHostMode()
         if let fastPath {
-            lunette_push_swift_function_with(L, box, fastPath.function)
+            lunette_push_swift_function_with(L, box, fastPath.function, fastPath.data, countsEffect ? 1 : 0)
         } else {
             lunette_push_swift_function(L, box)
         }

@@ -19,7 +19,15 @@ public struct ClockBinding {
         let clock = self.clock, calendar = self.calendar
         var module = LuaModule(name: "clock")
         // The one-result form: these run many times a call, with no array per call.
-        module.addReturningOne("now") { _ in Self.date(clock.now()) }
+        // A virtual clock's time is read in C (the body's closure keeps the
+        // clock, hence the time's storage, alive with the state).
+        if let virtual = clock as? VirtualClock {
+            module.addReturningOne("now", replayable: false, fastPath: LuaFastPath(lunette_clock_now, data: virtual.timeStorage)) { _ in
+                Self.date(clock.now())
+            }
+        } else {
+            module.addReturningOne("now") { _ in Self.date(clock.now()) }
+        }
         // The units, made once: a widget's provider adds dates many times a call.
         let daysKey: LuaString = "days", hoursKey: LuaString = "hours", minutesKey: LuaString = "minutes", secondsKey: LuaString = "seconds"
         // Hours, minutes and seconds are added in C (lunette_clock_add, the

@@ -1,3 +1,4 @@
+import CHostFastPaths
 import LuaSandbox
 import Logging
 import SharedStore
@@ -49,7 +50,17 @@ public final class StoreBinding {
     /// run-time exclusivity checks either.)
     @exclusivity(unchecked) private var active = false
     /// Bumped by `resetObjects()`: group objects are made again after it.
-    @exclusivity(unchecked) private var objectEpoch = 0
+    /// Kept where the glue's `epoch()` reads it in C (`lunette_store_epoch`).
+    private let objectEpoch = Epoch()
+
+    /// The epoch's storage, owned by the binding and by the state's `epoch`
+    /// function (its body keeps this alive): the C fast path can read it for
+    /// as long as the state may call it.
+    private final class Epoch {
+        let value = UnsafeMutablePointer<Int64>.allocate(capacity: 1)
+        init() { value.initialize(to: 0) }
+        deinit { value.deallocate() }
+    }
     /// Why the last `perform`'s commit failed, when it did (`.conflict`:
     /// other writers changed what it read; running the call again may succeed).
     @exclusivity(unchecked) public private(set) var lastCommitFailure: StoreError.Code?
@@ -126,7 +137,10 @@ public final class StoreBinding {
             let names = try self.mapped(args) { () throws(StoreError) in try stage.files() }
             return [.table(LuaTable(array: names.map { .string(LuaString($0)) }))]
         }
-        module.addReturningOne("epoch") { [unowned self] _ in .integer(Int64(self.objectEpoch)) }
+        let epoch = objectEpoch
+        module.addReturningOne("epoch", replayable: false, fastPath: LuaFastPath(lunette_store_epoch, data: UnsafeMutableRawPointer(epoch.value))) { _ in
+            .integer(epoch.value.pointee)
+        }
         try state.register(module, glue: Self.glue)
     }
 
@@ -135,7 +149,7 @@ public final class StoreBinding {
     /// shares no objects with the call before; forgets `deniedGroups`.
     /// Call it at the start of each call.
     public func resetObjects() {
-        objectEpoch += 1
+        objectEpoch.value.pointee += 1
         deniedGroups = []
         lastCommitFailure = nil
     }
