@@ -88,6 +88,10 @@ public final class StoreGroup: @unchecked Sendable {
     /// `storageSize`; decoded tables take more).
     @exclusivity(unchecked) private var snapshotEntries: [ByteString: (value: StoreValue?, version: Int64)] = [:]
     @exclusivity(unchecked) private var snapshotBytes = 0
+    /// Of `snapshotEntries`, the one last read or kept: a call that reads
+    /// one key (a widget's, on every reload) finds it with a comparison of
+    /// its bytes instead of hashing them. Nil whenever the entries are empty.
+    @exclusivity(unchecked) private var lastSnapshotEntry: (key: ByteString, entry: (value: StoreValue?, version: Int64))?
     /// The open transaction was adopted from a parked one.
     @exclusivity(unchecked) private var snapshotAdopted = false
     @exclusivity(unchecked) package var snapshotEntriesLimit = 256
@@ -140,9 +144,17 @@ public final class StoreGroup: @unchecked Sendable {
     /// earlier read in the same transaction found them, else from the database.
     fileprivate func sharedEntry(_ key: String, by reader: StoreCallReader) throws(StoreError) -> (value: StoreValue?, version: Int64) {
         try sharedRead(by: reader) { () throws(StoreError) in
-            if !snapshotEntries.isEmpty, let known = snapshotEntries[ByteString(key)] {
-                entriesFromSnapshot += 1
-                return known
+            if !snapshotEntries.isEmpty {
+                let id = ByteString(key)
+                if let last = lastSnapshotEntry, last.key == id {
+                    entriesFromSnapshot += 1
+                    return last.entry
+                }
+                if let known = snapshotEntries[id] {
+                    entriesFromSnapshot += 1
+                    lastSnapshotEntry = (id, known)
+                    return known
+                }
             }
             let entry: (value: StoreValue?, version: Int64)
             do throws(StoreError) { entry = try database.entry(key) } catch {
@@ -155,7 +167,9 @@ public final class StoreGroup: @unchecked Sendable {
             guard snapshotAdopted else { return entry }
             let size = entry.value?.storageSize ?? 0
             if snapshotEntries.count < snapshotEntriesLimit && snapshotBytes + size <= snapshotBytesLimit {
-                snapshotEntries[ByteString(key)] = entry
+                let id = ByteString(key)
+                snapshotEntries[id] = entry
+                lastSnapshotEntry = (id, entry)
                 snapshotBytes += size
             }
             return entry
@@ -164,6 +178,7 @@ public final class StoreGroup: @unchecked Sendable {
 
     private func forgetSnapshotEntries() {
         guard !snapshotEntries.isEmpty else { return }
+        lastSnapshotEntry = nil
         snapshotEntries.removeAll(keepingCapacity: true)
         snapshotBytes = 0
     }
