@@ -77,7 +77,3 @@ int lunette_template_push(lua_State *L, int ref, int depth) {
     lua_remove(L, tpl);
     return 1;
 }
-
-void lunette_template_drop(lua_State *L, int ref) {
-    luaL_unref(L, LUA_REGISTRYINDEX, ref);
-}

@@ -416,8 +416,6 @@ int lunette_template_make(lua_State *L, int idx, int max_depth);
 /// copied the same way (`depth`: the template's levels, for the stack).
 /// Returns 0, with nothing pushed, when the stack cannot grow.
 int lunette_template_push(lua_State *L, int ref, int depth);
-/// Releases a template's reference.
-void lunette_template_drop(lua_State *L, int ref);
 
 /// Working memory of lunette_tape_read, reused between reads (owned by the host).
 typedef struct lunette_tape {

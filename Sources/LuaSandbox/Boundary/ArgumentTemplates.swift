@@ -1,4 +1,4 @@
-import CLuaShims
+import CLua
 
 /// Tables a state is given as call arguments again and again — a widget's
 /// `ctx`, the same `LuaValue` on every reload — pushed as copies of a
@@ -42,13 +42,12 @@ struct ArgumentTemplates {
                                  orElse push: () throws(E) -> Void) throws(E) {
         for i in known.indices where Self.sameStorage(known[i].table, table) {
             let levels = known[i].levels
-            if known[i].reference != LUA_NOREF, levels <= maxDepth,
-               lunette_template_push(stack.L, known[i].reference, levels) != 0 {
+            if known[i].reference != LUA_NOREF, levels <= maxDepth, stack.pushTemplateCopy(known[i].reference, levels: levels) {
                 return
             }
             try push()
             if known[i].reference == LUA_NOREF, levels <= maxDepth {
-                known[i].reference = lunette_template_make(stack.L, -1, levels)
+                known[i].reference = stack.makeTemplate(ofTableAt: -1, levels: levels)
             }
             return
         }
@@ -58,7 +57,7 @@ struct ArgumentTemplates {
         if known.count < Self.capacity {
             known.append(entry)
         } else {
-            if known[next].reference != LUA_NOREF { lunette_template_drop(stack.L, known[next].reference) }
+            if known[next].reference != LUA_NOREF { stack.release(known[next].reference) }
             known[next] = entry
             next = (next + 1) % Self.capacity
         }

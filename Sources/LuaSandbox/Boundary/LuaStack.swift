@@ -227,6 +227,25 @@ struct LuaStack {
     /// Releases a registry reference (`luaL_unref`: raw access; never raises).
     func release(_ reference: Int32) { luaL_unref(L, lunette_registry_index(), reference) }
 
+    // MARK: Table templates (ArgumentTemplates)
+
+    /// Keeps a template of the table at `index` (`levels` of tables at most)
+    /// in the registry and returns its reference, or LUA_NOREF when the
+    /// table does not qualify (`lunette_template_make`: raw access;
+    /// allocates, in host mode only).
+    func makeTemplate(ofTableAt index: Int32, levels: Int32) -> Int32 {
+        assertHostMode()
+        return lunette_template_make(L, index, levels)
+    }
+
+    /// Pushes a new table made from the template at registry `reference`
+    /// (`lunette_template_push`: raw access; allocates, in host mode only);
+    /// false, with nothing pushed, when the stack cannot grow.
+    func pushTemplateCopy(_ reference: Int32, levels: Int32) -> Bool {
+        assertHostMode()
+        return lunette_template_push(L, reference, levels) != 0
+    }
+
     /// Pushes the value of a registry reference (`lua_rawgeti`; raw, never raises).
     func push(reference: Int32) { lua_rawgeti(L, lunette_registry_index(), Int64(reference)) }
 
