@@ -11,7 +11,11 @@ private struct Snapshotted {
     let taken: Result<LuaSnapshot, LuaSnapshotRefusal>
     private let inSetup: LuaFunctionRef
 
-    init(_ setup: String, profile: SandboxProfile = .sandbox, maxSlots: Int = 4096) throws {
+    /// `padding` tables more are made beside what `setup` builds: with 70, a
+    /// snapshot's records no longer fit in a C closure's upvalues and it is
+    /// restored from its record tables (the two ways `lunette_snapshot_restore`
+    /// has; see snapshot.c).
+    init(_ setup: String, profile: SandboxProfile = .sandbox, maxSlots: Int = 4096, padding: Int = 0) throws {
         state = try LuaState(profile: profile)
         state.logHandler = { _, _ in }
         try state.run("""
@@ -24,7 +28,8 @@ private struct Snapshotted {
             function glueX() return glue.x end
             """, name: "host.lua")
         inSetup = try #require(try state.globalFunction("inSetup"))
-        try state.call(inSetup, [.string(LuaString(setup))])
+        let pad = padding > 0 ? "Padding = {} for i = 1, \(padding) do Padding[i] = { i } end\n" : ""
+        try state.call(inSetup, [.string(LuaString(pad + setup))])
         taken = try state.snapshot(rootsFrom: try #require(try state.globalFunction("roots")),
                                    hostObjects: try #require(try state.globalFunction("glueObjects")), maxSlots: maxSlots)
     }
@@ -35,11 +40,15 @@ private struct Snapshotted {
 
 @Suite("A snapshot puts back what a setup script built")
 struct SnapshotTests {
-    @Test func entriesThatChangedWentOrCameAreRestored() throws {
+    /// Each test runs with a snapshot small enough to restore from a C
+    /// closure's upvalues, and with one too large for that.
+    static let paddings = [0, 70]
+
+    @Test(arguments: paddings) func entriesThatChangedWentOrCameAreRestored(padding: Int) throws {
         let s = try Snapshotted("""
             T = { a = 1, b = "two", gone = true, list = { 1, 2, 3 }, [4.5] = "float key" }
             T.self = T
-            """)
+            """, padding: padding)
         let snapshot = try s.taken.get()
         try s.run("""
             T.a = 99; T.b = nil; T.gone = nil; T.extra = {}; T.list[4] = 4; T.list[1] = nil; T[4.5] = nil
@@ -54,33 +63,33 @@ struct SnapshotTests {
         #expect(seen == [1, "two", true, .nil, 3, 1, "float key", true, 6])
     }
 
-    @Test func anIntegerComesBackAnIntegerAndAFloatAFloat() throws {
+    @Test(arguments: paddings) func anIntegerComesBackAnIntegerAndAFloatAFloat(padding: Int) throws {
         // 1 and 1.0 are raw-equal in Lua 5.4; math.type tells them apart.
-        let s = try Snapshotted("T = { i = 1, f = 2.0 }")
+        let s = try Snapshotted("T = { i = 1, f = 2.0 }", padding: padding)
         let snapshot = try s.taken.get()
         try s.run("T.i = 1.0; T.f = 2")
         try s.state.restore(snapshot)
         #expect(try s.run("return math.type(T.i), math.type(T.f)") == ["integer", "float"])
     }
 
-    @Test func metatablesComeBackAndGo() throws {
+    @Test(arguments: paddings) func metatablesComeBackAndGo(padding: Int) throws {
         let s = try Snapshotted("""
             local mt = { __index = function(_, k) return "from meta " .. k end }
             T = setmetatable({}, mt)
             U = {}
-            """)
+            """, padding: padding)
         let snapshot = try s.taken.get()
         try s.run("setmetatable(T, nil); setmetatable(U, { __index = { x = 1 } })")
         try s.state.restore(snapshot)
         #expect(try s.run("return T.x, U.x, getmetatable(U) == nil") == ["from meta x", .nil, true])
     }
 
-    @Test func upvaluesSharedOrNilComeBack() throws {
+    @Test(arguments: paddings) func upvaluesSharedOrNilComeBack(padding: Int) throws {
         let s = try Snapshotted("""
             local count, missing, inner = 0, nil, { n = 0 }
             f = function() count = count + 1; inner.n = inner.n + 1; missing = "set"; return count, inner.n, missing end
             U = function() return count end
-            """)
+            """, padding: padding)
         let snapshot = try s.taken.get()
         #expect(try s.run("return f()") == [1, 1, "set"])
         #expect(try s.run("return U()") == [1], "count is one upvalue shared by both functions")
@@ -92,14 +101,26 @@ struct SnapshotTests {
         #expect(try s.run("return f()") == [1, 1, "set"], "restoring twice is restoring once")
     }
 
-    @Test func theHostsObjectsAreLeftAlone() throws {
+    @Test(arguments: paddings) func theHostsObjectsAreLeftAlone(padding: Int) throws {
         // The state's globals (and Host, which they hold) and the glue's
         // table are the host's: the snapshot neither copies nor restores them.
-        let s = try Snapshotted("T = { x = 1 } U = { glue = glueObjects() }")
+        let s = try Snapshotted("T = { x = 1 } U = { glue = glueObjects() }", padding: padding)
         let snapshot = try s.taken.get()
         try s.run("NEW = true; T.x = 2; Host.x = 2; U.glue.x = 2")
         try s.state.restore(snapshot)
         #expect(try s.run("return NEW, T.x, Host.x, glueX()") == [.nil, 1, 2, 2])
+    }
+
+    @Test(arguments: paddings) func everyTableOfALargeSnapshotComesBack(padding: Int) throws {
+        let s = try Snapshotted("T = { 1 }", padding: padding)
+        let snapshot = try s.taken.get()
+        try s.run("T[1] = 2; if Padding then for i = 1, #Padding do Padding[i][1] = -i; Padding[i].x = true end; Padding[71] = {} end")
+        try s.state.restore(snapshot)
+        #expect(try s.run("""
+            local wrong = 0
+            for i, t in ipairs(Padding or {}) do if t[1] ~= i or t.x ~= nil then wrong = wrong + 1 end end
+            return T[1], wrong, Padding and #Padding or 0
+            """) == [1, 0, .integer(Int64(padding))])
     }
 
     @Test func whatCannotBeCopiedIsRefused() throws {
