@@ -118,6 +118,26 @@ struct StoreBindingTests {
         #expect(Array(results.dropFirst(2)) == [1, 2, nil])
     }
 
+    /// The glue finds a granted group's handle itself once it has seen it,
+    /// but only while a call runs: outside one, `store.group` is refused
+    /// every time, and an ungranted group on every call, with its record.
+    @Test func aGroupSeenBeforeIsStillRefusedOutsideACallAndAnUngrantedOneEveryTime() throws {
+        let h = try StoreHarness()
+        try h.run("store.group('group.t'):set('k', 1)")
+        let outside = try h.state.load("local g = store.group('group.t')\nreturn g", name: "outside.lua")
+        for _ in 0..<2 {
+            h.binding.resetObjects()
+            #expect(try h.run("return store.group('group.t'):get('k')") == [1])
+            let message = try #require(luaFailure { try h.state.call(outside) })
+            #expect(message == "outside.lua:1: store.group: store: the store is open only during a call", "\(message)")
+        }
+        for _ in 0..<2 {
+            h.binding.resetObjects()
+            #expect(luaFailure { try h.run("return store.group('group.other')") }?.contains("is not granted") == true)
+            #expect(h.binding.deniedGroups == ["group.other"])
+        }
+    }
+
     @Test func aFailedCallWritesNothing() throws {
         let h = try StoreHarness(timeoutMs: 100)
         try h.app().set("keep", 1)

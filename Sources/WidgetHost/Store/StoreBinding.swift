@@ -48,10 +48,20 @@ public final class StoreBinding {
     /// (It and the three below are set or read once or twice in every call,
     /// on the state's one thread, and never held across a call: no
     /// run-time exclusivity checks either.)
-    @exclusivity(unchecked) private var active = false
+    @exclusivity(unchecked) private var active = false {
+        didSet { publishEpoch() }
+    }
     /// Bumped by `resetObjects()`: group objects are made again after it.
-    /// Kept where the glue's `epoch()` reads it in C (`lunette_store_epoch`).
+    @exclusivity(unchecked) private var epochCount: Int64 = 0
+    /// What the glue's `epoch()` returns, read in C (`lunette_store_epoch`):
+    /// `epochCount` × 2, plus 1 while a call runs (`active`). The glue makes
+    /// new group objects whenever it changes, and finds a granted group's
+    /// handle without asking Swift only while it is odd.
     private let objectEpoch = Epoch()
+
+    private func publishEpoch() {
+        objectEpoch.value.pointee = epochCount &* 2 + (active ? 1 : 0)
+    }
 
     /// The epoch's storage, owned by the binding and by the state's `epoch`
     /// function (its body keeps this alive): the C fast path can read it for
@@ -149,7 +159,8 @@ public final class StoreBinding {
     /// shares no objects with the call before; forgets `deniedGroups`.
     /// Call it at the start of each call.
     public func resetObjects() {
-        objectEpoch.value.pointee += 1
+        epochCount += 1
+        publishEpoch()
         deniedGroups = []
         lastCommitFailure = nil
     }

@@ -24,6 +24,12 @@ local function readonly() error("store group objects are read-only", 2) end
 -- is false, and `__index` is reached only through the metatable), so a new
 -- call's object may share it. The object itself is new each call.
 local group, epoch, seen, metas = raw.group, raw.epoch, 0, {}
+-- Granted ids' handles, as `group` gave them: a handle stands for its group
+-- for the binding's life. Used only while a call runs (an odd epoch), when
+-- `group` would answer the same (it opens the group's stage for the call,
+-- which the methods do too when they find none); at any other time, and for
+-- any id not granted, `group` answers, with its error.
+local handles = {}
 return {
   group = function(id)
     local now = epoch()
@@ -34,8 +40,13 @@ return {
       for handle in next, objects do objects[handle] = nil end
       seen = now
     end
-    local handle, canonical = group(id)
-    if handle == nil then error(canonical, 2) end
+    local handle = now % 2 == 1 and handles[id] or nil
+    local canonical
+    if handle == nil then
+      handle, canonical = group(id)
+      if handle == nil then error(canonical, 2) end
+      handles[canonical] = handle
+    end
     local object = objects[handle]
     if object == nil then
       local meta = metas[handle]
