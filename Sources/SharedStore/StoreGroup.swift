@@ -52,7 +52,9 @@ public final class StoreGroup: @unchecked Sendable {
     /// the snapshot holds at least this (nil: unknown, never parked).
     @exclusivity(unchecked) private var snapshotHeader: WALIndex.Header?
     /// When the open transaction began (kept through adoptions).
-    @exclusivity(unchecked) private var snapshotBegan = ContinuousClock.now
+    /// (CLOCK_MONOTONIC nanoseconds: two integers to compare on every call,
+    /// not `ContinuousClock` instants and 128-bit `Duration`s.)
+    @exclusivity(unchecked) private var snapshotBegan: Int64 = 0
     /// The open transaction's reader ended, and it is kept for the next
     /// reader (see `sharedRead`), who adopts it if the header is still
     /// `snapshotHeader`.
@@ -74,7 +76,24 @@ public final class StoreGroup: @unchecked Sendable {
     /// The age from which a transaction is neither parked nor adopted. A
     /// checkpoint does not change the header, so adoption alone would keep
     /// one read mark, and the snapshot under it, for as long as calls come.
-    @exclusivity(unchecked) package var parkedAgeLimit: Duration = .milliseconds(100)
+    @exclusivity(unchecked) package var parkedAgeLimit: Duration = .milliseconds(100) {
+        didSet { parkedAgeLimitNanoseconds = Self.nanoseconds(parkedAgeLimit) }
+    }
+    @exclusivity(unchecked) private var parkedAgeLimitNanoseconds: Int64 = 100_000_000
+    /// The open transaction's age is under `parkedAgeLimit`.
+    private var snapshotIsYoung: Bool { Self.monotonicNanoseconds() - snapshotBegan < parkedAgeLimitNanoseconds }
+
+    private static func nanoseconds(_ d: Duration) -> Int64 {
+        let (seconds, attoseconds) = d.components
+        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        return overflow ? (seconds < 0 ? .min : .max) : whole.addingReportingOverflow(attoseconds / 1_000_000_000).partialValue
+    }
+
+    private static func monotonicNanoseconds() -> Int64 {
+        var t = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &t)
+        return Int64(t.tv_sec) * 1_000_000_000 + Int64(t.tv_nsec)
+    }
     /// Entries read by readers in an adopted read transaction, by key bytes.
     /// Its snapshot cannot change while it is open, so a key read again — in
     /// the same call, or by a later call that adopts it too — is not looked
@@ -121,7 +140,7 @@ public final class StoreGroup: @unchecked Sendable {
             if snapshotOwner != nil {
                 endSnapshot()
             } else if parked {
-                if let now = walIndex?.header(), now == snapshotHeader, snapshotBegan.duration(to: .now) < parkedAgeLimit {
+                if let now = walIndex?.header(), now == snapshotHeader, snapshotIsYoung {
                     parked = false
                     snapshotOwner = id
                     snapshotAdopted = true
@@ -133,7 +152,7 @@ public final class StoreGroup: @unchecked Sendable {
             // least this state.
             snapshotHeader = walIndex?.header()
             try database.statement(.beginRead).run()
-            snapshotBegan = .now
+            snapshotBegan = Self.monotonicNanoseconds()
             readTransactionsBegun += 1
             snapshotOwner = id
         }
@@ -200,7 +219,7 @@ public final class StoreGroup: @unchecked Sendable {
             walIndexUnavailable = walIndex == nil
         }
         guard let header = snapshotHeader, walIndex != nil, header.frames < parkedLogLimit,
-              snapshotBegan.duration(to: .now) < parkedAgeLimit, scope.record(self) else { return endSnapshot() }
+              snapshotIsYoung, scope.record(self) else { return endSnapshot() }
         snapshotOwner = nil
         parked = true
     }

@@ -45,26 +45,33 @@ struct DueQueue {
         for i in stride(from: heap.count / 2 - 1, through: 0, by: -1) { siftDown(i) }
     }
 
+    // The sifts work on the heap's buffer: one uniqueness check a sift, not
+    // bounds and uniqueness checks at every level (a reload makes one of each).
     private mutating func siftUp(_ i: Int) {
-        var child = i
-        while child > 0 {
-            let parent = (child - 1) / 2
-            guard heap[child].before(heap[parent]) else { return }
-            heap.swapAt(child, parent)
-            child = parent
+        heap.withUnsafeMutableBufferPointer { h in
+            var child = i
+            while child > 0 {
+                let parent = (child - 1) / 2
+                guard h[child].before(h[parent]) else { return }
+                h.swapAt(child, parent)
+                child = parent
+            }
         }
     }
 
     private mutating func siftDown(_ i: Int) {
-        var parent = i
-        while true {
-            let left = 2 * parent + 1, right = left + 1
-            var best = parent
-            if left < heap.count, heap[left].before(heap[best]) { best = left }
-            if right < heap.count, heap[right].before(heap[best]) { best = right }
-            if best == parent { return }
-            heap.swapAt(parent, best)
-            parent = best
+        heap.withUnsafeMutableBufferPointer { h in
+            let count = h.count
+            var parent = i
+            while true {
+                let left = 2 * parent + 1, right = left + 1
+                var best = parent
+                if left < count, h[left].before(h[best]) { best = left }
+                if right < count, h[right].before(h[best]) { best = right }
+                if best == parent { return }
+                h.swapAt(parent, best)
+                parent = best
+            }
         }
     }
 }
