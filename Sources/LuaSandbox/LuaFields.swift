@@ -89,7 +89,10 @@ public struct LuaFields: Sendable, Hashable {
 
     /// Binary search: where `key` is, or where it would go.
     private func position(of key: LuaString) -> (Int, Bool) {
-        Self.position(of: key, count: entries.count) { entries[$0].key }
+        // Over the buffer: no bounds check or array retain at each step.
+        entries.withUnsafeBufferPointer { buffer in
+            Self.position(of: key, count: buffer.count) { buffer[$0].key }
+        }
     }
 
     /// Where `key` is among `count` keys in ascending byte order (`keyAt`
