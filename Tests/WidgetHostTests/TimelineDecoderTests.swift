@@ -49,6 +49,34 @@ struct TimelineDecoderTests {
         #expect(error.message.contains("6 entries, over the limit of 5"))
     }
 
+    /// The decoder counts the entries' bytes in the pass that reads their
+    /// fields: the count must be `encodedSize`'s, and the byte limit must
+    /// still win over an entry's error, as when the list was measured first.
+    @Test("T9: the bytes counted are the list's encodedSize, and the byte limit comes before an entry's error")
+    func bytesAreTheListsEncodedSizeAndTheLimitComesFirst() throws {
+        var policy = HostPolicy()
+        policy.timelineBytesWarning = 0
+        let lists = [
+            "{ { date = 0, title = 'é', n = 1.5, tags = { 'a', 'bc', { deep = true } } }, { date = 300, [1] = 'x', [2] = 2 } }",
+            "{ { date = 0, relevance = { score = 1, duration = 60 } }, { date = 600, done = false, note = ('y'):rep(40) } }",
+            "{}",
+        ]
+        for list in lists {
+            let state = try LuaState(profile: .trusted)
+            let value = try #require(try state.run("return " + list).first)
+            guard case .table(let table) = value else { Issue.record("not a table"); continue }
+            let decoded = try decode("{ entries = \(list) }", policy: policy).get()
+            #expect(decoded.warnings.contains("the timeline is \(table.encodedSize) bytes encoded, over 0 (rule T9)"), "\(list): \(decoded.warnings)")
+        }
+        // entries[2] is not a table; with room, that is the error; over the limit, the size is.
+        let bad = "{ entries = { { date = 0, text = ('z'):rep(500) }, 42, { text = 'no date' } } }"
+        guard case .failure(let entryError) = try decode(bad) else { Issue.record("accepted"); return }
+        #expect(entryError.message == "entries[2] must be a table, got number")
+        policy.timelineBytesLimit = 100
+        guard case .failure(let sizeError) = try decode(bad, policy: policy) else { Issue.record("accepted"); return }
+        #expect(sizeError.message.contains("bytes encoded, over the limit of 100 (rule T9)"), "\(sizeError.message)")
+    }
+
     @Test("T4: the shown entry is the latest dated at or before now, else the first") func theShownEntryIsTheLatestStartedOrTheFirst() {
         let timeline = Timeline(entries: [0, 100, 200].map { TimelineEntry(date: $0, content: LuaTable()) }, policy: .atEnd)
         #expect(timeline.entryIndex(at: -5) == 0)

@@ -44,20 +44,27 @@ enum TimelineDecoder {
         if list.array.count > policy.entriesWarning {
             warnings.append("the timeline has \(list.array.count) entries, over \(policy.entriesWarning) (rule T9): the system may drop it")
         }
-        let bytes = list.encodedSize
+        // One pass decodes the entries and counts the list's bytes (what
+        // `list.encodedSize` counts) as it reads each entry's fields; the
+        // byte limit is still checked before any entry's error is given.
+        var entries: [TimelineEntry] = []
+        entries.reserveCapacity(list.array.count)
+        var bytes = 2 + max(0, list.array.count - 1)
+        var firstError: DecodeError?
+        list.array.withUnsafeBufferPointer { items in
+            for i in items.indices {
+                switch entry(items[i], at: "entries[\(i + 1)]", defaultDate: nil, bytes: &bytes) {
+                case .success(let e): if firstError == nil { entries.append(e) }
+                case .failure(let error): if firstError == nil { firstError = error }
+                }
+            }
+        }
         if bytes > policy.timelineBytesLimit {
             return .failure(DecodeError("the timeline is \(bytes) bytes encoded, over the limit of \(policy.timelineBytesLimit) (rule T9)"))
         }
+        if let firstError { return .failure(firstError) }
         if bytes > policy.timelineBytesWarning {
             warnings.append("the timeline is \(bytes) bytes encoded, over \(policy.timelineBytesWarning) (rule T9)")
-        }
-        var entries: [TimelineEntry] = []
-        entries.reserveCapacity(list.array.count)
-        for (i, item) in list.array.enumerated() {
-            switch entry(item, at: "entries[\(i + 1)]", defaultDate: nil) {
-            case .success(let e): entries.append(e)
-            case .failure(let error): return .failure(error)
-            }
         }
         // Neighbours by index (a `zip` of the array and its tail costs a
         // generic type made at run time, on every call).
@@ -90,11 +97,39 @@ enum TimelineDecoder {
     /// One entry: a table with a date (or `defaultDate`), an optional
     /// relevance. `path` names it in errors, and is made only for one.
     static func entry(_ value: LuaValue, at path: @autoclosure () -> String, defaultDate: Double?) -> Result<TimelineEntry, DecodeError> {
+        var bytes = 0
+        return entry(value, at: path(), defaultDate: defaultDate, bytes: &bytes)
+    }
+
+    /// The same, adding the entry's `encodedSize` to `bytes`: its date and
+    /// relevance are found in the walk over its fields that counts them.
+    static func entry(_ value: LuaValue, at path: @autoclosure () -> String, defaultDate: Double?,
+                      bytes: inout Int) -> Result<TimelineEntry, DecodeError> {
         guard case .table(var content) = value else {
+            bytes += value.encodedSize
             return .failure(DecodeError("\(path()) must be a table, got \(value.typeName)"))
         }
+        var size = 2 + max(0, content.count - 1)
+        content.array.withUnsafeBufferPointer { items in
+            for i in items.indices { size += items[i].encodedSize }
+        }
+        var dateValue = LuaValue.nil, relevanceValue = LuaValue.nil
+        let dateKey = Self.dateKey, relevanceKey = Self.relevanceKey
+        content.fields.entries.withUnsafeBufferPointer { fields in
+            for i in fields.indices {
+                let length = fields[i].key.count
+                size += length + 3 + fields[i].value.encodedSize
+                // The length first: most keys are neither.
+                if length == 4, fields[i].key == dateKey {
+                    dateValue = fields[i].value
+                } else if length == 9, fields[i].key == relevanceKey {
+                    relevanceValue = fields[i].value
+                }
+            }
+        }
+        bytes += size
         let date: Double
-        switch content[dateKey] {
+        switch dateValue {
         case .nil:
             guard let defaultDate else { return .failure(DecodeError("\(path()) has no date (every entry needs date = <seconds since the epoch>)")) }
             date = defaultDate
@@ -104,7 +139,7 @@ enum TimelineDecoder {
             date = d
         }
         var relevance: (Double, Double)? = nil
-        switch content[relevanceKey] {
+        switch relevanceValue {
         case .nil: break
         case .table(let r):
             guard let score = r[scoreKey].doubleValue else { return .failure(DecodeError("\(path()).relevance.score must be a number")) }
