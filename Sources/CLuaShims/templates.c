@@ -5,10 +5,11 @@
 // outside a protected call, in host mode (no memory cap).
 #include "CLuaShims.h"
 
-// A template is a Lua array: [1] the count of array items, [2] the count of
-// other entries (the new table's sizes), then key, value, key, value... for
+// A template is a Lua array: [1] and [2] the new table's sizes (array items,
+// other entries: hints only, since an array with holes has fewer items than
+// its border), [3] the count of entries, then key, value, key, value... for
 // every entry; a value that is a table is that table's own template.
-#define TEMPLATE_HEADER 2
+#define TEMPLATE_HEADER 3
 
 // Pushes a template of the table at absolute index `t`, `depth` levels deep
 // at most; 0 (nothing pushed) when the table is deeper, has a metatable, or
@@ -40,6 +41,8 @@ static int lunette_template_of(lua_State *L, int t, int depth) {
     lua_rawseti(L, out, 1);
     lua_pushinteger(L, nrec);
     lua_rawseti(L, out, 2);
+    lua_pushinteger(L, (n - TEMPLATE_HEADER) / 2);
+    lua_rawseti(L, out, 3);
     return 1;
 }
 
@@ -53,11 +56,13 @@ int lunette_template_make(lua_State *L, int idx, int max_depth) {
 static void lunette_template_copy(lua_State *L, int tpl) {
     lua_rawgeti(L, tpl, 1);
     lua_rawgeti(L, tpl, 2);
-    int narr = (int)lua_tointeger(L, -2), nrec = (int)lua_tointeger(L, -1);
-    lua_pop(L, 2);
+    lua_rawgeti(L, tpl, 3);
+    int narr = (int)lua_tointeger(L, -3), nrec = (int)lua_tointeger(L, -2);
+    lua_Integer entries = lua_tointeger(L, -1);
+    lua_pop(L, 3);
     lua_createtable(L, narr, nrec);
     int out = lua_gettop(L);
-    lua_Integer end = TEMPLATE_HEADER + 2 * ((lua_Integer)narr + nrec);
+    lua_Integer end = TEMPLATE_HEADER + 2 * entries;
     for (lua_Integer i = TEMPLATE_HEADER + 1; i < end; i += 2) {
         lua_rawgeti(L, tpl, i);
         if (lua_rawgeti(L, tpl, i + 1) == LUA_TTABLE) {

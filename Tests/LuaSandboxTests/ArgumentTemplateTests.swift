@@ -91,6 +91,25 @@ struct ArgumentTemplateTests {
         #expect(try state.call(f, [Self.ctx]) == ["Tasks systemSmall 170 170 first", true])
     }
 
+    /// An array with a hole: fewer entries than its border, which a copy must
+    /// not read past (the nil pushed for the hole leaves it absent).
+    @Test func anArrayWithAHoleIsCopiedAsItIsPushed() throws {
+        let state = try LuaState()
+        try state.run("""
+            count = function(t)
+              local n, inner = 0, 0
+              for _ in pairs(t) do n = n + 1 end
+              for _ in pairs(t.list or {}) do inner = inner + 1 end
+              return n, inner, t[1], t[2], t[3], t.list and t.list[3]
+            end
+            """, name: "count")
+        let f = try #require(try state.globalFunction("count"))
+        let holed = LuaValue.table(LuaTable(array: [1, .nil, 3], fields: ["list": .table(LuaTable(array: ["a", .nil, "c"]))]))
+        for call in 1...4 {
+            #expect(try state.call(f, [holed]) == [3, 2, 1, .nil, 3, "c"], "call \(call)")
+        }
+    }
+
     @Test func aFailedCallLeavesTheNextOneItsTable() throws {
         let state = try LuaState()
         try state.run("""

@@ -67,5 +67,14 @@ struct RefreshBudgetTests {
         budget.restore("unseen", [])
         #expect(budget.windows(at: 50).keys.sorted() == ["app", "instance:1"])
         #expect(budget.slot("unseen") == b + 2, "slots: instance:1, kind:Tasks, app, then this")
+        // A released slot forgets its key and reloads, and serves the next new key afresh.
+        budget.release(slot: a)
+        #expect(budget.used("instance:1", at: 30) == 0)
+        #expect(budget.windows(at: 50).keys.sorted() == ["app"])
+        let reused = budget.slot("instance:2")
+        #expect(reused == a)
+        #expect(budget.used(slot: reused, at: 30) == 0)
+        #expect(budget.record("instance:2", at: 40) == 1)
+        #expect(budget.slot("instance:1") != a, "the old key gets a slot of its own again")
     }
 }

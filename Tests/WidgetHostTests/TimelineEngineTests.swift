@@ -162,6 +162,14 @@ struct TimelineEngineTests {
             #expect(engine.budgetUsage(of: id).used == used.last)
         }
         #expect(engine.instance(d)!.budgetUsage.first?.used == 1, "a widget added after the forgetting starts its own count")
+        // Widgets come and go for days: the budget keeps slots for those it may still count.
+        for day in 0..<3 {
+            let ids = (0..<5).map { _ in engine.addWidget(widget) }
+            try advance(engine, clock, to: clock.time + 3600)
+            for id in ids { engine.removeWidget(id) }
+            try advance(engine, clock, to: clock.time + 6 * 3600)
+            #expect(engine.budget.keyCount <= engine.instances.count, "day \(day): \(engine.budget.keyCount) keys for \(engine.instances.count) widgets")
+        }
     }
 
     @Test("B5: developer mode has no budget and no 5-minute floor") func developerModeHasNoBudgetAndNoFloor() throws {

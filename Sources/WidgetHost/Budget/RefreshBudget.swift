@@ -1,32 +1,54 @@
 /// Refresh budgets (rules B1, B3): counted reloads per key (an instance, a
 /// kind or the whole app, by the policy's scope) over a rolling window.
 ///
-/// Each key has a slot, made the first time the key is seen and kept for
-/// the budget's life (a key whose window empties keeps its slot, empty): an
+/// Each key has a slot, made the first time the key is seen and kept until
+/// `release(slot:)` (a key whose window empties keeps its slot, empty): an
 /// engine looks a widget's slot up once and then counts by the slot on
-/// every reload, with no hashing of the key.
+/// every reload, with no hashing of the key, and releases it when it
+/// forgets the widget.
 public struct RefreshBudget: Sendable {
     public let limit: Int
     public let window: Double
     /// Each key's slot.
     private var slots: [String: Int] = [:]
-    /// The key of each slot.
-    private var keys: [String] = []
+    /// The key of each slot (nil: released, in `free`).
+    private var keys: [String?] = []
     /// Times of each slot's counted reloads, oldest first.
     private var stamps: [[Double]] = []
+    /// Released slots, made again for new keys.
+    private var free: [Int] = []
 
     public init(limit: Int, window: Double) {
         self.limit = limit
         self.window = window
     }
 
+    /// Keys with a slot (tests).
+    var keyCount: Int { slots.count }
+
     /// `key`'s slot, made when the key is new.
     mutating func slot(_ key: String) -> Int {
         if let slot = slots[key] { return slot }
+        if let slot = free.popLast() {
+            slots[key] = slot
+            keys[slot] = key
+            return slot
+        }
         slots[key] = keys.count
         keys.append(key)
         stamps.append([])
         return keys.count - 1
+    }
+
+    /// Forgets the key of `slot` and its reloads; the slot may then stand
+    /// for another key. Only for a slot nothing counts by any more (a
+    /// widget's own, once the widget is forgotten).
+    mutating func release(slot: Int) {
+        guard let key = keys[slot] else { return }
+        slots[key] = nil
+        keys[slot] = nil
+        stamps[slot] = []
+        free.append(slot)
     }
 
     /// Counted reloads of `key` in the window that ends at `t`.
@@ -108,6 +130,7 @@ public struct RefreshBudget: Sendable {
     public func windows(at t: Double) -> [String: [Double]] {
         var out: [String: [Double]] = [:]
         for (slot, key) in keys.enumerated() {
+            guard let key else { continue }
             let times = stamps[slot].filter { $0 > t - window }
             if !times.isEmpty { out[key] = times }
         }

@@ -45,7 +45,6 @@ return {
     if handle == nil then
       handle, canonical = group(id)
       if handle == nil then error(canonical, 2) end
-      handles[canonical] = handle
     end
     local object = objects[handle]
     if object == nil then
@@ -63,6 +62,9 @@ return {
       object = setmetatable({}, meta)
       ids[object], objects[handle] = handle, object
     end
+    -- Known only once its metatable is made (a call ended by a limit in
+    -- between leaves the id unknown, not known without one).
+    if canonical then handles[canonical] = handle end
     return object
   end,
 }

@@ -212,6 +212,11 @@ public final class TimelineEngine {
         guard instances.contains(where: { $0.removedAt.map { $0 < horizon } ?? false }) else { return }
         // Free them; positions, cached dues and the queue are rebuilt (removed widgets have no due).
         let kept = instances.indices.filter { instances[$0].removedAt.map { $0 >= horizon } ?? true }
+        if policy.budgetScope == .instance {
+            // A widget's own budget slot goes with it (its window went at its removal).
+            let keptSet = Set(kept)
+            for i in instances.indices where !keptSet.contains(i) { budget.release(slot: budgetSlots[i]) }
+        }
         instances = kept.map { instances[$0] }
         dues = kept.map { dues[$0] }
         budgetSlots = kept.map { budgetSlots[$0] }
