@@ -284,6 +284,23 @@ static void lunette_restore_table(lua_State *L, int t, int copy, int metatable, 
     lua_pop(L, 1);
 }
 
+// Puts back upvalue `u` of the function at `f` from the recorded value at
+// `value` (lunette_nil_upvalue stands for nil): both restores' step, the
+// record read onto the stack or in place.
+static void lunette_restore_upvalue(lua_State *L, int f, int u, int value) {
+    if (lua_getupvalue(L, f, u) == NULL) return;
+    if (lua_touserdata(L, value) == (void *)&lunette_nil_upvalue) {
+        if (!lua_isnil(L, -1)) {
+            lua_pushnil(L);
+            lua_setupvalue(L, f, u);
+        }
+    } else if (!lunette_same(L, value, -1)) {
+        lua_pushvalue(L, value);
+        lua_setupvalue(L, f, u);
+    }
+    lua_pop(L, 1);
+}
+
 static int lunette_restore_protected(lua_State *L) {
     lua_rawgeti(L, 1, SNAP_TABLES);
     int tables = lua_gettop(L);
@@ -309,17 +326,8 @@ static int lunette_restore_protected(lua_State *L) {
         lua_pop(L, 1);
         for (int u = 1; u <= nups; u++) {
             lua_rawgeti(L, functions, i + 1 + u);
-            if (lua_touserdata(L, -1) == (void *)&lunette_nil_upvalue) {
-                lua_pop(L, 1);
-                lua_pushnil(L);
-            }
-            if (lua_getupvalue(L, f, u) == NULL) { lua_pop(L, 1); continue; }
-            if (!lunette_same(L, -1, -2)) {
-                lua_pop(L, 1);
-                lua_setupvalue(L, f, u);
-            } else {
-                lua_pop(L, 2);
-            }
+            lunette_restore_upvalue(L, f, u, lua_gettop(L));
+            lua_pop(L, 1);
         }
         lua_pop(L, 1);
         i += 2 + nups;
@@ -341,20 +349,7 @@ static int lunette_restore_upvalues(lua_State *L) {
     for (int end = u + nfunctions; u < end;) {
         int f = lua_upvalueindex(u);
         int nups = (int)lua_tointeger(L, lua_upvalueindex(u + 1));
-        for (int i = 1; i <= nups; i++) {
-            int value = lua_upvalueindex(u + 1 + i);
-            if (lua_getupvalue(L, f, i) == NULL) continue;
-            if (lua_touserdata(L, value) == (void *)&lunette_nil_upvalue) {
-                if (!lua_isnil(L, -1)) {
-                    lua_pushnil(L);
-                    lua_setupvalue(L, f, i);
-                }
-            } else if (!lunette_same(L, value, -1)) {
-                lua_pushvalue(L, value);
-                lua_setupvalue(L, f, i);
-            }
-            lua_pop(L, 1);
-        }
+        for (int i = 1; i <= nups; i++) lunette_restore_upvalue(L, f, i, lua_upvalueindex(u + 1 + i));
         u += 2 + nups;
     }
     return 0;

@@ -79,6 +79,8 @@ public final class LuaState {
     /// Tables given as arguments again and again, pushed from templates
     /// (used only while arguments are pushed, on the calling thread).
     @exclusivity(unchecked) var argumentTemplates = ArgumentTemplates()
+    /// Arguments pushed as copies of their templates so far (tests).
+    package var argumentTemplateCopies: Int { argumentTemplates.copies }
     /// The C limits of the last outermost call, and the options they were
     /// made from (converting a `Duration` to nanoseconds is 128-bit
     /// arithmetic: done again only when the options change).

@@ -52,8 +52,7 @@ public final class StoreGroup: @unchecked Sendable {
     /// the snapshot holds at least this (nil: unknown, never parked).
     @exclusivity(unchecked) private var snapshotHeader: WALIndex.Header?
     /// When the open transaction began (kept through adoptions).
-    /// (CLOCK_MONOTONIC nanoseconds: two integers to compare on every call,
-    /// not `ContinuousClock` instants and 128-bit `Duration`s.)
+    /// (`MonotonicClock` nanoseconds.)
     @exclusivity(unchecked) private var snapshotBegan: Int64 = 0
     /// The open transaction's reader ended, and it is kept for the next
     /// reader (see `sharedRead`), who adopts it if the header is still
@@ -81,7 +80,7 @@ public final class StoreGroup: @unchecked Sendable {
     }
     @exclusivity(unchecked) private var parkedAgeLimitNanoseconds: Int64 = 100_000_000
     /// The open transaction's age is under `parkedAgeLimit`.
-    private var snapshotIsYoung: Bool { Self.monotonicNanoseconds() - snapshotBegan < parkedAgeLimitNanoseconds }
+    private var snapshotIsYoung: Bool { MonotonicClock.nanoseconds() - snapshotBegan < parkedAgeLimitNanoseconds }
 
     private static func nanoseconds(_ d: Duration) -> Int64 {
         let (seconds, attoseconds) = d.components
@@ -89,11 +88,6 @@ public final class StoreGroup: @unchecked Sendable {
         return overflow ? (seconds < 0 ? .min : .max) : whole.addingReportingOverflow(attoseconds / 1_000_000_000).partialValue
     }
 
-    private static func monotonicNanoseconds() -> Int64 {
-        var t = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &t)
-        return Int64(t.tv_sec) * 1_000_000_000 + Int64(t.tv_nsec)
-    }
     /// Entries read by readers in an adopted read transaction, by key bytes.
     /// Its snapshot cannot change while it is open, so a key read again — in
     /// the same call, or by a later call that adopts it too — is not looked
@@ -152,7 +146,7 @@ public final class StoreGroup: @unchecked Sendable {
             // least this state.
             snapshotHeader = walIndex?.header()
             try database.statement(.beginRead).run()
-            snapshotBegan = Self.monotonicNanoseconds()
+            snapshotBegan = MonotonicClock.nanoseconds()
             readTransactionsBegun += 1
             snapshotOwner = id
         }
@@ -163,8 +157,8 @@ public final class StoreGroup: @unchecked Sendable {
     /// earlier read in the same transaction found them, else from the database.
     fileprivate func sharedEntry(_ key: String, by reader: StoreCallReader) throws(StoreError) -> (value: StoreValue?, version: Int64) {
         try sharedRead(by: reader) { () throws(StoreError) in
+            let id = ByteString(key)
             if !snapshotEntries.isEmpty {
-                let id = ByteString(key)
                 if let last = lastSnapshotEntry, last.key == id {
                     entriesFromSnapshot += 1
                     return last.entry
@@ -186,7 +180,6 @@ public final class StoreGroup: @unchecked Sendable {
             guard snapshotAdopted else { return entry }
             let size = entry.value?.storageSize ?? 0
             if snapshotEntries.count < snapshotEntriesLimit && snapshotBytes + size <= snapshotBytesLimit {
-                let id = ByteString(key)
                 snapshotEntries[id] = entry
                 lastSnapshotEntry = (id, entry)
                 snapshotBytes += size

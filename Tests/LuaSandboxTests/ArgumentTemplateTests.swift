@@ -38,6 +38,7 @@ struct ArgumentTemplateTests {
             let results = try state.call(f, [Self.ctx])
             #expect(results == ["Tasks systemSmall 170 170 first", true], "call \(call)")
         }
+        #expect(state.argumentTemplateCopies == 4, "from the third call on, copies of the template")
     }
 
     @Test func aValueTheHostChangedIsPushedAsItIsNow() throws {
@@ -55,32 +56,35 @@ struct ArgumentTemplateTests {
         for _ in 1...3 {
             #expect(try state.call(f, [ctx]) == ["Weather systemSmall 364 170 second", true])
         }
+        #expect(state.argumentTemplateCopies == 2, "each value's third call")
     }
 
     @Test func manyTablesInTurnEachGetTheirOwnEntries() throws {
-        // More tables than the templates keep (8): each is forgotten and
-        // made again in turn, and every call still sees its own.
+        // More tables than the templates keep (8): each is forgotten, with
+        // its template, and made again in turn, and every call still sees
+        // its own.
         let state = try LuaState()
         let f = try probe(state)
         let tables = (0..<12).map { i in
             LuaValue.table(LuaTable(array: [.string(LuaString("n\(i)"))], fields: ["kind": .string("K\(i)"), "family": "systemMedium",
                                                              "size": .table(LuaTable(fields: ["width": .integer(Int64(i)), "height": 1]))]))
         }
-        for round in 0..<4 {
+        for round in 0..<3 {
+            // Each table three times in a row: known, a template made, a copy.
             for (i, table) in tables.enumerated() {
-                #expect(try state.call(f, [table]) == [.string(LuaString("K\(i) systemMedium \(i) 1 n\(i)")), true], "round \(round), table \(i)")
-            }
-            // The first three again at once: they are the recent ones.
-            for (i, table) in tables.prefix(3).enumerated() {
-                #expect(try state.call(f, [table]) == [.string(LuaString("K\(i) systemMedium \(i) 1 n\(i)")), true])
+                for _ in 1...3 {
+                    #expect(try state.call(f, [table]) == [.string(LuaString("K\(i) systemMedium \(i) 1 n\(i)")), true], "round \(round), table \(i)")
+                }
             }
         }
+        #expect(state.argumentTemplateCopies == 3 * 12, "one copy a table a round: each was forgotten before it came again")
     }
 
     @Test func theConversionDepthLimitHoldsForACopyToo() throws {
         let state = try LuaState()
         let f = try probe(state)
         for _ in 1...3 { _ = try state.call(f, [Self.ctx]) }
+        #expect(state.argumentTemplateCopies == 1)
         // A template exists now; a lower limit must refuse the nested table
         // as converting it would.
         state.conversionLimits = LuaConversionLimits(maxDepth: 1, maxBytes: 1 << 20)
@@ -108,6 +112,7 @@ struct ArgumentTemplateTests {
         for call in 1...4 {
             #expect(try state.call(f, [holed]) == [3, 2, 1, .nil, 3, "c"], "call \(call)")
         }
+        #expect(state.argumentTemplateCopies == 2)
     }
 
     @Test func aFailedCallLeavesTheNextOneItsTable() throws {

@@ -91,7 +91,7 @@ struct ClockTests {
         #expect(entry["bad"].stringValue?.contains("invalid date") == true)
     }
 
-    /// clock.now on a virtual clock is read in C: the time as the clock has
+    /// clock.now on a virtual clock (or a worker's) is read in C: the time as the clock has
     /// it at each call (a whole second an integer, else a float), and each
     /// call an effect, as the Swift body's (main.lua reading it cannot be
     /// snapshot). Other clocks go to the body.
@@ -107,6 +107,15 @@ struct ClockTests {
         #expect(try state.call(now) == [.number(1_795_219_200.25), "float"])
         try clock.advance(by: 3600.75)
         #expect(try state.call(now) == [1_795_222_801, "integer"])
+        // A worker's clock keeps its time the same way: what the host set.
+        let workerClock = WorkerClock()
+        let worker = try LuaState()
+        try ClockBinding(clock: workerClock, calendar: .utc).install(in: worker)
+        let workerNow = try #require(try worker.load("return clock.now()", name: "worker.lua"))
+        workerClock.set(1_795_219_200.5)
+        #expect(try worker.call(workerNow) == [.number(1_795_219_200.5)])
+        workerClock.set(1_795_219_260)
+        #expect(try worker.call(workerNow) == [1_795_219_260])
         // A system clock: the body answers, with the time of day.
         let system = try LuaState()
         try ClockBinding(clock: SystemClock(), calendar: .utc).install(in: system)

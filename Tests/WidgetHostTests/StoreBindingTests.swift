@@ -127,7 +127,9 @@ struct StoreBindingTests {
         let outside = try h.state.load("local g = store.group('group.t')\nreturn g", name: "outside.lua")
         for _ in 0..<2 {
             h.binding.resetObjects()
+            let lookups = h.binding.groupLookups
             #expect(try h.run("return store.group('group.t'):get('k')") == [1])
+            #expect(h.binding.groupLookups == lookups, "a group seen before is found in the glue while a call runs")
             let message = try #require(luaFailure { try h.state.call(outside) })
             #expect(message == "outside.lua:1: store.group: store: the store is open only during a call", "\(message)")
         }

@@ -26,13 +26,16 @@ struct ArgumentTemplates {
 
     private struct Known {
         var table: LuaTable
-        /// Levels of tables (1: no table inside).
+        /// Levels of tables (1: no table inside), measured the second time
+        /// the table comes; 0 before, -1 when it can have no template.
         var levels: Int32
         /// The template's registry reference; LUA_NOREF until seen twice.
         var reference: Int32
     }
     private var known: [Known] = []
     private var next = 0
+    /// Tables pushed as copies of their templates (tests).
+    private(set) var copies = 0
 
     /// Pushes `table` (of at least `minimumEntries` entries): a copy of its
     /// template when it has one; else `push()` pushes it, and a template is
@@ -41,19 +44,23 @@ struct ArgumentTemplates {
     mutating func push<E: Error>(_ table: LuaTable, on stack: LuaStack, maxDepth: Int,
                                  orElse push: () throws(E) -> Void) throws(E) {
         for i in known.indices where Self.sameStorage(known[i].table, table) {
-            let levels = known[i].levels
-            if known[i].reference != LUA_NOREF, levels <= maxDepth, stack.pushTemplateCopy(known[i].reference, levels: levels) {
+            if known[i].reference != LUA_NOREF, known[i].levels <= maxDepth,
+               stack.pushTemplateCopy(known[i].reference, levels: known[i].levels) {
+                copies += 1
                 return
             }
             try push()
-            if known[i].reference == LUA_NOREF, levels <= maxDepth {
-                known[i].reference = stack.makeTemplate(ofTableAt: -1, levels: levels)
+            // Measured only now: a table that never comes again costs no walk.
+            if known[i].levels == 0 { known[i].levels = Self.levels(of: table) ?? -1 }
+            if known[i].reference == LUA_NOREF, known[i].levels > 0, known[i].levels <= maxDepth {
+                known[i].reference = stack.makeTemplate(ofTableAt: -1, levels: known[i].levels)
             }
             return
         }
         try push()
-        guard let levels = Self.levels(of: table) else { return }
-        let entry = Known(table: table, levels: levels, reference: LUA_NOREF)
+        // A large table is not held on to (the full count comes with its levels).
+        guard table.count <= Self.maximumEntries else { return }
+        let entry = Known(table: table, levels: 0, reference: LUA_NOREF)
         if known.count < Self.capacity {
             known.append(entry)
         } else {

@@ -19,10 +19,10 @@ public struct ClockBinding {
         let clock = self.clock, calendar = self.calendar
         var module = LuaModule(name: "clock")
         // The one-result form: these run many times a call, with no array per call.
-        // A virtual clock's time is read in C (the body's closure keeps the
-        // clock, hence the time's storage, alive with the state).
-        if let virtual = clock as? VirtualClock {
-            module.addReturningOne("now", replayable: false, fastPath: LuaFastPath(lunette_clock_now, data: virtual.timeStorage)) { _ in
+        // A stored time (a virtual clock's, a worker's) is read in C (the
+        // body's closure keeps the clock, hence the storage, alive with the state).
+        if let stored = (clock as? StoredTimeClock)?.storedTime {
+            module.addReturningOne("now", replayable: false, fastPath: LuaFastPath(lunette_clock_now, data: UnsafeMutableRawPointer(stored.storage))) { _ in
                 Self.date(clock.now())
             }
         } else {

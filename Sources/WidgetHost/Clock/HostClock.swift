@@ -11,6 +11,30 @@ public protocol HostClock: AnyObject, Sendable {
     func now() -> Double
 }
 
+/// A time that threads read and set without a lock: one double, loaded and
+/// stored atomically. The clocks whose time is a stored value keep it here
+/// (`StoredTimeClock`), and scripts' `clock.now` reads it in C
+/// (`lunette_clock_now`, given `storage`).
+final class StoredTime: @unchecked Sendable {
+    let storage: UnsafeMutablePointer<Double>
+
+    init(_ time: Double) {
+        storage = .allocate(capacity: 1)
+        storage.initialize(to: time)
+    }
+
+    deinit { storage.deallocate() }
+
+    var value: Double { lunette_load_double(storage) }
+
+    func set(_ time: Double) { lunette_store_double(storage, time) }
+}
+
+/// A clock whose time is a `StoredTime` (a virtual clock, a worker's).
+protocol StoredTimeClock: HostClock {
+    var storedTime: StoredTime { get }
+}
+
 /// The system's wall clock.
 public final class SystemClock: HostClock, Sendable {
     public init() {}
@@ -27,24 +51,16 @@ public final class SystemClock: HostClock, Sendable {
 ///
 /// Safe to share between threads: a test can move it while an actor that
 /// owns an engine reads it.
-public final class VirtualClock: HostClock, @unchecked Sendable {
-    /// Serializes moves; reads take no lock (the time is one atomic double:
-    /// the engine reads it several times on every reload).
+public final class VirtualClock: HostClock, StoredTimeClock, @unchecked Sendable {
+    /// Serializes moves; reads take no lock (the engine reads the time
+    /// several times on every reload).
     private let lock = NSLock()
-    private let current: UnsafeMutablePointer<Double>
-    /// Where the time is, for `clock.now`'s C fast path (`lunette_clock_now`),
-    /// valid while the clock lives.
-    var timeStorage: UnsafeMutableRawPointer { UnsafeMutableRawPointer(current) }
+    let storedTime: StoredTime
 
     /// The current virtual time.
-    public var time: Double { lunette_load_double(current) }
+    public var time: Double { storedTime.value }
 
-    public init(_ time: Double) {
-        current = .allocate(capacity: 1)
-        current.initialize(to: time)
-    }
-
-    deinit { current.deallocate() }
+    public init(_ time: Double) { storedTime = StoredTime(time) }
 
     public func now() -> Double { time }
 
@@ -63,13 +79,13 @@ public final class VirtualClock: HostClock, @unchecked Sendable {
     private func move(_ target: (Double) -> Double) throws(ClockError) {
         lock.lock()
         defer { lock.unlock() }
-        let now = lunette_load_double(current)
+        let now = storedTime.value
         let time = target(now)
         guard time.isFinite else { throw ClockError(message: "a virtual clock moves only to a finite time, not \(time)") }
         guard time >= now else {
             throw ClockError(message: "a virtual clock does not go back: \(ISODate.format(time)) is before \(ISODate.format(now))")
         }
-        lunette_store_double(current, time)
+        storedTime.set(time)
     }
 }
 

@@ -93,9 +93,8 @@ final class BundleSandbox {
     private let deadline: HostPolicy.Deadline
     /// The role's deadline on a device, when the policy's `callCap` is shorter.
     private var deviceDeadline: Double?
-    /// When the call began (`monotonicNanoseconds`): integers, not a
-    /// `Duration`, whose arithmetic is 128-bit.
-    @exclusivity(unchecked) private var started = BundleSandbox.monotonicNanoseconds()
+    /// When the call began (`MonotonicClock` nanoseconds).
+    @exclusivity(unchecked) private var started = MonotonicClock.nanoseconds()
     @exclusivity(unchecked) private var startedCPU = 0.0
     /// CPU time is read (a system call each side of the call) only for a
     /// host that keeps a plugin's ledger.
@@ -177,7 +176,7 @@ final class BundleSandbox {
     /// Starts a call: fresh globals, then main.lua (the declarations), or
     /// what main.lua built put back from its snapshot.
     func runMain() throws(LuaError) {
-        started = Self.monotonicNanoseconds()
+        started = MonotonicClock.nanoseconds()
         if measuresCPU { startedCPU = Self.threadCPUTime() }
         logs = []
         reloads = []
@@ -298,15 +297,8 @@ final class BundleSandbox {
         return Double(seconds) + Double(attoseconds) / 1e18
     }
 
-    /// The monotonic clock (CLOCK_MONOTONIC) in nanoseconds.
-    static func monotonicNanoseconds() -> Int64 {
-        var t = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &t)
-        return Int64(t.tv_sec) * 1_000_000_000 + Int64(t.tv_nsec)
-    }
-
     /// Nanoseconds since the call began.
-    private var elapsedNanoseconds: Int64 { Self.monotonicNanoseconds() - started }
+    private var elapsedNanoseconds: Int64 { MonotonicClock.nanoseconds() - started }
 
     static func milliseconds(_ seconds: Double) -> String {
         let ms = seconds * 1000

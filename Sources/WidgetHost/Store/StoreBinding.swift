@@ -74,6 +74,9 @@ public final class StoreBinding {
     /// Why the last `perform`'s commit failed, when it did (`.conflict`:
     /// other writers changed what it read; running the call again may succeed).
     @exclusivity(unchecked) public private(set) var lastCommitFailure: StoreError.Code?
+    /// Calls of the glue's `group` (tests: the glue finds a group it has seen
+    /// without one while a call runs).
+    package private(set) var groupLookups = 0
     /// App groups asked for and refused since the last `resetObjects()`.
     @exclusivity(unchecked) public private(set) var deniedGroups: [String] = []
     /// The state it is installed in (not retained, and no weak reference,
@@ -269,6 +272,7 @@ public final class StoreBinding {
     // MARK: Arguments
 
     private func openGroup(_ args: LuaArguments) throws -> [LuaValue] {
+        groupLookups += 1
         guard args.typeName(1) == "string", let id = try? args.string(1).string else {
             return [.nil, .string("bad argument #1 to 'store.group' (app-group id expected, got \(args.typeName(1)))")]
         }

@@ -211,11 +211,14 @@ public final class TimelineEngine {
         for i in instances.indices { instances[i].trim(before: horizon) }
         guard instances.contains(where: { $0.removedAt.map { $0 < horizon } ?? false }) else { return }
         // Free them; positions, cached dues and the queue are rebuilt (removed widgets have no due).
-        let kept = instances.indices.filter { instances[$0].removedAt.map { $0 >= horizon } ?? true }
-        if policy.budgetScope == .instance {
-            // A widget's own budget slot goes with it (its window went at its removal).
-            let keptSet = Set(kept)
-            for i in instances.indices where !keptSet.contains(i) { budget.release(slot: budgetSlots[i]) }
+        var kept: [Int] = []
+        for i in instances.indices {
+            if instances[i].removedAt.map({ $0 >= horizon }) ?? true {
+                kept.append(i)
+            } else if policy.budgetScope == .instance {
+                // A widget's own budget slot goes with it (its window went at its removal).
+                budget.release(slot: budgetSlots[i])
+            }
         }
         instances = kept.map { instances[$0] }
         dues = kept.map { dues[$0] }
@@ -311,9 +314,10 @@ public final class TimelineEngine {
         removedWidgets.append(id)
     }
 
-    /// Notes that budget window `key` changed (or is gone).
-    func recordBudgetChange(_ key: String) {
-        if recordsStateChanges { changedBudgets.insert(key) }
+    /// Notes that budget window `key` changed (or is gone); the key is made
+    /// only when changes are recorded (a reload's is, on every reload).
+    func recordBudgetChange(_ key: @autoclosure () -> String) {
+        if recordsStateChanges { changedBudgets.insert(key()) }
     }
 
     private func forgetBudget(_ key: String) {
@@ -330,7 +334,7 @@ public final class TimelineEngine {
         let used: Int
         if counted {
             used = budget.record(slot: slot, at: t)
-            if recordsStateChanges { recordBudgetChange(budgetKey(i)) }
+            recordBudgetChange(budgetKey(i))
         } else {
             used = budget.used(slot: slot, at: t)
         }

@@ -109,10 +109,9 @@ final class WorkerBundle {
 }
 
 /// A worker's clock: the host's time, set at each call.
-final class WorkerClock: HostClock, @unchecked Sendable {
-    private let lock = NSLock()
-    private var time: Double = 0
+final class WorkerClock: StoredTimeClock, @unchecked Sendable {
+    let storedTime = StoredTime(0)
 
-    func now() -> Double { lock.withLock { time } }
-    func set(_ t: Double) { lock.withLock { time = t } }
+    func now() -> Double { storedTime.value }
+    func set(_ t: Double) { storedTime.set(t) }
 }
