@@ -655,6 +655,7 @@ __attribute__((noinline)) static int lunette_tape_table(lua_State *L, int idx, l
             field->key = key;
             field->key_len = key_len;
             if (key_len <= LUNETTE_SHORT_STRING) lunette_pack_short(key, key_len, field->key_words);
+            else t->nlong++;
             if (!lunette_reserve((void **)&t->pending, &t->pending_cap, t->npending + 1, sizeof *t->pending)) { lua_settop(L, top); return 0; }
             t->pending[t->npending] = (lunette_field){ lunette_key_prefix(key, key_len, field->key_words), child, t->npending - first_pending };
             t->npending++;
@@ -725,6 +726,7 @@ __attribute__((always_inline)) static inline int lunette_tape_walk(lua_State *L,
         if (t->budget < slot->len) return 0;
         t->budget -= slot->len;
         if (slot->len <= LUNETTE_SHORT_STRING) lunette_pack_short(slot->str, slot->len, slot->str_words);
+        else t->nlong++;
         return 1;
     case LUA_TTABLE:
         return lunette_tape_table(L, idx, t, self, depth, max_depth);
@@ -734,7 +736,7 @@ __attribute__((always_inline)) static inline int lunette_tape_walk(lua_State *L,
 }
 
 int lunette_tape_read(lua_State *L, int idx, lunette_tape *tape, int max_depth, size_t max_bytes) {
-    tape->nslots = tape->norder = tape->npending = tape->npath = 0;
+    tape->nslots = tape->norder = tape->npending = tape->npath = tape->nlong = 0;
     tape->budget = max_bytes;
     return lunette_tape_walk(L, lua_absindex(L, idx), tape, 0, max_depth);
 }
@@ -751,12 +753,13 @@ static size_t lunette_arena_copy(lunette_tape *t, const char *bytes, size_t len)
 }
 
 int lunette_tape_read_range(lua_State *L, int first, int count, lunette_tape *tape, int max_depth, size_t max_bytes, size_t *roots) {
-    tape->nslots = tape->norder = tape->npending = tape->npath = tape->narena = 0;
+    tape->nslots = tape->norder = tape->npending = tape->npath = tape->narena = tape->nlong = 0;
     tape->budget = max_bytes;
     for (int i = 0; i < count; i++) {
         roots[i] = tape->nslots;
         if (!lunette_tape_walk(L, first + i, tape, 0, max_depth)) return i;
     }
+    if (tape->nlong == 0) return count;   // every string is packed in its slot: nothing to copy
     // The walk compared keys through Lua's pointers (the values are on the
     // stack, and nothing ran that could free them); now the long strings
     // are copied, their offsets kept in the pointers while the arena may

@@ -169,6 +169,10 @@ public struct LuaValueView {
     @inlinable
     public var isNil: Bool { slot.pointee.type == LuaType.nil.rawValue }
 
+    /// True for a table.
+    @inlinable
+    public var isTable: Bool { slot.pointee.type == LuaType.table.rawValue }
+
     /// The boolean, if this is one.
     @inlinable
     public var boolValue: Bool? {

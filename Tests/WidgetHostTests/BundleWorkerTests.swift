@@ -69,21 +69,29 @@ struct BundleWorkerTests {
         let bundle = try fixture.load()
         let workers = Self.workers()
         defer { workers.stop() }
-        func run(_ workers: BundleWorkers?) throws -> (timeline: CallOutcome, add: CallOutcome, after: CallOutcome) {
+        func run(_ workers: BundleWorkers?) throws -> (timeline: ProviderResult<Timeline>, add: CallOutcome, after: ProviderResult<Timeline>) {
             let clock = VirtualClock(t0)
             let services = services(fixture, workers: workers, clock: clock)
             try fixture.store.group("group.test").set("n", .integer(0))
             let runtime = WidgetRuntime(bundle: bundle, services: services)
             let intents = IntentRuntime(bundle: bundle, services: services)
-            let first = runtime.timeline(try runtime.configuration(kind: "W")).outcome
+            let first = runtime.timeline(try runtime.configuration(kind: "W"))
             let add = try intents.perform("Add", parameters: ["by": .integer(2)]).outcome
             try clock.advance(by: 60)
-            let after = runtime.timeline(try runtime.configuration(kind: "W")).outcome
+            let after = runtime.timeline(try runtime.configuration(kind: "W"))
             return (first, add, after)
         }
         let inProcess = try run(nil)
         let inWorker = try run(workers)
-        for (a, b) in [(inProcess.timeline, inWorker.timeline), (inProcess.add, inWorker.add), (inProcess.after, inWorker.after)] {
+        // The timelines: decoded in place in process, from the worker's values under isolation.
+        for (a, b) in [(inProcess.timeline, inWorker.timeline), (inProcess.after, inWorker.after)] {
+            let (entriesA, entriesB) = (try #require(a.value).entries, try #require(b.value).entries)
+            // NaN is not equal to itself: compare the rendering of the contents.
+            #expect(entriesA.map { LuaValue.table($0.content).description } == entriesB.map { LuaValue.table($0.content).description })
+            #expect(entriesA.map(\.date) == entriesB.map(\.date))
+            #expect(a.value?.policy == b.value?.policy)
+        }
+        for (a, b) in [(inProcess.timeline.outcome, inWorker.timeline.outcome), (inProcess.add, inWorker.add), (inProcess.after.outcome, inWorker.after.outcome)] {
             try #require(b.status == .ok, "\(b.message ?? "")")
             // NaN is not equal to itself: compare the rendering of the values.
             #expect(a.values.map(\.description) == b.values.map(\.description))
@@ -92,7 +100,7 @@ struct BundleWorkerTests {
             #expect(b.bundleVersion == bundle.version)
             #expect(b.memoryPeak > 0)
         }
-        let entry = try #require(inWorker.after.values.first?.tableValue?["entries"].tableValue?[1].tableValue)
+        let entry = try #require(inWorker.after.value?.entries.first?.content)
         #expect(entry["n"] == .integer(2), "the worker's write is in the host's store, read by the next call")
         #expect(entry["half"] == .number(0.5) && entry["big"] == .integer(.max) && entry["bytes"] == .string(LuaString(bytes: [0, 255])))
         #expect(entry["mixed"] == .table(LuaTable(array: [1, 2], fields: ["x": "y"])))
@@ -166,9 +174,9 @@ struct BundleWorkerTests {
         var services = services(fixture, workers: workers, clock: VirtualClock(t0))
         services.modules = [weather]
         let runtime = WidgetRuntime(bundle: try fixture.load(), services: services)
-        let outcome = runtime.timeline(try runtime.configuration(kind: "W")).outcome
-        try #require(outcome.status == .ok, "\(outcome.message ?? "")")
-        let today = outcome.values.first?.tableValue?["entries"].tableValue?[1].tableValue?["today"].tableValue
+        let result = runtime.timeline(try runtime.configuration(kind: "W"))
+        try #require(result.outcome.status == .ok, "\(result.outcome.message ?? "")")
+        let today = result.value?.entries.first?.content["today"].tableValue
         #expect(today?["city"] == "Lyon" && today?["high"] == .number(21.5))
         #expect(today?["pid"] == .integer(Int64(getpid())), "the module ran in the host")
         let refused = try IntentRuntime(bundle: try fixture.load(), services: services).perform("Nowhere").outcome

@@ -5,9 +5,23 @@ import LuaSandbox
 
 @Suite("What a provider may return")
 struct TimelineDecoderTests {
+    /// Decodes the value `lua` both ways the host does: from `LuaValue`s
+    /// (what a worker process sends) and read in place (a call in
+    /// process). The two must agree, result and warnings, or error.
     func decode(_ lua: String, policy: HostPolicy = .standard) throws -> Result<TimelineDecoder.Decoded<Timeline>, DecodeError> {
         let state = try LuaState(profile: .trusted)
-        return TimelineDecoder.timeline(try state.run("return " + lua), policy: policy)
+        let plain = TimelineDecoder.timeline(try state.run("return " + lua).first, policy: policy)
+        let function = try state.load("return " + lua, name: "result")
+        let inPlace = try state.call(function) { results in TimelineDecoder.timeline(results.first, policy: policy) }
+        switch (plain, inPlace) {
+        case (.success(let a), .success(let b)):
+            #expect(a.value == b.value && a.warnings == b.warnings, "\(lua): decoded differently in place")
+        case (.failure(let a), .failure(let b)):
+            #expect(a.message == b.message, "\(lua): refused differently in place")
+        default:
+            Issue.record("\(lua): \(plain) from values, \(inPlace) in place")
+        }
+        return plain
     }
 
     @Test("T5, T8: entries are sorted with a warning, and entries closer than 5 minutes draw a warning") func entriesAreSortedWithAWarningAndCloseOnesAreFlagged() throws {

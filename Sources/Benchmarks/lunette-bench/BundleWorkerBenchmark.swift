@@ -114,7 +114,17 @@ enum BundleWorkerBenchmark {
             // The context a timeline gets (WidgetRuntime's), and no configuration.
             figures.arguments = [.table(LuaTable(fields: ["displaySize": .table(LuaTable(fields: ["height": 170, "width": 170])),
                                                           "family": "systemSmall", "isPreview": false, "kind": "Bench"])), .nil]
-            figures.values = inProcess.timeline(widget).outcome.values
+            // What the provider returns (a worker sends it as it is; in
+            // process the runtime decodes it in place and keeps no copy),
+            // made again from the decoded timeline.
+            guard let timeline = inProcess.timeline(widget).value else { throw WorkerBenchmark.failure("the call in process gave no timeline") }
+            let policy: LuaValue
+            switch timeline.policy {
+            case .atEnd: policy = "atEnd"
+            case .never: policy = "never"
+            case .after(let t): policy = .table(LuaTable(fields: ["after": Int64(exactly: t).map(LuaValue.integer) ?? .number(t)]))
+            }
+            figures.values = [.table(LuaTable(fields: ["entries": .table(LuaTable(array: timeline.entries.map { .table($0.content) })), "policy": policy]))]
             let c = ContinuousClock()
             for _ in 0..<samples {
                 var t = c.now

@@ -435,6 +435,9 @@ typedef struct lunette_tape {
     /// and their `str` / `key` point into it: what it read stays readable
     /// whatever Lua frees.
     char *arena; size_t narena, arena_cap;
+    /// Strings (values and keys) over LUNETTE_SHORT_STRING bytes the walk
+    /// met: with none, lunette_tape_read_range has nothing to copy.
+    size_t nlong;
 } lunette_tape;
 
 /// Flattens the value at `idx` with raw access only (no metamethod runs,

@@ -168,7 +168,7 @@ final class BundleSandbox {
     private func options() -> LuaCallOptions {
         let remaining = max(1_000_000, Int64(deadline.hard * 1000) * 1_000_000 - elapsedNanoseconds)
         let now = services.clock.now()
-        return LuaCallOptions(limits: LuaLimits(memory: memoryLimit, timeout: .nanoseconds(remaining), output: services.policy.outputBytes),
+        return LuaCallOptions(limits: LuaLimits(memory: memoryLimit, timeoutNanoseconds: remaining, output: services.policy.outputBytes),
                               randomSeed: Int64(bitPattern: UInt64(now.bitPattern) &* 0x9E37_79B9_7F4A_7C15),
                               now: services.clock is SystemClock ? nil : now)
     }
@@ -207,36 +207,48 @@ final class BundleSandbox {
     /// Runs main.lua, then the function `field` of the declaration `what`
     /// `id` with `arguments`; store writes commit only if it succeeds.
     func call(_ what: String, _ id: String, _ field: String, _ arguments: [LuaValue]) -> CallOutcome {
-        if services.scriptLogger != nil {
-            running = Self.logMetadata(bundle: bundle.manifest.id, role: role, what, id, field, arguments)
-        }
-        var outcome = attempt(what, id, field, arguments)
-        finish(&outcome)
+        var (outcome, values) = call(what, id, field, arguments, reader: PlainResults())
+        if let values { outcome.values = values }
         return outcome
     }
 
-    /// The call itself: its values, or why it failed.
-    private func attempt(_ what: String, _ id: String, _ field: String, _ arguments: [LuaValue]) -> CallOutcome {
+    /// The same, its results read in place by `reader` (nil when the call
+    /// failed); the outcome's `values` stay empty.
+    func call<Reader: CallResultReader>(_ what: String, _ id: String, _ field: String, _ arguments: [LuaValue],
+                                        reader: Reader) -> (CallOutcome, Reader.Output?) {
+        if services.scriptLogger != nil {
+            running = Self.logMetadata(bundle: bundle.manifest.id, role: role, what, id, field, arguments)
+        }
+        var (outcome, read) = attempt(what, id, field, arguments, reader)
+        finish(&outcome)
+        return (outcome, read)
+    }
+
+    /// The call itself: what `reader` made of its results, or why it failed.
+    private func attempt<Reader: CallResultReader>(_ what: String, _ id: String, _ field: String, _ arguments: [LuaValue],
+                                                   _ reader: Reader) -> (CallOutcome, Reader.Output?) {
         do throws(LuaError) {
             try runMain()
             guard let function = recorder.function(what, id, field) else {
-                return CallOutcome(Diagnostic(.invalid, "\(what) '\(id)' has no function '\(field)'"))
+                return (CallOutcome(Diagnostic(.invalid, "\(what) '\(id)' has no function '\(field)'")), nil)
             }
             // The call's activity changes commit with its store writes, or
             // not at all: a failed call changes no activity.
             let activities = services.activities
             activities?.beginCall(source: role == .intent ? "intent \(id)" : "\(role.rawValue) \(id)")
-            let values: [LuaValue]
+            let read: Reader.Output
             do throws(LuaError) {
-                values = try storeBinding.perform(attaching: activities) { () throws(LuaError) in
-                    try state.call(function, arguments, options: options())
+                // The results are read while they are on the stack, before
+                // the commit (which keeps them whatever is read).
+                read = try storeBinding.perform(attaching: activities) { () throws(LuaError) in
+                    try state.call(function, arguments, options: options()) { results in reader.read(results) }
                 }
                 activities?.endCall(committed: true)
             } catch {
                 activities?.endCall(committed: false)
                 throw error
             }
-            return CallOutcome(values: values, reloadRequests: reloads)
+            return (CallOutcome(values: [], reloadRequests: reloads), read)
         } catch {
             var outcome = CallOutcome(Self.whole(error, deadline: deadline.hard, elapsed: .nanoseconds(elapsedNanoseconds)))
             if var diagnostic = outcome.diagnostic, let why = capabilities.whyAbsent(inMessage: diagnostic.message, bundle: bundle.manifest.id) {
@@ -248,7 +260,7 @@ final class BundleSandbox {
                 outcome.diagnostic = diagnostic
             }
             isReusable = false
-            return outcome
+            return (outcome, nil)
         }
     }
 

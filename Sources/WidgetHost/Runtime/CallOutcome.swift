@@ -11,7 +11,10 @@ public struct CallOutcome: Sendable {
     }
     /// What went wrong (nil on success): message, location, traceback, limit.
     public var diagnostic: Diagnostic?
-    /// The function's results (on success).
+    /// The function's results (on success). Empty for the calls whose
+    /// results the host decodes as it reads them (`WidgetRuntime`'s
+    /// timeline, placeholder and snapshot: their `ProviderResult.value`
+    /// is what they returned, checked).
     public var values: [LuaValue] = []
     /// Wall time of the whole call, main.lua included, in seconds.
     public var elapsed: Double = 0

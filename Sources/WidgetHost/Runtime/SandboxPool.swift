@@ -36,10 +36,20 @@ final class SandboxPool {
     /// `host.usage().budget` reports.
     func call(_ role: CallRole, _ what: String, _ id: String, _ field: String, _ arguments: [LuaValue],
               budget: (used: Int, remaining: Int)? = nil) -> CallOutcome {
+        var (outcome, values) = call(role, what, id, field, arguments, budget: budget, reader: PlainResults())
+        if let values { outcome.values = values }
+        return outcome
+    }
+
+    /// The same, with what `reader` made of the results (nil when the call
+    /// failed): read in place in process, from the values a worker sent
+    /// under process isolation. The outcome's `values` are then empty.
+    func call<Reader: CallResultReader>(_ role: CallRole, _ what: String, _ id: String, _ field: String, _ arguments: [LuaValue],
+                                        budget: (used: Int, remaining: Int)? = nil, reader: Reader) -> (CallOutcome, Reader.Output?) {
         if canceller.isCancelled {
             // The host's operation was cancelled before this call began.
             let deadline = Duration.milliseconds(Int64((role.deadline(services.policy).hard * 1000).rounded()))
-            return CallOutcome(.timeout(LuaTimeoutError(limit: deadline, elapsed: .zero, cancelled: true)))
+            return (CallOutcome(.timeout(LuaTimeoutError(limit: deadline, elapsed: .zero, cancelled: true))), nil)
         }
         // The ledger's time (a plugin host's); no clock read on the path of other hosts.
         let ledger = services.ledger
@@ -47,28 +57,31 @@ final class SandboxPool {
         if let refusal = ledger?.admit(at: now) {
             let outcome = CallOutcome(refusal)
             metrics.call(role, outcome)
-            return outcome
+            return (outcome, nil)
         }
         if let workers = services.workers {
-            let outcome = inWorker(workers, role, what, id, field, arguments, budget)
+            var outcome = inWorker(workers, role, what, id, field, arguments, budget)
             metrics.call(role, outcome)
             ledger?.record(outcome, at: now)
-            return outcome
+            guard outcome.succeeded else { return (outcome, nil) }
+            let read = reader.read(outcome.values)
+            outcome.values = []
+            return (outcome, read)
         }
         let sandbox: BundleSandbox
         if let pooled = sandboxes[role.position], pooled.isReusable { sandbox = pooled } else {
             do { sandbox = try BundleSandbox(bundle: bundle, services: services, role: role) } catch {
-                return CallOutcome(error)
+                return (CallOutcome(error), nil)
             }
             sandboxes[role.position] = sandbox
         }
         sandbox.budgetUsage = budget
         canceller.running(sandbox.state.cancelHandle)
         defer { canceller.running(nil) }
-        let outcome = sandbox.call(what, id, field, arguments)
+        let (outcome, read) = sandbox.call(what, id, field, arguments, reader: reader)
         metrics.call(role, outcome)
         ledger?.record(outcome, at: now)
-        return outcome
+        return (outcome, read)
     }
 
     /// The pooled sandbox of `role`, if one is made (tests).
@@ -93,4 +106,20 @@ final class SandboxPool {
         }
         return outcome
     }
+}
+
+/// What a caller keeps of a call's results: read in place when the call
+/// ran in process (no `LuaValue` made of what is not kept), or from the
+/// values a worker process sent. One reader serves both, so the two ways
+/// of running a call give the same answer.
+protocol CallResultReader {
+    associatedtype Output
+    func read(_ results: LuaResultsView) -> Output
+    func read(_ values: [LuaValue]) -> Output
+}
+
+/// The results as they are (`CallOutcome.values`).
+struct PlainResults: CallResultReader {
+    func read(_ results: LuaResultsView) -> [LuaValue] { results.map(\.value) }
+    func read(_ values: [LuaValue]) -> [LuaValue] { values }
 }

@@ -1,76 +1,94 @@
-/// The instances' next reload times, earliest first: a binary heap with
-/// lazy deletion (a newer time for an instance makes its older entries
-/// stale; they are skipped when they surface). Ties go to the instance
-/// added first.
+/// The instances' next reload times, earliest first: a binary heap that
+/// knows where each instance is in it, so a new time for an instance moves
+/// its one entry (a reload makes the reloaded widget's time later: one sift
+/// down from the top). Ties go to the instance added first.
 struct DueQueue {
     private struct Item {
         var at: Double
         var index: Int
-        var version: Int
         func before(_ other: Item) -> Bool { at < other.at || (at == other.at && index < other.index) }
     }
 
     private var heap: [Item] = []
-    /// The current version of each instance's entry; others are stale.
-    private var versions: [Int] = []
+    /// Where each instance's entry is in `heap`; -1 when it has none.
+    private var positions: [Int] = []
 
     /// Sets (or clears, with nil or an infinite time) the due time of instance `index`.
     mutating func set(_ index: Int, at: Double?) {
-        while versions.count <= index { versions.append(0) }
-        versions[index] += 1
-        guard let at, at.isFinite else { return }
-        heap.append(Item(at: at, index: index, version: versions[index]))
-        siftUp(heap.count - 1)
-        if heap.count > 4 * versions.count + 64 { compact() }
-    }
-
-    /// The earliest live entry, without removing it.
-    mutating func first() -> (index: Int, at: Double)? {
-        while let top = heap.first {
-            if top.version == versions[top.index] { return (top.index, top.at) }
-            removeFirst()
+        if positions.count <= index { positions.append(contentsOf: repeatElement(-1, count: index + 1 - positions.count)) }
+        let position = positions[index]
+        guard let at, at.isFinite else {
+            if position >= 0 { remove(at: position) }
+            return
         }
-        return nil
+        let item = Item(at: at, index: index)
+        if position < 0 {
+            heap.append(item)
+            positions[index] = heap.count - 1
+            siftUp(heap.count - 1)
+        } else {
+            let earlier = item.before(heap[position])
+            heap[position] = item
+            if earlier { siftUp(position) } else { siftDown(position) }
+        }
     }
 
-    private mutating func removeFirst() {
-        heap.swapAt(0, heap.count - 1)
-        heap.removeLast()
-        if !heap.isEmpty { siftDown(0) }
+    /// The earliest entry, without removing it.
+    func first() -> (index: Int, at: Double)? {
+        guard let top = heap.first else { return nil }
+        return (top.index, top.at)
     }
 
-    /// Drops stale entries (they pile up when times change often).
-    private mutating func compact() {
-        heap = heap.filter { $0.version == versions[$0.index] }
-        for i in stride(from: heap.count / 2 - 1, through: 0, by: -1) { siftDown(i) }
+    /// Takes the entry at `position` out.
+    private mutating func remove(at position: Int) {
+        positions[heap[position].index] = -1
+        let last = heap.removeLast()
+        guard position < heap.count else { return }
+        // The last entry fills the hole and moves up or down from there.
+        let earlier = last.before(heap[position])
+        heap[position] = last
+        positions[last.index] = position
+        if earlier { siftUp(position) } else { siftDown(position) }
     }
 
-    // The sifts work on the heap's buffer: one uniqueness check a sift, not
-    // bounds and uniqueness checks at every level (a reload makes one of each).
+    // The sifts work on the buffers: one uniqueness check each a sift, not
+    // bounds and uniqueness checks at every level (a reload makes one sift).
     private mutating func siftUp(_ i: Int) {
-        heap.withUnsafeMutableBufferPointer { h in
-            var child = i
-            while child > 0 {
-                let parent = (child - 1) / 2
-                guard h[child].before(h[parent]) else { return }
-                h.swapAt(child, parent)
-                child = parent
+        positions.withUnsafeMutableBufferPointer { place in
+            heap.withUnsafeMutableBufferPointer { h in
+                let item = h[i]
+                var child = i
+                while child > 0 {
+                    let parent = (child - 1) / 2
+                    guard item.before(h[parent]) else { break }
+                    h[child] = h[parent]
+                    place[h[child].index] = child
+                    child = parent
+                }
+                h[child] = item
+                place[item.index] = child
             }
         }
     }
 
     private mutating func siftDown(_ i: Int) {
-        heap.withUnsafeMutableBufferPointer { h in
-            let count = h.count
-            var parent = i
-            while true {
-                let left = 2 * parent + 1, right = left + 1
-                var best = parent
-                if left < count, h[left].before(h[best]) { best = left }
-                if right < count, h[right].before(h[best]) { best = right }
-                if best == parent { return }
-                h.swapAt(parent, best)
-                parent = best
+        positions.withUnsafeMutableBufferPointer { place in
+            heap.withUnsafeMutableBufferPointer { h in
+                let count = h.count
+                let item = h[i]
+                var parent = i
+                while true {
+                    let left = 2 * parent + 1
+                    if left >= count { break }
+                    let right = left + 1
+                    let child = right < count && h[right].before(h[left]) ? right : left
+                    guard h[child].before(item) else { break }
+                    h[parent] = h[child]
+                    place[h[parent].index] = parent
+                    parent = child
+                }
+                h[parent] = item
+                place[item.index] = parent
             }
         }
     }

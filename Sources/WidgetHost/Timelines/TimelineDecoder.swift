@@ -10,53 +10,53 @@ enum TimelineDecoder {
     /// The keys read on every call, made once.
     private static let entriesKey: LuaString = "entries", policyKey: LuaString = "policy", dateKey: LuaString = "date",
                        relevanceKey: LuaString = "relevance", afterKey: LuaString = "after", scoreKey: LuaString = "score",
-                       durationKey: LuaString = "duration"
+                       durationKey: LuaString = "duration", atEndText: LuaString = "atEnd", neverText: LuaString = "never"
     struct Decoded<T> {
         var value: T
         var warnings: [String]
     }
 
-    /// `{ entries = { … }, policy = "atEnd" | "never" | { after = t } }`.
-    static func timeline(_ values: [LuaValue], policy: HostPolicy) -> Result<Decoded<Timeline>, DecodeError> {
-        guard case .table(let result)? = values.first else {
-            return .failure(DecodeError("timeline must return { entries = { … }, policy = … }, got \(values.first?.typeName ?? "nothing")"))
+    /// `{ entries = { … }, policy = "atEnd" | "never" | { after = t } }`,
+    /// from the call's first result (nil: it returned nothing).
+    static func timeline<V: ProviderValue>(_ first: V?, policy: HostPolicy) -> Result<Decoded<Timeline>, DecodeError> {
+        guard let result = first, result.isTable else {
+            return .failure(DecodeError("timeline must return { entries = { … }, policy = … }, got \(first?.typeName ?? "nothing")"))
         }
-        // One pass over the fields finds both and any unknown one (not
-        // `keys`, which would make an array of them on every call).
-        var entriesValue = LuaValue.nil, policyValue = LuaValue.nil
-        for field in result.fields {
-            if field.key == entriesKey {
-                entriesValue = field.value
-            } else if field.key == policyKey {
-                policyValue = field.value
+        // One pass over the fields finds both and any unknown one.
+        var entriesValue: V?, policyValue: V?
+        for k in 0..<result.fieldCount {
+            let key = result.fieldKey(k)
+            if key == entriesKey {
+                entriesValue = result.fieldValue(k)
+            } else if key == policyKey {
+                policyValue = result.fieldValue(k)
             } else {
-                return .failure(DecodeError("the timeline has an unknown field '\(field.key.string ?? "?")' (fields: entries, policy)"))
+                return .failure(DecodeError("the timeline has an unknown field '\(key.string ?? "?")' (fields: entries, policy)"))
             }
         }
-        guard case .table(let list) = entriesValue else {
-            return .failure(DecodeError("the timeline's 'entries' must be an array of entries, got \(entriesValue.typeName)"))
+        guard let list = entriesValue, list.isTable else {
+            return .failure(DecodeError("the timeline's 'entries' must be an array of entries, got \(entriesValue?.typeName ?? "nil")"))
         }
-        if !list.fields.isEmpty { return .failure(DecodeError("the timeline's 'entries' must be an array, not a map")) }
+        if list.fieldCount > 0 { return .failure(DecodeError("the timeline's 'entries' must be an array, not a map")) }
+        let count = list.arrayCount
         var warnings: [String] = []
-        if list.array.count > policy.entriesLimit {
-            return .failure(DecodeError("the timeline has \(list.array.count) entries, over the limit of \(policy.entriesLimit) (rule T9)"))
+        if count > policy.entriesLimit {
+            return .failure(DecodeError("the timeline has \(count) entries, over the limit of \(policy.entriesLimit) (rule T9)"))
         }
-        if list.array.count > policy.entriesWarning {
-            warnings.append("the timeline has \(list.array.count) entries, over \(policy.entriesWarning) (rule T9): the system may drop it")
+        if count > policy.entriesWarning {
+            warnings.append("the timeline has \(count) entries, over \(policy.entriesWarning) (rule T9): the system may drop it")
         }
         // One pass decodes the entries and counts the list's bytes (what
-        // `list.encodedSize` counts) as it reads each entry's fields; the
-        // byte limit is still checked before any entry's error is given.
+        // `encodedSize` counts) as it reads each entry's fields; the byte
+        // limit is still checked before any entry's error is given.
         var entries: [TimelineEntry] = []
-        entries.reserveCapacity(list.array.count)
-        var bytes = 2 + max(0, list.array.count - 1)
+        entries.reserveCapacity(count)
+        var bytes = 2 + max(0, count - 1)
         var firstError: DecodeError?
-        list.array.withUnsafeBufferPointer { items in
-            for i in items.indices {
-                switch entry(items[i], at: "entries[\(i + 1)]", defaultDate: nil, bytes: &bytes) {
-                case .success(let e): if firstError == nil { entries.append(e) }
-                case .failure(let error): if firstError == nil { firstError = error }
-                }
+        for i in 0..<count {
+            switch entry(list.item(i), at: "entries[\(i + 1)]", defaultDate: nil, bytes: &bytes) {
+            case .success(let e): if firstError == nil { entries.append(e) }
+            case .failure(let error): if firstError == nil { firstError = error }
             }
         }
         if bytes > policy.timelineBytesLimit {
@@ -79,81 +79,167 @@ enum TimelineDecoder {
             warnings.append("entries \(ISODate.format(a.date)) and \(ISODate.format(b.date)) are \(Int(b.date - a.date)) s apart, closer than \(Int(policy.minimumReloadInterval)) s (rule T8)")
         }
         let reloadPolicy: ReloadPolicy
-        switch policyValue {
-        case .nil: reloadPolicy = .atEnd
-        case .string(let s) where s.string == "atEnd": reloadPolicy = .atEnd
-        case .string(let s) where s.string == "never": reloadPolicy = .never
-        case .table(let t):
-            guard let after = t[afterKey].doubleValue, after.isFinite, t.count == 1 else {
-                return .failure(DecodeError("the timeline's policy must be \"atEnd\", \"never\" or { after = <date> }"))
+        let policyError = "the timeline's policy must be \"atEnd\", \"never\" or { after = <date> }"
+        if let value = policyValue {
+            if let text = value.luaStringValue {
+                if text == atEndText {
+                    reloadPolicy = .atEnd
+                } else if text == neverText {
+                    reloadPolicy = .never
+                } else {
+                    return .failure(DecodeError("\(policyError), got string\(text.string.map { " \"\($0)\"" } ?? "")"))
+                }
+            } else if value.isTable {
+                guard value.arrayCount + value.fieldCount == 1, let after = value.field(afterKey)?.doubleValue, after.isFinite else {
+                    return .failure(DecodeError(policyError))
+                }
+                reloadPolicy = .after(after)
+            } else {
+                return .failure(DecodeError("\(policyError), got \(value.typeName)"))
             }
-            reloadPolicy = .after(after)
-        case let other:
-            return .failure(DecodeError("the timeline's policy must be \"atEnd\", \"never\" or { after = <date> }, got \(other.typeName)\(other.stringValue.map { " \"\($0)\"" } ?? "")"))
+        } else {
+            reloadPolicy = .atEnd
         }
         return .success(Decoded(value: Timeline(entries: entries, policy: reloadPolicy), warnings: warnings))
     }
 
     /// One entry: a table with a date (or `defaultDate`), an optional
     /// relevance. `path` names it in errors, and is made only for one.
-    static func entry(_ value: LuaValue, at path: @autoclosure () -> String, defaultDate: Double?) -> Result<TimelineEntry, DecodeError> {
+    static func entry<V: ProviderValue>(_ value: V?, at path: @autoclosure () -> String, defaultDate: Double?) -> Result<TimelineEntry, DecodeError> {
         var bytes = 0
         return entry(value, at: path(), defaultDate: defaultDate, bytes: &bytes)
     }
 
     /// The same, adding the entry's `encodedSize` to `bytes`: its date and
     /// relevance are found in the walk over its fields that counts them.
-    /// (That walk repeats `LuaTable.encodedSize`'s sum in line: shared
-    /// through a visiting closure it cost ≈ 300 instructions a timeline
-    /// more; `bytesAreTheListsEncodedSizeAndTheLimitComesFirst` holds the
-    /// two to the same count.)
-    static func entry(_ value: LuaValue, at path: @autoclosure () -> String, defaultDate: Double?,
-                      bytes: inout Int) -> Result<TimelineEntry, DecodeError> {
-        guard case .table(var content) = value else {
-            bytes += value.encodedSize
-            return .failure(DecodeError("\(path()) must be a table, got \(value.typeName)"))
+    /// (That walk repeats `encodedSize`'s sum in line: shared through a
+    /// visiting closure it cost ≈ 300 instructions a timeline more;
+    /// `bytesAreTheListsEncodedSizeAndTheLimitComesFirst` holds the two to
+    /// the same count.)
+    static func entry<V: ProviderValue>(_ value: V?, at path: @autoclosure () -> String, defaultDate: Double?,
+                                        bytes: inout Int) -> Result<TimelineEntry, DecodeError> {
+        guard let value, value.isTable else {
+            bytes += value?.encodedSize ?? LuaValue.nil.encodedSize
+            return .failure(DecodeError("\(path()) must be a table, got \(value?.typeName ?? "nil")"))
         }
-        var size = 2 + max(0, content.count - 1)
-        content.array.withUnsafeBufferPointer { items in
-            for i in items.indices { size += items[i].encodedSize }
-        }
-        var dateValue = LuaValue.nil, relevanceValue = LuaValue.nil
-        let dateKey = Self.dateKey, relevanceKey = Self.relevanceKey
-        content.fields.entries.withUnsafeBufferPointer { fields in
-            for i in fields.indices {
-                let length = fields[i].key.count
-                size += length + 3 + fields[i].value.encodedSize
-                // The length first: most keys are neither.
-                if length == 4, fields[i].key == dateKey {
-                    dateValue = fields[i].value
-                } else if length == 9, fields[i].key == relevanceKey {
-                    relevanceValue = fields[i].value
-                }
+        let items = value.arrayCount, fields = value.fieldCount
+        var size = 2 + max(0, items + fields - 1)
+        for i in 0..<items { size += value.item(i).encodedSize }
+        var dateAt = -1, relevanceAt = -1
+        for k in 0..<fields {
+            let (length, fieldValue) = value.keyedField(k)
+            size += length + 3 + fieldValue.encodedSize
+            // The length first: most keys are neither.
+            if length == 4, value.fieldKey(k) == dateKey {
+                dateAt = k
+            } else if length == 9, value.fieldKey(k) == relevanceKey {
+                relevanceAt = k
             }
         }
         bytes += size
         let date: Double
-        switch dateValue {
-        case .nil:
+        var filledDate: Double?
+        if dateAt < 0 {
             guard let defaultDate else { return .failure(DecodeError("\(path()) has no date (every entry needs date = <seconds since the epoch>)")) }
             date = defaultDate
-            content.fields[dateKey] = ClockBinding.date(defaultDate)
-        case let v:
+            filledDate = defaultDate
+        } else {
+            let v = value.fieldValue(dateAt)
             guard let d = v.doubleValue, d.isFinite else { return .failure(DecodeError("\(path()).date must be a number (seconds since the epoch), got \(v.typeName)")) }
             date = d
         }
         var relevance: (Double, Double)? = nil
-        switch relevanceValue {
-        case .nil: break
-        case .table(let r):
-            guard let score = r[scoreKey].doubleValue else { return .failure(DecodeError("\(path()).relevance.score must be a number")) }
-            let duration = r[durationKey].doubleValue ?? 0
+        if relevanceAt >= 0 {
+            let r = value.fieldValue(relevanceAt)
+            guard r.isTable else { return .failure(DecodeError("\(path()).relevance must be { score =, duration = }, got \(r.typeName)")) }
+            guard let score = r.field(scoreKey)?.doubleValue else { return .failure(DecodeError("\(path()).relevance.score must be a number")) }
+            let duration = r.field(durationKey)?.doubleValue ?? 0
             if duration < 0 { return .failure(DecodeError("\(path()).relevance.duration must not be negative")) }
             relevance = (score, duration)
-        case let v:
-            return .failure(DecodeError("\(path()).relevance must be { score =, duration = }, got \(v.typeName)"))
         }
+        // Only now, with the entry known good, is its content made (kept).
+        var content = value.keptTable
+        if let filledDate { content.fields[dateKey] = ClockBinding.date(filledDate) }
         return .success(TimelineEntry(date: date, content: content, relevance: relevance))
+    }
+}
+
+/// What `TimelineDecoder` reads: a provider's results as `LuaValue`s (sent
+/// by a worker process) or read in place (`LuaValueView`, in process,
+/// where only what is kept — each entry's content — is made into Swift
+/// values). One decoder, one set of rules, for both.
+protocol ProviderValue {
+    /// "nil", "boolean", "number", "string" or "table".
+    var typeName: String { get }
+    var isTable: Bool { get }
+    var doubleValue: Double? { get }
+    var luaStringValue: LuaString? { get }
+    /// Tables: array items, and string-keyed fields in key order (0 for other values).
+    var arrayCount: Int { get }
+    var fieldCount: Int { get }
+    /// Array item `position` (0-based).
+    func item(_ position: Int) -> Self
+    func fieldKey(_ position: Int) -> LuaString
+    func fieldValue(_ position: Int) -> Self
+    /// Field `position`'s key length in bytes and its value, found once.
+    func keyedField(_ position: Int) -> (keyByteCount: Int, value: Self)
+    /// The field `key` of a table; nil when absent.
+    func field(_ key: LuaString) -> Self?
+    /// About the length of its JSON text (rule T9's measure: `LuaValue.encodedSize`).
+    var encodedSize: Int { get }
+    /// A table as a `LuaTable` to keep (empty for other values).
+    var keptTable: LuaTable { get }
+}
+
+extension LuaValue: ProviderValue {
+    var isTable: Bool {
+        if case .table = self { return true }
+        return false
+    }
+
+    private var table: LuaTable {
+        if case .table(let t) = self { return t }
+        return LuaTable()
+    }
+
+    var arrayCount: Int { table.array.count }
+    var fieldCount: Int { table.fields.count }
+    func item(_ position: Int) -> LuaValue { table.array[position] }
+    func fieldKey(_ position: Int) -> LuaString { table.fields[position].key }
+    func keyedField(_ position: Int) -> (keyByteCount: Int, value: LuaValue) {
+        let field = table.fields[position]
+        return (field.key.count, field.value)
+    }
+    func fieldValue(_ position: Int) -> LuaValue { table.fields[position].value }
+    func field(_ key: LuaString) -> LuaValue? { table.fields[key] }
+    var keptTable: LuaTable { table }
+}
+
+extension LuaValueView: ProviderValue {
+    func item(_ position: Int) -> LuaValueView { self[position + 1]! }
+    func fieldKey(_ position: Int) -> LuaString { field(at: position).key }
+    func fieldValue(_ position: Int) -> LuaValueView { field(at: position).value }
+    func keyedField(_ position: Int) -> (keyByteCount: Int, value: LuaValueView) {
+        let field = field(at: position)
+        return (field.keyByteCount, field.value)
+    }
+    func field(_ key: LuaString) -> LuaValueView? { self[key] }
+    var keptTable: LuaTable { value.tableValue ?? LuaTable() }
+
+    /// `LuaValue.encodedSize`, counted in place.
+    var encodedSize: Int {
+        if let length = stringByteCount { return length + 2 }
+        if doubleValue != nil { return 8 }
+        if boolValue != nil { return 5 }
+        guard isTable else { return 4 }
+        let items = arrayCount, fields = fieldCount
+        var size = 2 + max(0, items + fields - 1)
+        for i in 0..<items { size += item(i).encodedSize }
+        for k in 0..<fields {
+            let field = field(at: k)
+            size += field.keyByteCount + 3 + field.value.encodedSize
+        }
+        return size
     }
 }
 

@@ -21,7 +21,11 @@ public final class TimelineEngine {
     public let intents: IntentRuntime
     /// Its widgets in the order they were added: those on screen, and
     /// removed ones until their history has passed `historyRetention`.
-    public internal(set) var instances: [WidgetInstance] = []
+    /// (Read and written on every reload, on the engine's one thread; no
+    /// host code runs while the engine holds an access to it — a reload's
+    /// record is written in place, and the host's metrics hear of the
+    /// reload after — so no run-time exclusivity checks.)
+    @exclusivity(unchecked) public internal(set) var instances: [WidgetInstance] = []
     /// Where each widget is in `instances`, by id.
     private var positions: [Int: Int] = [:]
     /// The id the next widget gets.
@@ -34,8 +38,7 @@ public final class TimelineEngine {
     /// (It, `dues`, `queue` and the settings and change records below are
     /// read or set on every reload, on the engine's one thread, and never
     /// held across a call that could reach the engine again: no run-time
-    /// exclusivity checks. `instances` keeps them: a reload's record is
-    /// written into it in place while the host's metrics hear of the reload.)
+    /// exclusivity checks.)
     @exclusivity(unchecked) var budget: RefreshBudget
     /// Each live instance's next reload, cached: (time, when it was wanted, reason).
     @exclusivity(unchecked) private var dues: [Due?] = []
@@ -259,22 +262,24 @@ public final class TimelineEngine {
 
     /// When instance `i` reloads next, and why; nil when nothing will reload it.
     private func due(_ i: Int) -> Due? {
-        let instance = instances[i]
-        guard instance.removedAt == nil else { return nil }
+        // The fields it needs, read in place: a copy of the instance would
+        // retain and release each of its history arrays (every reload).
+        guard instances[i].removedAt == nil else { return nil }
+        let lastReloadAt = instances[i].lastReloadAt
         var wanted: Double? = nil
         var reason = ReloadReason.policy
-        if let request = instance.pendingRequestAt {
+        if let request = instances[i].pendingRequestAt {
             wanted = request
             reason = .request
         }
         // Without a good timeline, try again after the floor.
-        let policyAt = instance.timeline != nil ? instance.timeline!.eligibleAt : (instance.lastReloadAt ?? now)
+        let policyAt = instances[i].timeline != nil ? instances[i].timeline!.eligibleAt : (lastReloadAt ?? now)
         if let p = policyAt, wanted == nil || p < wanted! {
             wanted = p
             reason = .policy
         }
         guard var at = wanted else { return nil }
-        if let last = instance.lastReloadAt { at = max(at, last + floor) }
+        if let last = lastReloadAt { at = max(at, last + floor) }
         let wantedAt = at
         if !policy.developerMode { at = max(at, budget.nextFree(slot: budgetSlots[i], at: at)) }
         return Due(at: at, wantedAt: wantedAt, reason: reason)
@@ -340,6 +345,9 @@ public final class TimelineEngine {
         }
         let result = runtime.timeline(instances[i].configuration, budget: (used, max(0, policy.budget - used)))
         record(result, reason: reason, counted: counted, used: used, deferredFrom: deferredFrom, at: t, into: &instances[i])
+        // After the record is written, not while: the host's metrics may read the engine.
+        runtime.pool.metrics.reload(reason: reason.rawValue, counted: counted, deferred: deferredFrom != nil,
+                                    budgetUsed: counted ? used : nil, budgetLimit: policy.budget)
         recordChange(i)
         apply(result.outcome.reloadRequests)
         if counted && policy.budgetScope != .instance {
@@ -355,8 +363,6 @@ public final class TimelineEngine {
         instance.append(ReloadRecord(at: t, reason: reason, counted: counted, deferredFrom: deferredFrom,
                                              coalescedRequests: instance.pendingRequests, status: result.outcome.status,
                                              elapsed: result.outcome.elapsed))
-        runtime.pool.metrics.reload(reason: reason.rawValue, counted: counted, deferred: deferredFrom != nil,
-                                    budgetUsed: counted ? used : nil, budgetLimit: policy.budget)
         instance.lastReloadAt = t
         instance.pendingRequestAt = nil
         instance.pendingRequests = 0

@@ -79,27 +79,26 @@ public final class WidgetRuntime {
     /// `host.usage().budget` reports to the script.
     public func timeline(_ widget: WidgetConfiguration, budget: (used: Int, remaining: Int)? = nil) -> ProviderResult<Timeline> {
         decodedCall(.timeline, widget, field: "timeline",
-                    arguments: [context(widget, isPreview: false), widget.values.map(LuaValue.table) ?? .nil], budget: budget) { values in
-            TimelineDecoder.timeline(values, policy: services.policy)
-        }
+                    arguments: [context(widget, isPreview: false), widget.values.map(LuaValue.table) ?? .nil], budget: budget,
+                    TimelineReader(policy: services.policy))
     }
 
     private func entryCall(_ role: CallRole, _ widget: WidgetConfiguration, field: String, arguments: [LuaValue]) -> ProviderResult<TimelineEntry> {
-        decodedCall(role, widget, field: field, arguments: arguments, budget: nil) { values in
-            TimelineDecoder.entry(values.first ?? .nil, at: "the \(role.rawValue) entry", defaultDate: services.clock.now())
-                .map { TimelineDecoder.Decoded(value: $0, warnings: []) }
-        }
+        decodedCall(role, widget, field: field, arguments: arguments, budget: nil,
+                    EntryReader(role: role, clock: services.clock))
     }
 
-    /// Calls `field` and checks what it returned with `decode`: its warnings
-    /// join the call's, and a result it refuses fails the call with why. The
-    /// outcome is handed on, not copied (it is large).
-    private func decodedCall<T>(_ role: CallRole, _ widget: WidgetConfiguration, field: String, arguments: [LuaValue],
-                                budget: (used: Int, remaining: Int)?,
-                                _ decode: ([LuaValue]) -> Result<TimelineDecoder.Decoded<T>, DecodeError>) -> ProviderResult<T> {
-        var outcome = call(role, widget, field: field, arguments: arguments, budget: budget)
-        guard outcome.succeeded else { return ProviderResult(outcome: consume outcome, value: nil) }
-        switch decode(outcome.values) {
+    /// Calls `field` and checks what it returned with `reader`, which reads
+    /// the results in place (only the kept values are made): its warnings
+    /// join the call's, and a result it refuses fails the call with why.
+    /// The outcome is handed on, not copied (it is large); its `values`
+    /// are empty.
+    private func decodedCall<T, Reader: CallResultReader>(_ role: CallRole, _ widget: WidgetConfiguration, field: String, arguments: [LuaValue],
+                                                          budget: (used: Int, remaining: Int)?, _ reader: Reader) -> ProviderResult<T>
+    where Reader.Output == Result<TimelineDecoder.Decoded<T>, DecodeError> {
+        var (outcome, decoded) = pool.call(role, "widget", widget.kind, field, arguments, budget: budget, reader: reader)
+        guard outcome.succeeded, let decoded else { return ProviderResult(outcome: consume outcome, value: nil) }
+        switch decoded {
         case .success(let decoded):
             outcome.warnings += decoded.warnings
             return ProviderResult(outcome: consume outcome, value: decoded.value)
@@ -109,9 +108,28 @@ public final class WidgetRuntime {
         }
     }
 
-    private func call(_ role: CallRole, _ widget: WidgetConfiguration, field: String, arguments: [LuaValue],
-                      budget: (used: Int, remaining: Int)?) -> CallOutcome {
-        pool.call(role, "widget", widget.kind, field, arguments, budget: budget)
+    /// A provider's timeline, from its first result.
+    private struct TimelineReader: CallResultReader {
+        let policy: HostPolicy
+        func read(_ results: LuaResultsView) -> Result<TimelineDecoder.Decoded<Timeline>, DecodeError> {
+            TimelineDecoder.timeline(results.first, policy: policy)
+        }
+        func read(_ values: [LuaValue]) -> Result<TimelineDecoder.Decoded<Timeline>, DecodeError> {
+            TimelineDecoder.timeline(values.first, policy: policy)
+        }
+    }
+
+    /// A placeholder's or snapshot's entry, from its first result; one
+    /// without a date is dated now.
+    private struct EntryReader: CallResultReader {
+        let role: CallRole
+        let clock: HostClock
+        func read(_ results: LuaResultsView) -> Result<TimelineDecoder.Decoded<TimelineEntry>, DecodeError> {
+            TimelineDecoder.entry(results.first, at: "the \(role.rawValue) entry", defaultDate: clock.now()).map { TimelineDecoder.Decoded(value: $0, warnings: []) }
+        }
+        func read(_ values: [LuaValue]) -> Result<TimelineDecoder.Decoded<TimelineEntry>, DecodeError> {
+            TimelineDecoder.entry(values.first, at: "the \(role.rawValue) entry", defaultDate: clock.now()).map { TimelineDecoder.Decoded(value: $0, warnings: []) }
+        }
     }
 
     /// ctx: kind, family, displaySize = { width, height }, isPreview.
