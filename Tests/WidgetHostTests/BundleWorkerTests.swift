@@ -89,12 +89,13 @@ struct BundleWorkerTests {
             // NaN is not equal to itself: compare the rendering of the contents.
             #expect(entriesA.map { LuaValue.table($0.content).description } == entriesB.map { LuaValue.table($0.content).description })
             #expect(entriesA.map(\.date) == entriesB.map(\.date))
+            #expect(entriesA.map { $0.relevance?.score } == entriesB.map { $0.relevance?.score })
             #expect(a.value?.policy == b.value?.policy)
+            #expect(a.outcome.warnings == b.outcome.warnings)
         }
+        #expect(inProcess.add.values.map(\.description) == inWorker.add.values.map(\.description), "the intent's result")
         for (a, b) in [(inProcess.timeline.outcome, inWorker.timeline.outcome), (inProcess.add, inWorker.add), (inProcess.after.outcome, inWorker.after.outcome)] {
             try #require(b.status == .ok, "\(b.message ?? "")")
-            // NaN is not equal to itself: compare the rendering of the values.
-            #expect(a.values.map(\.description) == b.values.map(\.description))
             #expect(a.logs.map(\.text) == b.logs.map(\.text))
             #expect(a.reloadRequests == b.reloadRequests)
             #expect(b.bundleVersion == bundle.version)

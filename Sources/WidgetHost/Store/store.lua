@@ -4,8 +4,13 @@
 -- handle to the Swift functions, whose errors point at the script's line.
 -- Called with the host's function table; returns the `store` module.
 local raw = ...
-local error, type, setmetatable, next = error, type, setmetatable, next
+local error, type, setmetatable = error, type, setmetatable
 local ids, objects = {}, {}
+-- What this epoch put in `ids` and `objects`: each object and its handle,
+-- in pairs, listed before they are put there, so that forgetting them is a
+-- loop over an array (no `next`: each would be a call into C, four on
+-- every call).
+local made, nmade = {}, 0
 local methods = {}
 local names = { "get", "set", "remove", "keys", "update", "readFile", "writeFile", "removeFile", "files" }
 for i = 1, #names do
@@ -35,9 +40,14 @@ return {
     local now = epoch()
     if now ~= seen then
       -- Emptied in place, not made anew: no tables to allocate and collect
-      -- on every call.
-      for object in next, ids do ids[object] = nil end
-      for handle in next, objects do objects[handle] = nil end
+      -- on every call. (Setting a key that a call ended by a limit never
+      -- put there to nil changes nothing and allocates nothing.)
+      for i = 1, nmade, 2 do
+        ids[made[i]] = nil
+        objects[made[i + 1]] = nil
+        made[i], made[i + 1] = nil, nil
+      end
+      nmade = 0
       seen = now
     end
     local handle = now % 2 == 1 and handles[id] or nil
@@ -60,6 +70,10 @@ return {
         metas[handle] = meta
       end
       object = setmetatable({}, meta)
+      -- Listed first: if a limit ends the call in between, what was put in
+      -- the tables is still forgotten with the epoch.
+      made[nmade + 1], made[nmade + 2] = object, handle
+      nmade = nmade + 2
       ids[object], objects[handle] = handle, object
     end
     -- Known only once its metatable is made (a call ended by a limit in

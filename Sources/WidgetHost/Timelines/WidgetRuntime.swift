@@ -85,7 +85,7 @@ public final class WidgetRuntime {
 
     private func entryCall(_ role: CallRole, _ widget: WidgetConfiguration, field: String, arguments: [LuaValue]) -> ProviderResult<TimelineEntry> {
         decodedCall(role, widget, field: field, arguments: arguments, budget: nil,
-                    EntryReader(role: role, clock: services.clock))
+                    EntryReader(role: role, defaultDate: services.clock.now()))
     }
 
     /// Calls `field` and checks what it returned with `reader`, which reads
@@ -120,15 +120,16 @@ public final class WidgetRuntime {
     }
 
     /// A placeholder's or snapshot's entry, from its first result; one
-    /// without a date is dated now.
+    /// without a date is dated `defaultDate`, the host's now when the call
+    /// began (read then: no host code runs while the results are read).
     private struct EntryReader: CallResultReader {
         let role: CallRole
-        let clock: HostClock
+        let defaultDate: Double
         func read(_ results: LuaResultsView) -> Result<TimelineDecoder.Decoded<TimelineEntry>, DecodeError> {
-            TimelineDecoder.entry(results.first, at: "the \(role.rawValue) entry", defaultDate: clock.now()).map { TimelineDecoder.Decoded(value: $0, warnings: []) }
+            TimelineDecoder.entry(results.first, at: "the \(role.rawValue) entry", defaultDate: defaultDate).map { TimelineDecoder.Decoded(value: $0, warnings: []) }
         }
         func read(_ values: [LuaValue]) -> Result<TimelineDecoder.Decoded<TimelineEntry>, DecodeError> {
-            TimelineDecoder.entry(values.first, at: "the \(role.rawValue) entry", defaultDate: clock.now()).map { TimelineDecoder.Decoded(value: $0, warnings: []) }
+            TimelineDecoder.entry(values.first, at: "the \(role.rawValue) entry", defaultDate: defaultDate).map { TimelineDecoder.Decoded(value: $0, warnings: []) }
         }
     }
 
