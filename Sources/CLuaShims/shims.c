@@ -520,7 +520,9 @@ int lunette_utf8_valid(const unsigned char *s, size_t n) {
 // Grows `*buf` (of `*cap` elements of `size` bytes) to hold `need`; 0 when out of memory.
 static int lunette_reserve(void **buf, size_t *cap, size_t need, size_t size) {
     if (need <= *cap) return 1;
-    size_t next = *cap ? *cap * 2 : 64;
+    // From 16: each state keeps two tapes (its conversions' and its results
+    // read in place), and most values are small (a slot is 128 bytes).
+    size_t next = *cap ? *cap * 2 : 16;
     while (next < need) next *= 2;
     void *p = realloc(*buf, next * size);
     if (p == NULL) return 0;
