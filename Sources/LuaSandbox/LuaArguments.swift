@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// What a Swift function gets of its call: its arguments, read raw.
 ///
 /// Valid only while the function runs; do not keep it.
@@ -79,7 +85,14 @@ public struct LuaArguments {
     /// Argument `n` as text: a string of valid UTF-8.
     public func text(_ n: Int) throws(LuaFunctionError) -> String {
         if isString(n) {
-            guard let text = stack.text(at: Int32(n)) else { throw badArgument(n, "string is not valid UTF-8") }
+            let bytes = stack.stringBytes(at: Int32(n))
+            if let last = state.lastText, let address = bytes.baseAddress, last.address == address,
+               last.text.utf8.withContiguousStorageIfAvailable({ $0.count == bytes.count && memcmp($0.baseAddress!, address, bytes.count) == 0 }) == true {
+                return last.text
+            }
+            guard let text = LuaString.text(of: bytes) else { throw badArgument(n, "string is not valid UTF-8") }
+            state.textsMade += 1
+            if let address = bytes.baseAddress { state.lastText = (address, text) }
             return text
         }
         guard let text = try string(n).string else {

@@ -45,6 +45,15 @@ public final class LuaState {
     /// with more gets a buffer of its own).
     var resultTape: UnsafeMutablePointer<lunette_tape>?
     var resultRoots: UnsafeMutablePointer<Int>?
+    /// The last string a Swift function read as text (`LuaArguments.text`):
+    /// the Lua string's address and the `String` made of it. The same
+    /// string again (a store key read on every call) is neither validated
+    /// nor copied again; its bytes are compared too, as another string may
+    /// have taken the address since. (Read and set by the state's own
+    /// calls, one at a time: no run-time exclusivity checks.)
+    @exclusivity(unchecked) var lastText: (address: UnsafePointer<UInt8>, text: String)?
+    /// Texts `LuaArguments.text` made (validated and copied) rather than found in `lastText`.
+    @exclusivity(unchecked) package var textsMade = 0
     /// Counts closures of `call(_:_:options:reading:)` that returned: a
     /// view made in an earlier one no longer matches it.
     @usableFromInline @exclusivity(unchecked) var viewGeneration: UInt64 = 0

@@ -22,6 +22,36 @@ struct SwiftFunctionTests {
         #expect(try h.run("return type(clock), type(clock.add)") == ["table", "function"])
     }
 
+    /// `text` keeps the last string it made and gives it again for the same
+    /// Lua string (a key read on every call), but only for the same bytes.
+    @Test func textOfTheSameStringIsMadeOnceAndOtherBytesAreReadAgain() throws {
+        let h = try Harness()
+        var module = LuaModule(name: "echo")
+        module.add("text") { args in [.string(LuaString(try args.text(1)))] }
+        try h.state.register(module)
+        let before = h.state.textsMade
+        #expect(try h.run("local k = 'count'; return echo.text(k), echo.text(k), echo.text('count')") == ["count", "count", "count"])
+        #expect(h.state.textsMade == before + 1, "one string, made once")
+        #expect(try h.run("return echo.text('counts'), echo.text('count'), echo.text('cOunt')") == ["counts", "count", "cOunt"])
+        #expect(h.state.textsMade == before + 4)
+        // The string read last is collected before the next is made, which
+        // may then take its address (with the same length): its own bytes
+        // are what comes back.
+        #expect(try h.run("""
+            local same = 0
+            for i = 1, 200 do
+              do
+                local s = string.format('k%03d', i)
+                if echo.text(s) == s then same = same + 1 end
+              end
+              collectgarbage()
+            end
+            return same
+            """) == [200])
+        let invalid = luaError { try h.run("return echo.text('count'), echo.text('\\xff')", name: "w.lua") }
+        #expect(invalid?.message.contains("string is not valid UTF-8") == true, "\(invalid?.message ?? "")")
+    }
+
     @Test func argumentErrorsReadLikeLuasOwn() throws {
         let h = try Harness()
         try h.state.register(clockModule())

@@ -262,6 +262,22 @@ struct StoreBindingTests {
         #expect(try app.get("n") == .integer(2))   // last writer wins; the update read the call's own value
     }
 
+    /// The binding checks a key once while it comes back, by its bytes:
+    /// text that is canonically equivalent (Swift's `==` holds it equal)
+    /// but longer than a key may be is still refused, as is an empty key.
+    @Test func aKeyCheckedBeforeIsTrustedOnlyForTheSameBytes() throws {
+        let h = try StoreHarness()
+        // 128 × "é" precomposed is 256 bytes, the most a key may have;
+        // decomposed (e + U+0301) it is 384.
+        try h.run("store.group('group.t'):set(('\\u{E9}'):rep(128), 1)")
+        let long = try #require(luaFailure {
+            try h.run("local g = store.group('group.t'); g:get(('\\u{E9}'):rep(128)); return g:get(('e\\u{301}'):rep(128))")
+        })
+        #expect(long.contains("a key is at most 256 bytes, this one has 384"), "\(long)")
+        let empty = try #require(luaFailure { try h.run("local g = store.group('group.t'); g:get('n'); return g:get('')") })
+        #expect(empty.contains("a key must not be empty"), "\(empty)")
+    }
+
     @Test func limitsAreErrorsThatNameTheKey() throws {
         let h = try StoreHarness(limits: StoreLimits(valueBytes: 1000, groupBytes: 4000, callBytes: 3000))
         let big = try #require(luaFailure { try h.run("store.group('group.t'):set('big', ('x'):rep(1001))") })
