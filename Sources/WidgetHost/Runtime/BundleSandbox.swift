@@ -205,15 +205,9 @@ final class BundleSandbox {
     }
 
     /// Runs main.lua, then the function `field` of the declaration `what`
-    /// `id` with `arguments`; store writes commit only if it succeeds.
-    func call(_ what: String, _ id: String, _ field: String, _ arguments: [LuaValue]) -> CallOutcome {
-        var (outcome, values) = call(what, id, field, arguments, reader: PlainResults())
-        if let values { outcome.values = values }
-        return outcome
-    }
-
-    /// The same, its results read in place by `reader` (nil when the call
-    /// failed); the outcome's `values` stay empty.
+    /// `id` with `arguments`; store writes commit only if it succeeds. Its
+    /// results are read in place by `reader` (nil when the call failed);
+    /// the outcome's `values` stay empty.
     func call<Reader: CallResultReader>(_ what: String, _ id: String, _ field: String, _ arguments: [LuaValue],
                                         reader: Reader) -> (CallOutcome, Reader.Output?) {
         if services.scriptLogger != nil {
