@@ -38,11 +38,12 @@ final class GroupStage {
     let callLimit: Int
     /// The keys' stages in the order the call first touched them, which is
     /// the order the commit writes them; `positions` finds one by key.
-    /// (These three are touched several times per operation by the call's
-    /// one thread: no run-time exclusivity checks.)
+    /// (These, and the files' stages, are touched by the call's one thread
+    /// only — several times per operation, and at every call's commit and
+    /// reset: no run-time exclusivity checks.)
     @exclusivity(unchecked) private var stages: [KeyStage] = []
     @exclusivity(unchecked) private var positions: [ByteString: Int] = [:]
-    private var fileStages: [ByteString: FileStage] = [:]
+    @exclusivity(unchecked) private var fileStages: [ByteString: FileStage] = [:]
     @exclusivity(unchecked) private var staged = 0
     static let operationCost = 64
 

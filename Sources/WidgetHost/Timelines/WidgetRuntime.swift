@@ -5,7 +5,9 @@ import LuaSandbox
 /// state per role, dropped after a failed call or when `services` change.
 public final class WidgetRuntime {
     public let bundle: ScriptBundle
-    public var services: HostServices {
+    /// (Read on every provider call, as the pool's are; a read is a copy,
+    /// never held across a call: no run-time exclusivity checks.)
+    @exclusivity(unchecked) public var services: HostServices {
         didSet { pool.services = services }
     }
     /// The bundle's sandboxes, shared with intents, queries and controls.
