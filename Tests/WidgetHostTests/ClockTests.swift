@@ -135,6 +135,7 @@ struct ClockTests {
                   { 1795219200, { hours = 1, minutes = -30, seconds = 0.25 } }, { 2^53, { seconds = 2 } },
                   { 2^63, {} }, { -2^63, {} }, { 1e300, { hours = 1 } }, { 0, { minutes = 1/0 } }, { 0, { seconds = 0/0 } },
                   { 3, { seconds = 7 } }, { 0.5, { minutes = 0.5, hours = 0.25 } }, { -0.0, {} },
+                  { math.maxinteger, { seconds = 1 } }, { math.mininteger, { minutes = 2^53 } },
                 }
                 local checked, wrong = 0, {}
                 for i, case in ipairs(cases) do
@@ -151,7 +152,7 @@ struct ClockTests {
         let result = runtime.timeline(try runtime.configuration(kind: "A"))
         let entry = try #require(result.value?.entries.first?.content)
         #expect(entry["wrong"] == "")
-        #expect(entry["checked"] == 15)
+        #expect(entry["checked"] == 17)
     }
 
     @Test func clockAddRefusesUnknownUnitsAndFractionalDays() throws {
