@@ -521,7 +521,7 @@ int lunette_utf8_valid(const unsigned char *s, size_t n) {
 static int lunette_reserve(void **buf, size_t *cap, size_t need, size_t size) {
     if (need <= *cap) return 1;
     // From 16: each state keeps two tapes (its conversions' and its results
-    // read in place), and most values are small (a slot is 128 bytes).
+    // read in place), and most values are small (a slot is 120 bytes).
     size_t next = *cap ? *cap * 2 : 16;
     while (next < need) next *= 2;
     void *p = realloc(*buf, next * size);

@@ -87,12 +87,16 @@ public struct LuaArguments {
         if isString(n) {
             let bytes = stack.stringBytes(at: Int32(n))
             if let last = state.lastText, let address = bytes.baseAddress, last.address == address,
-               last.text.utf8.withContiguousStorageIfAvailable({ $0.count == bytes.count && memcmp($0.baseAddress!, address, bytes.count) == 0 }) == true {
+               last.text.utf8.withContiguousStorageIfAvailable({
+                   $0.count == bytes.count && (bytes.count == 0 || memcmp($0.baseAddress!, address, bytes.count) == 0)
+               }) == true {
                 return last.text
             }
             guard let text = LuaString.text(of: bytes) else { throw badArgument(n, "string is not valid UTF-8") }
             state.textsMade += 1
-            if let address = bytes.baseAddress { state.lastText = (address, text) }
+            // Short ones only (keys, names): a long text kept here would be
+            // memory outside the state's cap.
+            if let address = bytes.baseAddress, bytes.count <= LuaState.lastTextLimit { state.lastText = (address, text) }
             return text
         }
         guard let text = try string(n).string else {

@@ -52,6 +52,8 @@ public final class LuaState {
     /// have taken the address since. (Read and set by the state's own
     /// calls, one at a time: no run-time exclusivity checks.)
     @exclusivity(unchecked) var lastText: (address: UnsafePointer<UInt8>, text: String)?
+    /// The longest text kept as `lastText`, in bytes.
+    static let lastTextLimit = 256
     /// Texts `LuaArguments.text` made (validated and copied) rather than found in `lastText`.
     @exclusivity(unchecked) package var textsMade = 0
     /// Counts closures of `call(_:_:options:reading:)` that returned: a

@@ -11,10 +11,10 @@ final class StoreHarness {
     let binding: StoreBinding
     var printed: [String] = []
 
-    init(groups: [String] = ["group.t"], limits: StoreLimits = .default, timeoutMs: Int = 1000) throws {
+    init(groups: [String] = ["group.t"], limits: StoreLimits = .default, timeoutMs: Int = 1000, profile: SandboxProfile = .sandbox) throws {
         root = FileManager.default.temporaryDirectory.appendingPathComponent("lunette-binding-\(UUID().uuidString)").path
         store = SharedStore(root: root, limits: limits)
-        state = try LuaState(profile: .sandbox)
+        state = try LuaState(profile: profile)
         var callLimits = LuaLimits.sandbox
         callLimits.timeout = .milliseconds(timeoutMs)
         state.options = LuaCallOptions(limits: callLimits)
@@ -260,6 +260,37 @@ struct StoreBindingTests {
         try h.state.register(function: "appWrites") { _ in try app.set("n", 500); return [] }
         try h.run("local g = store.group('group.t'); g:set('n', 1); g:update('n', function(n) return n + 1 end); appWrites()")
         #expect(try app.get("n") == .integer(2))   // last writer wins; the update read the call's own value
+    }
+
+    /// A call can be ended at any instruction (a deadline, a cancel, an
+    /// instruction budget), also inside `store.group` while it forgets the
+    /// last epoch's objects: the glue must work again afterwards. A debug
+    /// hook (a trusted state's) ends the call after k instructions, for
+    /// every k through the function.
+    @Test func storeGroupWorksAgainAfterACallEndedAtAnyInstructionInsideIt() throws {
+        let h = try StoreHarness(profile: .trusted)
+        try h.run("store.group('group.t'):set('n', 1)")
+        var ended = 0
+        for k in 1...200 {
+            try h.run("local a, b = store.group('group.t'), store.group('group.t'); return a:get('n')")
+            h.binding.resetObjects()
+            // Everything the hook may end is inside the pcall: store.group, and
+            // what is left of the counted function after it.
+            let result = try h.run("""
+                local ok, message = pcall(function()
+                  debug.sethook(function() debug.sethook(); error('ended here', 0) end, '', \(k))
+                  local g = store.group('group.t')
+                  debug.sethook()
+                  return g
+                end)
+                debug.sethook()
+                return ok, message
+                """)
+            if result.first == false { ended += 1 }
+            h.binding.resetObjects()
+            #expect(try h.run("return store.group('group.t'):get('n')") == [1], "the call ended after \(k) instructions")
+        }
+        #expect(ended > 20, "the hook ended the call inside store.group for many k (\(ended))")
     }
 
     /// The binding checks a key once while it comes back, by its bytes:

@@ -40,11 +40,15 @@ return {
     local now = epoch()
     if now ~= seen then
       -- Emptied in place, not made anew: no tables to allocate and collect
-      -- on every call. (Setting a key that a call ended by a limit never
-      -- put there to nil changes nothing and allocates nothing.)
+      -- on every call. A call may be ended at any instruction, this loop's
+      -- too: an entry already forgotten (nil) is skipped the next time, so
+      -- the loop can always run again from the start. (A listed key a call
+      -- ended by a limit never put in `ids` or `objects` is set to nil there
+      -- all the same, which is harmless.)
       for i = 1, nmade, 2 do
-        ids[made[i]] = nil
-        objects[made[i + 1]] = nil
+        local object, handle = made[i], made[i + 1]
+        if object ~= nil then ids[object] = nil end
+        if handle ~= nil then objects[handle] = nil end
         made[i], made[i + 1] = nil, nil
       end
       nmade = 0
