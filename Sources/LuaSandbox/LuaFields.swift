@@ -74,7 +74,9 @@ public struct LuaFields: Sendable, Hashable {
     public subscript(key: LuaString) -> LuaValue? {
         get {
             let (index, found) = position(of: key)
-            return found ? entries[index].value : nil
+            // `.none` spelled out: LuaValue is ExpressibleByNilLiteral, so a
+            // bare `nil` here became `.some(.nil)`, a field that is there.
+            return found ? entries[index].value : Optional<LuaValue>.none
         }
         set {
             let (index, found) = position(of: key)

@@ -75,6 +75,17 @@ struct ValueRoundTripTests {
         #expect(LuaTable(fields: ["z": true, "y": "x"]) == LuaTable(fields: dictionary))
     }
 
+    /// An absent key reads as no value (`Optional.none`), not as a field
+    /// holding `.nil`: `LuaValue` is `ExpressibleByNilLiteral`, and the
+    /// getter once turned its `nil` into `.some(.nil)`.
+    @Test func anAbsentFieldIsNoneAndAPresentOneIsItsValue() {
+        let fields: LuaFields = ["a": 1, "b": .nil]
+        #expect(fields["a"] == .some(1))
+        if case .some(let value) = fields["b"] { Issue.record("a field set to nil reads as \(value)") }
+        if case .some(let value) = fields["zz"] { Issue.record("an absent key reads as \(value)") }
+        #expect(LuaTable(fields: fields)["zz"] == .nil)
+    }
+
     @Test func fieldsFromEntriesInAnyOrderEqualTheSameFieldsSetOneByOne() {
         let keys: [LuaString] = ["b", "a", "c", "b", "gone", "gone", "d", "a-long-key-of-more-than-sixteen-bytes", "a"]
         let values: [LuaValue] = [2, 1, 3, 20, 1, .nil, .nil, "long", 10]
