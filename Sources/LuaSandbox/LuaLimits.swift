@@ -21,10 +21,7 @@ public struct LuaLimits: Sendable, Equatable {
     public var output: Int?
 
     public init(memory: Int? = nil, timeout: Duration? = nil, instructions: Int? = nil, output: Int? = nil) {
-        self.memory = memory
-        self.timeoutNanoseconds = timeout.map(Self.nanoseconds)
-        self.instructions = instructions
-        self.output = output
+        self.init(memory: memory, timeoutNanoseconds: timeout.map(Self.nanoseconds), instructions: instructions, output: output)
     }
 
     /// The same, with the timeout given in nanoseconds.

@@ -30,7 +30,10 @@ import Testing
             try state.call(loop, options: options)
             Issue.record("the loop was not stopped")
         } catch {
-            guard case .timeout = error else { Issue.record("\(error)"); return }
+            // The limit it reports is the one armed, not the options' 1 s default.
+            guard case .timeout(let timeout) = error else { Issue.record("\(error)"); return }
+            #expect(timeout.limit == .milliseconds(20))
+            #expect(timeout.elapsed < .milliseconds(900), "ended at 20 ms, not at the default second")
         }
     }
 }

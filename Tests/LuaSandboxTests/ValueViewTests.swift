@@ -145,6 +145,24 @@ struct ValueViewTests {
         #expect(text == String(repeating: "y", count: 100))
     }
 
+    /// The same for keys: a table of long keys (and short values only)
+    /// that a collection frees during the closure is read from the tape's
+    /// copies of its keys.
+    @Test func longKeysOfAWeakTableStayWhileTheClosureRuns() throws {
+        let state = try state()
+        try state.run("""
+            function weak()
+              return setmetatable({ inner = { [string.rep('k', 40) .. 'a'] = 1, [string.rep('k', 40) .. 'b'] = 2 } }, { __mode = 'v' })
+            end
+            """, name: "weak.lua")
+        let keys: [String] = try state.call(try function(state, "weak")) { r in
+            for i in 0..<2000 { try? state.setGlobal("junk\(i % 50)", .string(String(repeating: "z", count: 41))) }
+            guard let inner = r[0]["inner"] else { return [] }
+            return (0..<inner.fieldCount).map { inner.field(at: $0).key.string ?? "?" }
+        }
+        #expect(keys == [String(repeating: "k", count: 40) + "a", String(repeating: "k", count: 40) + "b"])
+    }
+
     /// Long keys that share their first bytes are sorted by comparing the
     /// rest (the walk compares them while they are still Lua's; they are
     /// copied after), and read back byte-exact.

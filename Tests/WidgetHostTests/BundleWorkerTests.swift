@@ -92,6 +92,9 @@ struct BundleWorkerTests {
             #expect(entriesA.map { $0.relevance?.score } == entriesB.map { $0.relevance?.score })
             #expect(a.value?.policy == b.value?.policy)
             #expect(a.outcome.warnings == b.outcome.warnings)
+            // Decoded as they were read (in place, or from the worker's
+            // values): no raw copy of the result is kept with the outcome.
+            #expect(a.outcome.values.isEmpty && b.outcome.values.isEmpty)
         }
         #expect(inProcess.add.values.map(\.description) == inWorker.add.values.map(\.description), "the intent's result")
         for (a, b) in [(inProcess.timeline.outcome, inWorker.timeline.outcome), (inProcess.add, inWorker.add), (inProcess.after.outcome, inWorker.after.outcome)] {

@@ -17,4 +17,18 @@ struct EncodedSizeTests {
         #expect(LuaValue.table(LuaTable(array: [1], fields: ["name": "x"])).encodedSize == 3 + 8 + 10)
         #expect(LuaValue.table(LuaTable()).encodedSize == 2)
     }
+
+    /// Read in place (a call's results in process), a value measures what
+    /// its `LuaValue` measures.
+    @Test func aValueReadInPlaceMeasuresTheSame() throws {
+        let state = try LuaState(profile: .trusted)
+        let source = "return nil, false, 7, 'ab', { 8, 'ab', { k = true } }, { 1, name = 'x' }, {}, { t = { ('é'):rep(3), 1.5, deep = { {} } } }"
+        let values = try state.run(source)
+        let function = try state.load(source, name: "sizes")
+        let inPlace = try state.call(function) { results in results.map(\.encodedSize) }
+        #expect(inPlace == values.map(\.encodedSize))
+        // The last: { "t": [ "ééé", 1.5, "deep": [ [] ] ] } is 2 + 4 for the
+        // outer table and its key, and 4 + 8 + 8 + 7 + 4 = 31 inside.
+        #expect(inPlace == [4, 5, 8, 4, 4 + 8 + 4 + 11, 3 + 8 + 10, 2, 37])
+    }
 }

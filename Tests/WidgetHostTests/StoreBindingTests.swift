@@ -293,10 +293,10 @@ struct StoreBindingTests {
         #expect(ended > 20, "the hook ended the call inside store.group for many k (\(ended))")
     }
 
-    /// The binding checks a key once while it comes back, by its bytes:
-    /// text that is canonically equivalent (Swift's `==` holds it equal)
-    /// but longer than a key may be is still refused, as is an empty key.
-    @Test func aKeyCheckedBeforeIsTrustedOnlyForTheSameBytes() throws {
+    /// Keys are checked by their bytes on every use: text canonically
+    /// equivalent (Swift's `==` holds it equal) to a key used before, but
+    /// longer than a key may be, is refused, as is an empty key.
+    @Test func everyKeyIsCheckedByItsBytes() throws {
         let h = try StoreHarness()
         // 128 × "é" precomposed is 256 bytes, the most a key may have;
         // decomposed (e + U+0301) it is 384.

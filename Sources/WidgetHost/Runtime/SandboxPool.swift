@@ -107,19 +107,3 @@ final class SandboxPool {
         return outcome
     }
 }
-
-/// What a caller keeps of a call's results: read in place when the call
-/// ran in process (no `LuaValue` made of what is not kept), or from the
-/// values a worker process sent. One reader serves both, so the two ways
-/// of running a call give the same answer.
-protocol CallResultReader {
-    associatedtype Output
-    func read(_ results: LuaResultsView) -> Output
-    func read(_ values: [LuaValue]) -> Output
-}
-
-/// The results as they are (`CallOutcome.values`).
-struct PlainResults: CallResultReader {
-    func read(_ results: LuaResultsView) -> [LuaValue] { results.map(\.value) }
-    func read(_ values: [LuaValue]) -> [LuaValue] { values }
-}

@@ -79,9 +79,6 @@ public final class StoreBinding {
     package private(set) var groupLookups = 0
     /// App groups asked for and refused since the last `resetObjects()`.
     @exclusivity(unchecked) public private(set) var deniedGroups: [String] = []
-    /// The last key that passed `StoreText.keyProblem` (used on the
-    /// binding's one thread, by one call at a time).
-    @exclusivity(unchecked) private var lastGoodKey: String?
     /// The state it is installed in (not retained, and no weak reference,
     /// which would slow every retain of the state: see `LuaState.Life`).
     private var life: LuaState.Life?
@@ -360,16 +357,8 @@ public final class StoreBinding {
     private func stageAndKey(_ args: LuaArguments) throws(LuaFunctionError) -> (GroupStage, String) {
         let stage = try stage(args)
         let key = try text(args, 2, what: "key")
-        // The key checked last is not checked again (a provider reads the
-        // same key on every call, the same `String` from `LuaArguments`).
-        // `==` holds canonically equivalent text equal, so the byte counts
-        // must match too: then both have the same check (its length, and
-        // NUL, which is equivalent to nothing else).
-        if !(lastGoodKey.map { key.utf8.count == $0.utf8.count && key == $0 } ?? false) {
-            if let problem = StoreText.keyProblem(key) {
-                throw args.badArgument(2, "invalid key \(StoreText.quoted(key)): \(problem)")
-            }
-            lastGoodKey = key
+        if let problem = StoreText.keyProblem(key) {
+            throw args.badArgument(2, "invalid key \(StoreText.quoted(key)): \(problem)")
         }
         return (stage, key)
     }

@@ -158,75 +158,15 @@ enum TimelineDecoder {
             relevance = (score, duration)
         }
         // Only now, with the entry known good, is its content made (kept).
-        var content = value.keptTable
+        var content = value.luaValue.tableValue ?? LuaTable()
         if let filledDate { content.fields[dateKey] = ClockBinding.date(filledDate) }
         return .success(TimelineEntry(date: date, content: content, relevance: relevance))
     }
 }
 
-/// What `TimelineDecoder` reads: a provider's results as `LuaValue`s (sent
-/// by a worker process) or read in place (`LuaValueView`, in process,
-/// where only what is kept — each entry's content — is made into Swift
-/// values). One decoder, one set of rules, for both.
-protocol ProviderValue {
-    /// "nil", "boolean", "number", "string" or "table".
-    var typeName: String { get }
-    var isTable: Bool { get }
-    var doubleValue: Double? { get }
-    var luaStringValue: LuaString? { get }
-    /// Tables: array items, and string-keyed fields in key order (0 for other values).
-    var arrayCount: Int { get }
-    var fieldCount: Int { get }
-    /// Array item `position` (0-based).
-    func item(_ position: Int) -> Self
-    func fieldKey(_ position: Int) -> LuaString
-    func fieldValue(_ position: Int) -> Self
-    /// Field `position`'s key length in bytes and its value, found once.
-    func keyedField(_ position: Int) -> (keyByteCount: Int, value: Self)
-    /// The field `key` of a table; nil when absent.
-    func field(_ key: LuaString) -> Self?
-    /// About the length of its JSON text (rule T9's measure: `LuaValue.encodedSize`).
-    var encodedSize: Int { get }
-    /// A table as a `LuaTable` to keep (empty for other values).
-    var keptTable: LuaTable { get }
-}
-
-extension LuaValue: ProviderValue {
-    var isTable: Bool {
-        if case .table = self { return true }
-        return false
-    }
-
-    private var table: LuaTable {
-        if case .table(let t) = self { return t }
-        return LuaTable()
-    }
-
-    var arrayCount: Int { table.array.count }
-    var fieldCount: Int { table.fields.count }
-    func item(_ position: Int) -> LuaValue { table.array[position] }
-    func fieldKey(_ position: Int) -> LuaString { table.fields[position].key }
-    func keyedField(_ position: Int) -> (keyByteCount: Int, value: LuaValue) {
-        let field = table.fields[position]
-        return (field.key.count, field.value)
-    }
-    func fieldValue(_ position: Int) -> LuaValue { table.fields[position].value }
-    func field(_ key: LuaString) -> LuaValue? { table.fields[key] }
-    var keptTable: LuaTable { table }
-}
-
-extension LuaValueView: ProviderValue {
-    func item(_ position: Int) -> LuaValueView { self[position + 1]! }
-    func fieldKey(_ position: Int) -> LuaString { field(at: position).key }
-    func fieldValue(_ position: Int) -> LuaValueView { field(at: position).value }
-    func keyedField(_ position: Int) -> (keyByteCount: Int, value: LuaValueView) {
-        let field = field(at: position)
-        return (field.keyByteCount, field.value)
-    }
-    func field(_ key: LuaString) -> LuaValueView? { self[key] }
-    var keptTable: LuaTable { value.tableValue ?? LuaTable() }
-
-    /// `LuaValue.encodedSize`, counted in place.
+/// The in-place reading's `encodedSize` (`LuaValue.encodedSize`, for the
+/// decoder: values of entries, read in place).
+extension LuaValueView {
     var encodedSize: Int {
         if let length = stringByteCount { return length + 2 }
         if doubleValue != nil { return 8 }

@@ -113,11 +113,9 @@ public final class WidgetRuntime {
     /// A provider's timeline, from its first result.
     private struct TimelineReader: CallResultReader {
         let policy: HostPolicy
-        func read(_ results: LuaResultsView) -> Result<TimelineDecoder.Decoded<Timeline>, DecodeError> {
+        func read<Results: RandomAccessCollection>(_ results: Results) -> Result<TimelineDecoder.Decoded<Timeline>, DecodeError>
+        where Results.Element: ProviderValue {
             TimelineDecoder.timeline(results.first, policy: policy)
-        }
-        func read(_ values: [LuaValue]) -> Result<TimelineDecoder.Decoded<Timeline>, DecodeError> {
-            TimelineDecoder.timeline(values.first, policy: policy)
         }
     }
 
@@ -127,11 +125,9 @@ public final class WidgetRuntime {
     private struct EntryReader: CallResultReader {
         let role: CallRole
         let defaultDate: Double
-        func read(_ results: LuaResultsView) -> Result<TimelineDecoder.Decoded<TimelineEntry>, DecodeError> {
+        func read<Results: RandomAccessCollection>(_ results: Results) -> Result<TimelineDecoder.Decoded<TimelineEntry>, DecodeError>
+        where Results.Element: ProviderValue {
             TimelineDecoder.entry(results.first, at: "the \(role.rawValue) entry", defaultDate: defaultDate).map { TimelineDecoder.Decoded(value: $0, warnings: []) }
-        }
-        func read(_ values: [LuaValue]) -> Result<TimelineDecoder.Decoded<TimelineEntry>, DecodeError> {
-            TimelineDecoder.entry(values.first, at: "the \(role.rawValue) entry", defaultDate: defaultDate).map { TimelineDecoder.Decoded(value: $0, warnings: []) }
         }
     }
 
