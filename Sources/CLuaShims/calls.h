@@ -20,6 +20,11 @@
 /// (shims.c).
 LUNETTE_HIDDEN int lunette_msgh(lua_State *L);
 
+/// Makes the registry's first references fast to read (shims.c): the first
+/// thing each state's opening does, while the registry holds nothing else.
+/// May raise (memory): protected calls only.
+LUNETTE_HIDDEN void lunette_reserve_references(lua_State *L);
+
 /// The protected call itself, with the message handler at absolute index
 /// `handler` (below the function): script mode arms the cap, host mode
 /// (lunette_host_pcall) does not. Inline: a top-level call runs it between

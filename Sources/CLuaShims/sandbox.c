@@ -247,7 +247,10 @@ int lunette_call_outermost(lua_State *L, const lunette_limits *limits, int handl
 int lunette_call_reference(lua_State *L, const lunette_limits *limits, int reference, int *base) {
     int b = lua_gettop(L);
     *base = b;
-    if (!lua_checkstack(L, 3)) return LUNETTE_CALL_STACK_FULL;
+    // A top-level call runs in the state's base frame, which Lua gives
+    // LUA_MINSTACK slots (lua_checkstack only ever raises that): three more
+    // need no check while the stack holds few values.
+    if (b > LUA_MINSTACK - 3 && !lua_checkstack(L, 3)) return LUNETTE_CALL_STACK_FULL;
     lua_pushcfunction(L, lunette_msgh);
     lua_rawgeti(L, LUA_REGISTRYINDEX, reference);
     int status = lunette_call_armed(L, limits, b + 1, 0, LUA_MULTRET);
@@ -771,6 +774,7 @@ static void lunette_set_field(lua_State *L, int t, const char *name, lua_CFuncti
 }
 
 static int lunette_open_sandbox_protected(lua_State *L) {
+    lunette_reserve_references(L);
     static const struct { const char *name; lua_CFunction open; } libs[] = {
         { LUA_GNAME, luaopen_base }, { LUA_COLIBNAME, luaopen_coroutine }, { LUA_TABLIBNAME, luaopen_table },
         { LUA_STRLIBNAME, luaopen_string }, { LUA_MATHLIBNAME, luaopen_math }, { LUA_UTF8LIBNAME, luaopen_utf8 },

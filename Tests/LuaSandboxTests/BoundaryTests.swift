@@ -1,4 +1,5 @@
 import CLua
+import CLuaShims
 import Foundation
 import LuaSandbox
 import Testing
@@ -150,6 +151,54 @@ struct BoundaryTests {
             lua_settop(L, 0)
             #expect(try state.call(answer) == [42])
         }
+    }
+
+    /// A call of no arguments pushes its handler and function unchecked
+    /// while the stack holds up to LUA_MINSTACK - 3 values: around that edge
+    /// every call works and leaves the stack as it found it.
+    @Test func callsOfNoArgumentsWorkAtAnyStackDepthAroundTheUncheckedEdge() throws {
+        try LuaThread().sync { () throws in
+            let state = try LuaState()
+            try state.run("function answer() return 42 end", name: "answer.lua")
+            let answer = try #require(try state.globalFunction("answer"))
+            let L = state.rawState
+            for depth in Int32(0)...Int32(LUA_MINSTACK + 3) {
+                lua_settop(L, 0)
+                #expect(lua_checkstack(L, depth) != 0)
+                for i in 0..<depth { lua_pushinteger(L, lua_Integer(i)) }
+                #expect(try state.call(answer) == [42], "at depth \(depth)")
+                #expect(lua_gettop_(state) == depth)
+                #expect(lua_tointegerx(L, depth, nil) == lua_Integer(max(depth - 1, 0)))
+            }
+            lua_settop(L, 0)
+        }
+    }
+
+    /// Every state keeps its first registry references in the registry's
+    /// array part (a table's `next` gives the array part first, in order),
+    /// and references past them, freed and made again, still name their
+    /// own values.
+    @Test(arguments: [SandboxProfile.sandbox, .trusted])
+    func registryReferencesAreReservedAndHoldTheirValues(profile: SandboxProfile) throws {
+        let state = try LuaState(profile: profile)
+        #expect(state.referencesAreReserved)
+        let L = state.rawState
+        lua_pushnil(L)
+        var arrayKeys: [lua_Integer] = []
+        while arrayKeys.count < 64, lua_next(L, lunette_registry_index()) != 0 {
+            arrayKeys.append(lua_isinteger(L, -2) != 0 ? lua_tointegerx(L, -2, nil) : 0)
+            lua_settop(L, -2)
+        }
+        lua_settop(L, 0)
+        #expect(arrayKeys == Array(1...64))
+        try state.run("for i = 0, 249 do local n = i; _G['f' .. i] = function() return n end end", name: "make.lua")
+        func function(_ n: Int) throws -> LuaFunctionRef { try #require(try state.globalFunction("f\(n)")) }
+        var functions = try (0..<150).map(function)
+        functions.removeSubrange(20..<120)
+        functions += try (150..<250).map(function)
+        let expected = Array(0..<20) + Array(120..<250)
+        #expect(functions.count == expected.count)
+        for (f, n) in zip(functions, expected) { #expect(try state.call(f) == [.integer(Int64(n))]) }
     }
 
     @Test func aSwallowedMemoryKillStillEndsTheCall() throws {

@@ -21,7 +21,7 @@ public struct ClockBinding {
         // The one-result form: these run many times a call, with no array per call.
         // A stored time (a virtual clock's, a worker's) is read in C (the
         // body's closure keeps the clock, hence the storage, alive with the state).
-        if let stored = (clock as? StoredTimeClock)?.storedTime {
+        if let stored = storedTime(of: clock) {
             module.addReturningOne("now", replayable: false, fastPath: LuaFastPath(lunette_clock_now, data: UnsafeMutableRawPointer(stored.storage))) { _ in
                 Self.date(clock.now())
             }

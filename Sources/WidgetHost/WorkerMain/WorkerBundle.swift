@@ -108,10 +108,3 @@ final class WorkerBundle {
     }
 }
 
-/// A worker's clock: the host's time, set at each call.
-final class WorkerClock: StoredTimeClock, @unchecked Sendable {
-    let storedTime = StoredTime(0)
-
-    func now() -> Double { storedTime.value }
-    func set(_ t: Double) { storedTime.set(t) }
-}
