@@ -247,9 +247,11 @@ int lunette_call_outermost(lua_State *L, const lunette_limits *limits, int handl
 int lunette_call_reference(lua_State *L, const lunette_limits *limits, int reference, int *base) {
     int b = lua_gettop(L);
     *base = b;
-    // A top-level call runs in the state's base frame, which Lua gives
-    // LUA_MINSTACK slots (lua_checkstack only ever raises that): three more
-    // need no check while the stack holds few values.
+    // The frame this runs in has at least LUA_MINSTACK slots: Lua gives
+    // them to the state's base frame, to every C function it calls (a
+    // finalizer's, say) and to hooks, and lua_checkstack only ever raises a
+    // frame's room. So three more need no check while the frame holds at
+    // most LUA_MINSTACK - 3 values.
     if (b > LUA_MINSTACK - 3 && !lua_checkstack(L, 3)) return LUNETTE_CALL_STACK_FULL;
     lua_pushcfunction(L, lunette_msgh);
     lua_rawgeti(L, LUA_REGISTRYINDEX, reference);

@@ -154,8 +154,11 @@ struct BoundaryTests {
     }
 
     /// A call of no arguments pushes its handler and function unchecked
-    /// while the stack holds up to LUA_MINSTACK - 3 values: around that edge
-    /// every call works and leaves the stack as it found it.
+    /// while the stack holds up to LUA_MINSTACK - 3 values, and checked
+    /// above: at every depth around that edge the call works and leaves the
+    /// stack as it found it. (That the unchecked pushes are within the
+    /// frame's room is Lua's guarantee; a build of Lua without its API
+    /// checks, as Debian's, would not show a push past it.)
     @Test func callsOfNoArgumentsWorkAtAnyStackDepthAroundTheUncheckedEdge() throws {
         try LuaThread().sync { () throws in
             let state = try LuaState()
@@ -168,7 +171,7 @@ struct BoundaryTests {
                 for i in 0..<depth { lua_pushinteger(L, lua_Integer(i)) }
                 #expect(try state.call(answer) == [42], "at depth \(depth)")
                 #expect(lua_gettop_(state) == depth)
-                #expect(lua_tointegerx(L, depth, nil) == lua_Integer(max(depth - 1, 0)))
+                if depth > 0 { #expect(lua_tointegerx(L, depth, nil) == lua_Integer(depth - 1)) }
             }
             lua_settop(L, 0)
         }
@@ -181,7 +184,9 @@ struct BoundaryTests {
     @Test(arguments: [SandboxProfile.sandbox, .trusted])
     func registryReferencesAreReservedAndHoldTheirValues(profile: SandboxProfile) throws {
         let state = try LuaState(profile: profile)
-        #expect(state.referencesAreReserved)
+        // Lua 5.4.0–5.4.2 keep luaL_ref's free list elsewhere: references
+        // then come after the reserved keys (still in the array part here).
+        #expect(state.referencesAreReserved == (lunette_lua_release_number() >= 50403))
         let L = state.rawState
         lua_pushnil(L)
         var arrayKeys: [lua_Integer] = []

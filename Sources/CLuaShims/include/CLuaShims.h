@@ -470,6 +470,10 @@ size_t lunette_thread_stack_size(void);
 
 /// lua_pop(L, n).
 static inline void lunette_pop(lua_State *L, int n) { lua_settop(L, -(n) - 1); }
+/// The Lua release the package was built against (LUA_VERSION_RELEASE_NUM:
+/// 50404 for 5.4.4).
+static inline int lunette_lua_release_number(void) { return LUA_VERSION_RELEASE_NUM; }
+
 /// LUA_REGISTRYINDEX.
 static inline int lunette_registry_index(void) { return LUA_REGISTRYINDEX; }
 /// lua_upvalueindex(i).
