@@ -66,7 +66,7 @@ typedef struct lunette_host {
     size_t pool_held;   ///< bytes of the chunks the state holds (the spare too)
     size_t pool_live;   ///< of `used`, the bytes of blocks in those chunks
     int closing;        ///< lunette_close has begun (finalizers may run): no fast paths
-    int references_reserved; ///< the registry's first references are in its array part (lunette_reserve_references)
+    int references_reserved; ///< luaL_ref hands out the references lunette_reserve_references put in the registry's array part (Lua 5.4.3 on)
 } lunette_host;
 
 /// Why a call was ended by the host. A kill cannot be caught by the script.
