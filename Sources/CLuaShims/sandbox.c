@@ -244,9 +244,9 @@ int lunette_call_outermost(lua_State *L, const lunette_limits *limits, int handl
     return lunette_call_armed(L, limits, handler, nargs, nresults);
 }
 
-int lunette_call_reference(lua_State *L, const lunette_limits *limits, int reference, int *base) {
+int lunette_call_reference(lua_State *L, const lunette_limits *limits, int reference) {
     int b = lua_gettop(L);
-    *base = b;
+    lunette_host_of(L)->call_base = b;
     // The frame this runs in has at least LUA_MINSTACK slots: Lua gives
     // them to the state's base frame, to every C function it calls (a
     // finalizer's, say) and to hooks, and lua_checkstack only ever raises a

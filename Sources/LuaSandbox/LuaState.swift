@@ -295,13 +295,20 @@ public final class LuaState {
     @inline(__always)
     func callReference<Result>(_ reference: Int32, nothing: () -> Result,
                                finish: (inout ValueReader, Int32, Int32) throws(LuaValueError) -> Result) throws(LuaError) -> Result {
-        var base: Int32 = 0
         callDepth = 1
-        let status = stack.callReference(&limits, reference: reference, base: &base)
+        let status = stack.callReference(&limits, reference: reference)
         callDepth = 0
         if status == LUNETTE_CALL_RETURNED_NOTHING { return nothing() }
+        return try finishReferenceCall(status: status, finish: finish)
+    }
+
+    /// `callReference`'s results or error, out of line: the call that
+    /// returned nothing keeps a small frame.
+    @inline(never)
+    func finishReferenceCall<Result>(status: Int32,
+                                     finish: (inout ValueReader, Int32, Int32) throws(LuaValueError) -> Result) throws(LuaError) -> Result {
         if status == LUNETTE_CALL_STACK_FULL { throw LuaStack.overflowError(slots: 3) }
-        return try finishCall(status: status, base: base, stack: stack, outermost: true, finish: finish)
+        return try finishCall(status: status, base: host.pointee.call_base, stack: stack, outermost: true, finish: finish)
     }
 
     /// The results as `LuaValue`s, out of line: a call that returned

@@ -66,6 +66,7 @@ typedef struct lunette_host {
     size_t pool_held;   ///< bytes of the chunks the state holds (the spare too)
     size_t pool_live;   ///< of `used`, the bytes of blocks in those chunks
     int closing;        ///< lunette_close has begun (finalizers may run): no fast paths
+    int call_base;      ///< the stack's top when lunette_call_reference began
     int references_reserved; ///< luaL_ref hands out the references lunette_reserve_references put in the registry's array part (Lua 5.4.3 on)
 } lunette_host;
 
@@ -112,13 +113,16 @@ int lunette_call_outermost(lua_State *L, const lunette_limits *limits, int handl
 
 /// A whole top-level call of the function at registry index `reference`
 /// with no arguments, in one C call (the host's trivial calls cost little
-/// more than Lua's own): stores the stack's top in `*base`, pushes the
-/// message handler and the function, calls as lunette_call_outermost with
-/// all results, and returns LUNETTE_CALL_RETURNED_NOTHING when it succeeded
-/// with none (the stack back at `*base`). Otherwise the status, with the
-/// handler at `*base + 1` and the results or the error object above it;
-/// the caller sets the top back to `*base`.
-int lunette_call_reference(lua_State *L, const lunette_limits *limits, int reference, int *base);
+/// more than Lua's own): stores the stack's top in the host's `call_base`,
+/// pushes the message handler and the function, calls as
+/// lunette_call_outermost with all results, and returns
+/// LUNETTE_CALL_RETURNED_NOTHING when it succeeded with none (the stack
+/// back at `call_base`). Otherwise the status, with the handler at
+/// `call_base + 1` and the results or the error object above it; the
+/// caller sets the top back to `call_base`. (The base goes through the
+/// host, not an out-parameter: a local whose address is taken gives the
+/// Swift caller a stack protector.)
+int lunette_call_reference(lua_State *L, const lunette_limits *limits, int reference);
 
 /// Monotonic nanoseconds since the last top-level call began (for the
 /// report of a call that failed). A call the watchdog watches reads its

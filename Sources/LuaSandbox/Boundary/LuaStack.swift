@@ -366,8 +366,8 @@ struct LuaStack {
     /// the stack back at `base`, `LUNETTE_CALL_STACK_FULL`, or the call's
     /// status with the handler at `base + 1` and the results or the error
     /// above it.
-    func callReference(_ limits: inout lunette_limits, reference: Int32, base: inout Int32) -> Int32 {
-        lunette_call_reference(L, &limits, reference, &base)
+    func callReference(_ limits: inout lunette_limits, reference: Int32) -> Int32 {
+        lunette_call_reference(L, &limits, reference)
     }
 
     /// Nanoseconds since the last top-level call began (`lunette_call_elapsed`).
