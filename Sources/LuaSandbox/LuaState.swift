@@ -54,10 +54,6 @@ public final class LuaState {
     @exclusivity(unchecked) var lastText: (address: UnsafePointer<UInt8>, text: String)?
     /// The longest text kept as `lastText`, in bytes.
     static let lastTextLimit = 256
-    /// Whether `luaL_ref` hands out the references `lunette_reserve_references`
-    /// put in the registry's array part (read without a hash lookup): true
-    /// with any Lua from 5.4.3 on, whose free list that function writes.
-    package var referencesAreReserved: Bool { host.pointee.references_reserved != 0 }
     /// Texts `LuaArguments.text` made (validated and copied) rather than found in `lastText`.
     @exclusivity(unchecked) package var textsMade = 0
     /// Counts closures of `call(_:_:options:reading:)` that returned: a

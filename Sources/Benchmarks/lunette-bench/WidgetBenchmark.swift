@@ -117,25 +117,20 @@ enum WidgetBenchmark {
         return try processMilliseconds(of: lunette, arguments, runs: runs)
     }
 
-    /// Instructions a whole run of `executable arguments` executes, as
-    /// callgrind counts them (`valgrind --tool=callgrind`: the same count
-    /// for the same binary and inputs, whatever else the machine does), or
-    /// nil with the reason when valgrind is not installed. valgrind 3.19
-    /// cannot read the DWARF 5 of Swift's release builds: a copy with its
-    /// debug info stripped (`strip -g`, as `scripts/install` installs it)
-    /// is what runs.
-    static func processInstructions(of executable: String, _ arguments: [String], strippingDebugInfo: Bool) throws -> Result<Double, InstructionsUnavailable> {
-        let tools = ["/usr/bin", "/usr/local/bin"]
-        guard let valgrind = tools.map({ $0 + "/valgrind" }).first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
-            return .failure(InstructionsUnavailable(reason: "valgrind not installed"))
-        }
+    /// Instructions each run of `executable` with one of `runs` (its
+    /// arguments) executes, as callgrind counts them (`valgrind
+    /// --tool=callgrind`: the same count for the same binary and inputs,
+    /// whatever else the machine does); why not, when valgrind (or `strip`)
+    /// is not installed. valgrind 3.19 cannot read the DWARF 5 of Swift's
+    /// release builds: with `strippingDebugInfo`, one copy without it
+    /// (`strip -g`, as `scripts/install` installs it) is made and run.
+    static func processInstructions(of executable: String, runs: [[String]], strippingDebugInfo: Bool) throws -> Result<[Double], InstructionsUnavailable> {
+        guard let valgrind = installedTool("valgrind") else { return .failure(InstructionsUnavailable(reason: "valgrind not installed")) }
         var program = executable
         var folder: URL?
         defer { if let folder { try? FileManager.default.removeItem(at: folder) } }
         if strippingDebugInfo {
-            guard let strip = tools.map({ $0 + "/strip" }).first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
-                return .failure(InstructionsUnavailable(reason: "strip not installed"))
-            }
+            guard let strip = installedTool("strip") else { return .failure(InstructionsUnavailable(reason: "strip not installed")) }
             let made = FileManager.default.temporaryDirectory.appendingPathComponent("lunette-bench-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
             try FileManager.default.createDirectory(at: made, withIntermediateDirectories: false)
             folder = made
@@ -143,13 +138,15 @@ enum WidgetBenchmark {
             try FileManager.default.copyItem(atPath: executable, toPath: program)
             _ = try output(of: URL(fileURLWithPath: strip), ["-g", program])
         }
-        let report = try output(of: URL(fileURLWithPath: valgrind), ["--tool=callgrind", "--callgrind-out-file=/dev/null", program] + arguments, standardError: true)
-        // "==PID== I   refs:      26,152,791"
-        guard let line = report.split(separator: "\n").last(where: { $0.contains("I   refs:") }),
-              let count = Double(line.split(separator: " ").last.map { $0.filter(\.isNumber) } ?? "") else {
-            throw NSError(domain: "lunette-bench", code: 1, userInfo: [NSLocalizedDescriptionKey: "no instruction count in callgrind's report for \(executable): \(report.suffix(400))"])
-        }
-        return .success(count)
+        return .success(try runs.map { arguments in
+            let report = try output(of: URL(fileURLWithPath: valgrind), ["--tool=callgrind", "--callgrind-out-file=/dev/null", program] + arguments, standardError: true)
+            // "==PID== I   refs:      26,152,791"
+            guard let line = report.split(separator: "\n").last(where: { $0.contains("I   refs:") }),
+                  let count = Double(line.split(separator: " ").last.map { $0.filter(\.isNumber) } ?? "") else {
+                throw NSError(domain: "lunette-bench", code: 1, userInfo: [NSLocalizedDescriptionKey: "no instruction count in callgrind's report for \(executable): \(report.suffix(400))"])
+            }
+            return count
+        })
     }
 
     struct InstructionsUnavailable: Error { let reason: String }

@@ -33,6 +33,12 @@ func output(of executable: URL, _ arguments: [String], standardError: Bool = fal
     return String(decoding: data, as: UTF8.self)
 }
 
+/// The path of the installed program `name` (/usr/bin, then
+/// /usr/local/bin), or nil.
+func installedTool(_ name: String) -> String? {
+    ["/usr/bin/", "/usr/local/bin/"].map { $0 + name }.first { FileManager.default.isExecutableFile(atPath: $0) }
+}
+
 /// Runs the C baseline and returns its "name value" lines.
 func runBaseline() throws -> [String: Double] {
     let baseline = thisExecutable.deletingLastPathComponent().appendingPathComponent("lua-baseline-bench")
@@ -162,7 +168,7 @@ func cliFigures() throws {
     let runs = quick ? 5 : 21
     // Baselines in the same run: the shortest process there is, and the Lua interpreter's start.
     let trueMs = try WidgetBenchmark.processMilliseconds(of: "/bin/true", [], runs: runs)
-    let luaPath = ["/usr/bin/lua5.4", "/usr/local/bin/lua5.4"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    let luaPath = installedTool("lua5.4")
     let luaMs = try luaPath.map { try WidgetBenchmark.processMilliseconds(of: $0, ["-v"], runs: runs) }
     print("whole processes, median of \(runs) (posix_spawn, waitpid): lunette --version \(figure(version, decimals: 2)) ms (issue 18 goal ≤ 5 ms: \(version <= 5 ? "met" : "MISSED")),"
           + " lunette timeline examples/tasks --kind TaskCount \(figure(timeline, decimals: 2)) ms (goal ≤ 8 ms: \(timeline <= 8 ? "met" : "MISSED"));"
@@ -171,19 +177,19 @@ func cliFigures() throws {
     // does not move (the goals are in milliseconds; this shows a change in
     // the work done where the wall time hides it in noise).
     let lunette = thisExecutable.deletingLastPathComponent().appendingPathComponent("lunette").path
-    let versionCount = try WidgetBenchmark.processInstructions(of: lunette, ["--version"], strippingDebugInfo: true)
-    let timelineCount = try WidgetBenchmark.processInstructions(
-        of: lunette, ["timeline", example, "--kind", "TaskCount", "--store-dir", NSTemporaryDirectory() + "lunette-bench-empty-store"], strippingDebugInfo: true)
-    let luaCount = try luaPath.map { try WidgetBenchmark.processInstructions(of: $0, ["-v"], strippingDebugInfo: false) }
-    func millions(_ count: Result<Double, WidgetBenchmark.InstructionsUnavailable>) -> String {
-        switch count {
-        case .success(let n): return "\(figure(n / 1e6, decimals: 2)) M"
+    let counts = try WidgetBenchmark.processInstructions(
+        of: lunette, runs: [["--version"], ["timeline", example, "--kind", "TaskCount", "--store-dir", NSTemporaryDirectory() + "lunette-bench-empty-store"]],
+        strippingDebugInfo: true)
+    let luaCount = try luaPath.map { try WidgetBenchmark.processInstructions(of: $0, runs: [["-v"]], strippingDebugInfo: false) }
+    func millions(_ counts: Result<[Double], WidgetBenchmark.InstructionsUnavailable>, _ run: Int) -> String {
+        switch counts {
+        case .success(let n): return "\(figure(n[run] / 1e6, decimals: 2)) M"
         case .failure(let why): return "not counted (\(why.reason))"
         }
     }
-    print("the same starts in instructions (callgrind, a copy without debug info): lunette --version \(millions(versionCount)),"
-          + " lunette timeline examples/tasks --kind TaskCount \(millions(timelineCount));"
-          + " baseline: \(luaCount.map { "lua5.4 -v \(millions($0))" } ?? "lua5.4: not installed")")
+    print("the same starts in instructions (callgrind, a copy without debug info): lunette --version \(millions(counts, 0)),"
+          + " lunette timeline examples/tasks --kind TaskCount \(millions(counts, 1));"
+          + " baseline: \(luaCount.map { "lua5.4 -v \(millions($0, 0))" } ?? "lua5.4: not installed")")
 }
 
 /// The dev loop's figures (issue 15).

@@ -67,7 +67,6 @@ typedef struct lunette_host {
     size_t pool_live;   ///< of `used`, the bytes of blocks in those chunks
     int closing;        ///< lunette_close has begun (finalizers may run): no fast paths
     int call_base;      ///< the stack's top when lunette_call_reference began
-    int references_reserved; ///< luaL_ref hands out the references lunette_reserve_references put in the registry's array part (Lua 5.4.3 on)
 } lunette_host;
 
 /// Why a call was ended by the host. A kill cannot be caught by the script.

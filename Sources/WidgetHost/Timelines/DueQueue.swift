@@ -24,12 +24,9 @@ struct DueQueue {
         let item = Item(at: at, index: index)
         if position < 0 {
             heap.append(item)
-            positions[index] = heap.count - 1
             siftUp(heap.count - 1)
         } else {
-            let earlier = item.before(heap[position])
-            heap[position] = item
-            if earlier { siftUp(position) } else { siftDown(position) }
+            replace(at: position, with: item)
         }
     }
 
@@ -43,11 +40,15 @@ struct DueQueue {
     private mutating func remove(at position: Int) {
         positions[heap[position].index] = -1
         let last = heap.removeLast()
-        guard position < heap.count else { return }
         // The last entry fills the hole and moves up or down from there.
-        let earlier = last.before(heap[position])
-        heap[position] = last
-        positions[last.index] = position
+        if position < heap.count { replace(at: position, with: last) }
+    }
+
+    /// Puts `item` where the entry at `position` was and moves it up or
+    /// down to its place. (The sifts record every position they write.)
+    private mutating func replace(at position: Int, with item: Item) {
+        let earlier = item.before(heap[position])
+        heap[position] = item
         if earlier { siftUp(position) } else { siftDown(position) }
     }
 
