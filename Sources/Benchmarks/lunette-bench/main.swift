@@ -297,6 +297,15 @@ onlyPart("--only-trivial-calls") {
     print("trivial_call_ns \(figure(ns))")
 }
 
+// --only-bare-provider: just the widget benchmark's bare baseline (its
+// provider in one reused trusted state), 42,000 calls as the 1,000-widget
+// day makes, for profilers: the day's counts (--only-scaling --quick)
+// against this loop's tell where a widget call's work and misses go.
+onlyPart("--only-bare-provider") {
+    let perSecond = try WidgetBenchmark.bareCallsPerSecond(calls: 42_000)
+    print("bare_provider_calls_per_second \(figure(perSecond))")
+}
+
 // --only-calls: just the Lunette call loop, for profilers (valgrind --tool=callgrind).
 onlyPart("--only-calls") {
     let ns = try BoundaryBenchmark.callNanoseconds(batches: 20)
