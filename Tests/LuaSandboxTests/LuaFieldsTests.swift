@@ -34,8 +34,9 @@ struct LuaFieldsTests {
         }
     }
 
-    /// Equal fields are equal and hash alike, whether they share storage or
-    /// were built apart; a different value or key makes them unequal.
+    /// Fields with the same entries are equal and hash alike, whether made
+    /// from a literal or set one by one in another order; a different value
+    /// or key makes them unequal.
     @Test func equalityAndHashFollowTheEntries() {
         let built: LuaFields = ["b": 2, "a": "x", "c": .table(LuaTable(fields: ["d": true]))]
         var oneByOne = LuaFields()

@@ -386,6 +386,22 @@ struct EditorFilesTests {
         #expect(found[5].hint == "no such global in Lunette's sandbox (docs/script-api.md lists them)")
     }
 
+    /// luacheck (and the benchmarks' tools) are found along `$PATH`, in its
+    /// order, skipping folders that lack the program; without `PATH`, in
+    /// /usr/bin then /bin.
+    @Test func programsAreFoundAlongThePathInOrder() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("lunette-path-\(getpid())").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        FileManager.default.createFile(atPath: folder + "/luacheck", contents: Data("#!/bin/sh\n".utf8), attributes: [.posixPermissions: 0o755])
+        FileManager.default.createFile(atPath: folder + "/sh", contents: Data(), attributes: [.posixPermissions: 0o644])   // not executable
+        #expect(LuaLint.installed(environment: ["PATH": "/nonexistent:\(folder):/bin"])?.executable == folder + "/luacheck")
+        #expect(executableOnPath("sh", environment: ["PATH": "\(folder):/bin"]) == "/bin/sh")
+        #expect(executableOnPath("sh", environment: [:]) == "/usr/bin/sh" || executableOnPath("sh", environment: [:]) == "/bin/sh")
+        #expect(executableOnPath("no-such-program-\(getpid())", environment: ["PATH": folder]) == nil)
+        #expect(LuaLint.installed(environment: ["PATH": "/nonexistent"]) == nil)
+    }
+
     @Test(.enabled(if: LuaLint.installed() != nil, "luacheck is not installed (scripts/bootstrap lint installs Debian's lua-check)"))
     func theLintFindsAccidentalGlobalsAndTheExamplesAreClean() throws {
         let lint = try #require(LuaLint.installed())

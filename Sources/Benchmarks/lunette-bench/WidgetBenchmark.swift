@@ -110,13 +110,6 @@ enum WidgetBenchmark {
         return Double(calls) / (ns / 1e9)
     }
 
-    /// Median wall milliseconds of running `arguments` with the lunette
-    /// executable next to this one, `runs` times (`processMilliseconds(of:)`).
-    static func processMilliseconds(_ arguments: [String], runs: Int) throws -> Double {
-        let lunette = thisExecutable.deletingLastPathComponent().appendingPathComponent("lunette").path
-        return try processMilliseconds(of: lunette, arguments, runs: runs)
-    }
-
     /// Instructions each run of `executable` with one of `runs` (its
     /// arguments) executes, as callgrind counts them (`valgrind
     /// --tool=callgrind`: the same count for the same binary and inputs,
@@ -125,12 +118,12 @@ enum WidgetBenchmark {
     /// release builds: with `strippingDebugInfo`, one copy without it
     /// (`strip -g`, as `scripts/install` installs it) is made and run.
     static func processInstructions(of executable: String, runs: [[String]], strippingDebugInfo: Bool) throws -> Result<[Double], InstructionsUnavailable> {
-        guard let valgrind = installedTool("valgrind") else { return .failure(InstructionsUnavailable(reason: "valgrind not installed")) }
+        guard let valgrind = executableOnPath("valgrind") else { return .failure(InstructionsUnavailable(reason: "valgrind not installed")) }
         var program = executable
         var folder: URL?
         defer { if let folder { try? FileManager.default.removeItem(at: folder) } }
         if strippingDebugInfo {
-            guard let strip = installedTool("strip") else { return .failure(InstructionsUnavailable(reason: "strip not installed")) }
+            guard let strip = executableOnPath("strip") else { return .failure(InstructionsUnavailable(reason: "strip not installed")) }
             let made = FileManager.default.temporaryDirectory.appendingPathComponent("lunette-bench-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
             try FileManager.default.createDirectory(at: made, withIntermediateDirectories: false)
             folder = made

@@ -1,5 +1,6 @@
 import Foundation
 import LuaSandbox
+import WidgetHost
 
 // lunette-bench: Lunette's figures beside a bare C baseline measured in the
 // same run (lua-baseline-bench, built next to this executable). Run it
@@ -31,12 +32,6 @@ func output(of executable: URL, _ arguments: [String], standardError: Bool = fal
         throw BenchError("\(executable.lastPathComponent) \(arguments.joined(separator: " ")) failed with status \(process.terminationStatus)")
     }
     return String(decoding: data, as: UTF8.self)
-}
-
-/// The path of the installed program `name` (/usr/bin, then
-/// /usr/local/bin), or nil.
-func installedTool(_ name: String) -> String? {
-    ["/usr/bin/", "/usr/local/bin/"].map { $0 + name }.first { FileManager.default.isExecutableFile(atPath: $0) }
 }
 
 /// Runs the C baseline and returns its "name value" lines.
@@ -162,13 +157,16 @@ func scalingFigures() throws {
 
 /// The command line's start, as whole processes timed from outside (issue 18, point 4).
 func cliFigures() throws {
-    let example = FileManager.default.currentDirectoryPath + "/examples/tasks"
-    let version = try WidgetBenchmark.processMilliseconds(["--version"], runs: quick ? 5 : 21)
-    let timeline = try WidgetBenchmark.processMilliseconds(["timeline", example, "--kind", "TaskCount", "--store-dir", NSTemporaryDirectory() + "lunette-bench-empty-store"], runs: quick ? 5 : 21)
     let runs = quick ? 5 : 21
+    let lunette = thisExecutable.deletingLastPathComponent().appendingPathComponent("lunette").path
+    let example = FileManager.default.currentDirectoryPath + "/examples/tasks"
+    let versionArguments = ["--version"]
+    let timelineArguments = ["timeline", example, "--kind", "TaskCount", "--store-dir", NSTemporaryDirectory() + "lunette-bench-empty-store"]
+    let version = try WidgetBenchmark.processMilliseconds(of: lunette, versionArguments, runs: runs)
+    let timeline = try WidgetBenchmark.processMilliseconds(of: lunette, timelineArguments, runs: runs)
     // Baselines in the same run: the shortest process there is, and the Lua interpreter's start.
     let trueMs = try WidgetBenchmark.processMilliseconds(of: "/bin/true", [], runs: runs)
-    let luaPath = installedTool("lua5.4")
+    let luaPath = executableOnPath("lua5.4")
     let luaMs = try luaPath.map { try WidgetBenchmark.processMilliseconds(of: $0, ["-v"], runs: runs) }
     print("whole processes, median of \(runs) (posix_spawn, waitpid): lunette --version \(figure(version, decimals: 2)) ms (issue 18 goal ≤ 5 ms: \(version <= 5 ? "met" : "MISSED")),"
           + " lunette timeline examples/tasks --kind TaskCount \(figure(timeline, decimals: 2)) ms (goal ≤ 8 ms: \(timeline <= 8 ? "met" : "MISSED"));"
@@ -176,10 +174,7 @@ func cliFigures() throws {
     // The same starts counted in instructions, which the machine's load
     // does not move (the goals are in milliseconds; this shows a change in
     // the work done where the wall time hides it in noise).
-    let lunette = thisExecutable.deletingLastPathComponent().appendingPathComponent("lunette").path
-    let counts = try WidgetBenchmark.processInstructions(
-        of: lunette, runs: [["--version"], ["timeline", example, "--kind", "TaskCount", "--store-dir", NSTemporaryDirectory() + "lunette-bench-empty-store"]],
-        strippingDebugInfo: true)
+    let counts = try WidgetBenchmark.processInstructions(of: lunette, runs: [versionArguments, timelineArguments], strippingDebugInfo: true)
     let luaCount = try luaPath.map { try WidgetBenchmark.processInstructions(of: $0, runs: [["-v"]], strippingDebugInfo: false) }
     func millions(_ counts: Result<[Double], WidgetBenchmark.InstructionsUnavailable>, _ run: Int) -> String {
         switch counts {

@@ -22,11 +22,7 @@ public struct LuaLint: Sendable {
 
     /// `luacheck` on `$PATH`, or nil when it is not installed.
     public static func installed(environment: [String: String] = ProcessInfo.processInfo.environment) -> LuaLint? {
-        for folder in (environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
-            let candidate = "\(folder)/luacheck"
-            if FileManager.default.isExecutableFile(atPath: candidate) { return LuaLint(executable: candidate) }
-        }
-        return nil
+        executableOnPath("luacheck", environment: environment).map(LuaLint.init(executable:))
     }
 
     /// Lints every Lua file of `bundle` (but `.lunette/`), in file and line order.
@@ -179,4 +175,15 @@ extension LuaLint {
             return f
         }
     }
+}
+
+/// The program `name` in the first folder of `$PATH` that has it (without
+/// `PATH`, /usr/bin then /bin), or nil: how the host finds luacheck, and
+/// the benchmarks their tools.
+package func executableOnPath(_ name: String, environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+    for folder in (environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
+        let candidate = "\(folder)/\(name)"
+        if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+    }
+    return nil
 }
