@@ -62,6 +62,35 @@ struct ActivityBindingTests {
         #expect(try manager.list().isEmpty)
     }
 
+    /// The glue's methods live as long as the state: were they reachable
+    /// (they were, through `getmetatable(a).__index`, until 2026-11-26), a
+    /// call could leave a value in them for the next call to find.
+    @Test func anActivitysMethodsCarryNothingFromOneCallToTheNext() throws {
+        let fixture = try BundleFixture(main: Self.bundle + """
+
+            intent { id = "Leave", parameters = {},
+              perform = function()
+                local a = activities.list("Delivery")[1]
+                local meta = getmetatable(a)
+                local index = type(meta) == "table" and meta.__index or nil
+                local found = index and index.left
+                if index then index.left = (found or 0) + 1 end
+                return { found = found, meta = type(meta) }
+              end }
+            """)
+        let bundle = try fixture.load()
+        let clock = VirtualClock(t0)
+        let manager = try ActivityManager(bundle: bundle, store: fixture.store, policy: .standard, clock: clock)
+        let runtime = WidgetRuntime(bundle: bundle, services: HostServices(store: fixture.store, clock: clock, calendar: .utc, activities: manager))
+        let engine = TimelineEngine(runtime: runtime)
+        #expect(try engine.perform("Start").succeeded)
+        for call in 1...3 {
+            let left = try engine.perform("Leave")
+            #expect(left.succeeded, "\(left.outcome.diagnostic?.text ?? "")")
+            #expect(left.result == ["meta": "boolean"], "call \(call): \(String(describing: left.result))")
+        }
+    }
+
     @Test func aFailedCallChangesNoActivity() throws {
         let (engine, manager) = try engine()
         let failed = try engine.perform("Start", parameters: ["fail": true])

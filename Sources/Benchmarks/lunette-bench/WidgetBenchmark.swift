@@ -48,6 +48,12 @@ enum WidgetBenchmark {
 
     /// `instances` widgets over 24 h, on a fresh store holding "count".
     static func simulateDay(bundlePath: String, instances: Int) throws -> DayFigures {
+        try simulateDayKeepingReport(bundlePath: bundlePath, instances: instances).figures
+    }
+
+    /// The same, with the day's report (which holds every instance's
+    /// history: freeing it is work the day's wall time does not count).
+    static func simulateDayKeepingReport(bundlePath: String, instances: Int) throws -> (figures: DayFigures, report: SimulationReport) {
         let storeRoot = FileManager.default.temporaryDirectory.appendingPathComponent("lunette-bench-store-\(getpid())-\(UInt32.random(in: 0 ... .max))").path
         defer { try? FileManager.default.removeItem(atPath: storeRoot) }
         let store = SharedStore(root: storeRoot)
@@ -62,7 +68,39 @@ enum WidgetBenchmark {
         if failures > 0 {
             throw NSError(domain: "lunette-bench", code: 1, userInfo: [NSLocalizedDescriptionKey: "\(failures) provider calls failed: \(report.instances[0].failures.first!.message)"])
         }
-        return DayFigures(wallSeconds: report.wallSeconds, providerCalls: report.providerCalls)
+        return (DayFigures(wallSeconds: report.wallSeconds, providerCalls: report.providerCalls), report)
+    }
+
+    /// Instructions a provider call costs, a widget call's against the bare
+    /// provider's, as callgrind counts them: the machine's load moves wall
+    /// times by more than the gap being measured, and never moves these.
+    /// Each side runs at two sizes (`--only-day N`, `--only-bare-provider
+    /// N`), and the difference of the two counts over the difference of the
+    /// two call counts is what one more call costs: the process's start,
+    /// the bundle's load and the store's making cancel out. The day keeps
+    /// its report to the end (`--only-day`), so freeing the history is not
+    /// counted either, as the wall time does not count it. Lua seeds its
+    /// string hashes from the time and addresses, so tables lay out
+    /// differently from run to run and a count moves by up to ≈ 2%: each
+    /// side's figure is the median of `repeats` such differences.
+    static func callInstructions(of bench: String, repeats: Int = 3) throws -> Result<(widget: Double, bare: Double), InstructionsUnavailable> {
+        let sizes = [50, 150]
+        // The day's provider calls at each size (the same every run); the
+        // bare loop makes as many.
+        let bundle = try makeBundle()
+        defer { try? FileManager.default.removeItem(atPath: bundle) }
+        let calls = try sizes.map { try simulateDay(bundlePath: bundle, instances: $0).providerCalls }
+        let runs = [["--only-day", "\(sizes[0])"], ["--only-day", "\(sizes[1])"],
+                    ["--only-bare-provider", "\(calls[0])"], ["--only-bare-provider", "\(calls[1])"]]
+        return try processInstructions(of: bench, runs: Array(repeatElement(runs, count: repeats).joined()), strippingDebugInfo: true).map { counts in
+            var widget: [Double] = [], bare: [Double] = []
+            for r in 0..<repeats {
+                let c = counts[(r * 4)..<(r * 4 + 4)].map { $0 }
+                widget.append((c[1] - c[0]) / Double(calls[1] - calls[0]))
+                bare.append((c[3] - c[2]) / Double(calls[1] - calls[0]))
+            }
+            return (median(widget), median(bare))
+        }
     }
 
     /// Baseline: the same provider, called `calls` times in one reused

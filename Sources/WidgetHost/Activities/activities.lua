@@ -5,18 +5,22 @@
 local raw = ...
 local error, type, setmetatable = error, type, setmetatable
 local methods = {}
+-- One metatable for every activity object, out of scripts' reach
+-- (`__metatable`): `methods` lives as long as the state, so a script that
+-- could reach it could leave something in it for the next call to find.
+local meta = { __index = methods, __metatable = false }
 for _, name in ipairs({ "update", "finish" }) do
   local f = raw[name]
   methods[name] = function(self, ...)
     if type(self) ~= "table" or type(self.id) ~= "string" then
       error("bad argument #1 to '" .. name .. "' (activity expected, got " .. type(self) .. "; call it as a:" .. name .. "(...))", 2)
     end
-    return setmetatable(f(self.id, ...), { __index = methods })
+    return setmetatable(f(self.id, ...), meta)
   end
 end
 local function object(t)
   if t == nil then return nil end
-  return setmetatable(t, { __index = methods })
+  return setmetatable(t, meta)
 end
 return {
   request = function(...)
