@@ -684,6 +684,17 @@ int lunette_protect_global(lua_State *L, const char *name) {
     return lunette_host_pcall(L, 1, 0);
 }
 
+void lunette_seal_table(lua_State *L, int idx, const char *name) {
+    if (lua_type(L, idx) != LUA_TTABLE) return;
+    idx = lua_absindex(L, idx);
+    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &lunette_readonly_key) == LUA_TTABLE) {
+        lua_pushvalue(L, idx);
+        lua_pushstring(L, name);
+        lua_rawset(L, -3);
+    }
+    lua_pop(L, 1);
+}
+
 // MARK: - Output
 
 // print / log.*: tostring of each argument, tab-separated; counted against

@@ -201,6 +201,17 @@ public struct LuaArguments {
         stack.setUpvalue(of: Int32(n), 1)
     }
 
+    /// Makes table argument `n` refuse `rawset` in a sandboxed state, as
+    /// the library views do (`name` stands for it); its metatable must
+    /// refuse every other write and be out of reach (`__metatable`). For
+    /// host glue whose objects outlive a call: sealed, they can carry
+    /// nothing from one call to the next. Never give it to scripts.
+    public func seal(table n: Int, name: String) throws(LuaFunctionError) {
+        guard n <= count, stack.type(at: Int32(n)) == .table else { throw expected("table", n) }
+        guard stack.reserve(3) else { throw LuaFunctionError("stack overflow") }
+        stack.seal(tableAt: Int32(n), name: name)
+    }
+
     /// Calls argument `n`, which must be a function, in protected mode.
     /// Errors come back as `LuaError`; rethrow them to pass them on.
     public func call(_ n: Int, _ arguments: [LuaValue] = []) throws -> [LuaValue] {

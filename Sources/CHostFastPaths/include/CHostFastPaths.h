@@ -20,7 +20,7 @@ int lunette_clock_add(lua_State *L);
 int lunette_clock_now(lua_State *L);
 
 /// The store glue's epoch(): the integer its `LuaFastPath` data points to
-/// (`StoreBinding`'s object epoch, bumped by `resetObjects()`).
+/// (`StoreBinding`'s: 1 while a call runs, else 0).
 int lunette_store_epoch(lua_State *L);
 
 /// A double read and written by several threads without a lock (a virtual

@@ -143,6 +143,11 @@ int lunette_open_sandbox(lua_State *L);
 /// rawset fail; reads and pairs see the real table); require(name) then
 /// returns the view. Runs in a protected call; returns its status.
 int lunette_protect_global(lua_State *L, const char *name);
+/// Makes `rawset` refuse the table at `idx` in a sandboxed state, as it
+/// refuses the library views (`name` stands for it in the set of them);
+/// the table's own metatable must refuse every other write. No effect in
+/// a state without the sandbox. Raw access; allocates, in host mode only.
+void lunette_seal_table(lua_State *L, int idx, const char *name);
 
 /// Installs print, warn and the `log` table (debug, info, warn, error).
 /// Every line is counted against the call's output cap and passed to the

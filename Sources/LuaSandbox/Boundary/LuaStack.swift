@@ -227,6 +227,14 @@ struct LuaStack {
     /// Releases a registry reference (`luaL_unref`: raw access; never raises).
     func release(_ reference: Int32) { luaL_unref(L, lunette_registry_index(), reference) }
 
+    /// Makes `rawset` refuse the table at `index` in a sandboxed state, as
+    /// it refuses the library views (`lunette_seal_table`: raw access;
+    /// allocates, in host mode only).
+    func seal(tableAt index: Int32, name: String) {
+        assertHostMode()
+        lunette_seal_table(L, index, name)
+    }
+
     // MARK: Table templates (ArgumentTemplates)
 
     /// Keeps a template of the table at `index` (`levels` of tables at most)

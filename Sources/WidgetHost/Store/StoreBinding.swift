@@ -49,19 +49,12 @@ public final class StoreBinding {
     /// on the state's one thread, and never held across a call: no
     /// run-time exclusivity checks either.)
     @exclusivity(unchecked) private var active = false {
-        didSet { publishEpoch() }
+        didSet { objectEpoch.value.pointee = active ? 1 : 0 }
     }
-    /// Bumped by `resetObjects()`: group objects are made again after it.
-    @exclusivity(unchecked) private var epochCount: Int64 = 0
     /// What the glue's `epoch()` returns, read in C (`lunette_store_epoch`):
-    /// `epochCount` × 2, plus 1 while a call runs (`active`). The glue makes
-    /// new group objects whenever it changes, and finds a granted group's
-    /// handle without asking Swift only while it is odd.
+    /// 1 while a call runs (`active`), else 0. The glue finds a granted
+    /// group's handle without asking Swift only while it is odd.
     private let objectEpoch = Epoch()
-
-    private func publishEpoch() {
-        objectEpoch.value.pointee = epochCount &* 2 + (active ? 1 : 0)
-    }
 
     /// The epoch's storage, owned by the binding and by the state's `epoch`
     /// function (its body keeps this alive): the C fast path can read it for
@@ -150,6 +143,10 @@ public final class StoreBinding {
             let names = try self.mapped(args) { () throws(StoreError) in try stage.files() }
             return [.table(LuaTable(array: names.map { .string(LuaString($0)) }))]
         }
+        module.add("seal") { args in
+            try args.seal(table: 1, name: "store group")
+            return []
+        }
         let epoch = objectEpoch
         module.addReturningOne("epoch", replayable: false, fastPath: LuaFastPath(lunette_store_epoch, data: UnsafeMutableRawPointer(epoch.value))) { _ in
             .integer(epoch.value.pointee)
@@ -157,13 +154,11 @@ public final class StoreBinding {
         try state.register(module, glue: Self.glue)
     }
 
-    /// Makes `store.group(id)` return new group objects from now on (the
-    /// old ones stop working), so that a state reused for another call
-    /// shares no objects with the call before; forgets `deniedGroups`.
-    /// Call it at the start of each call.
+    /// Starts a call's record: forgets `deniedGroups` and
+    /// `lastCommitFailure`. Call it at the start of each call. (Group
+    /// objects are made once per state: they hold nothing, so a later call
+    /// gets the same ones; see Store/store.lua.)
     public func resetObjects() {
-        epochCount += 1
-        publishEpoch()
         deniedGroups = []
         lastCommitFailure = nil
     }
