@@ -1,84 +1,160 @@
 // Table templates (see CLuaShims.h): a table the host pushes as an argument
 // again and again (a widget's ctx) is kept as a template, and each call gets
-// a copy made from it in C, with no string to hash and intern and no Swift
-// value to walk. Raw access only; like the host's other pushes, these run
-// outside a protected call, in host mode (no memory cap).
+// a copy made from it, with no string to hash and intern and no Swift value
+// to walk. Raw access only; like the host's other pushes, these run outside
+// a protected call, in host mode (no memory cap).
+//
+// A template is a Lua function compiled from a table constructor that
+// spells the table's entries as constants ({ ["kind"] = "Tasks", ... }):
+// a copy is one call of it, which Lua's own NEWTABLE and SETFIELD build,
+// about a fifth cheaper than the same entries set one by one through the
+// C API (each lua_rawset and lua_rawgeti finds its operands by stack index).
 #include "CLuaShims.h"
 
-// A template is a Lua array: [1] and [2] the new table's sizes (array items,
-// other entries: hints only, since an array with holes has fewer items than
-// its border), [3] the count of entries, then key, value, key, value... for
-// every entry; a value that is a table is that table's own template.
-#define TEMPLATE_HEADER 3
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
-// Pushes a template of the table at absolute index `t`, `depth` levels deep
-// at most; 0 (nothing pushed) when the table is deeper, has a metatable, or
-// the stack cannot grow.
-static int lunette_template_of(lua_State *L, int t, int depth) {
-    if (depth <= 0 || !lua_checkstack(L, 6)) return 0;
+// The constructor's text, grown with realloc (not a luaL_Buffer: that may
+// push onto the stack while the walk below holds indices into it).
+typedef struct {
+    char *text;
+    size_t length, capacity;
+    int failed;
+} lunette_source;
+
+static void lunette_source_add(lunette_source *s, const char *bytes, size_t length) {
+    if (s->failed) return;
+    if (s->length + length > s->capacity) {
+        size_t capacity = s->capacity ? s->capacity * 2 : 256;
+        while (capacity < s->length + length) capacity *= 2;
+        char *grown = realloc(s->text, capacity);
+        if (grown == NULL) {
+            s->failed = 1;
+            return;
+        }
+        s->text = grown;
+        s->capacity = capacity;
+    }
+    memcpy(s->text + s->length, bytes, length);
+    s->length += length;
+}
+
+static void lunette_source_text(lunette_source *s, const char *text) { lunette_source_add(s, text, strlen(text)); }
+
+// A string literal for any bytes: printable ASCII as it is, every other
+// byte (quotes, backslashes, controls, UTF-8's) as a decimal escape.
+static void lunette_source_string(lunette_source *s, const char *bytes, size_t length) {
+    lunette_source_add(s, "\"", 1);
+    for (size_t i = 0; i < length; i++) {
+        unsigned char c = (unsigned char)bytes[i];
+        if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
+            lunette_source_add(s, (const char *)&c, 1);
+        } else {
+            char escape[5];
+            snprintf(escape, sizeof escape, "\\%03u", (unsigned)c);
+            lunette_source_add(s, escape, 4);
+        }
+    }
+    lunette_source_add(s, "\"", 1);
+}
+
+// The number at `idx` as a literal of the same subtype and value: integers
+// in decimal (the smallest one as an expression: its digits alone would
+// overflow to a float), floats in hexadecimal (exact), infinities and NaN
+// as divisions.
+static void lunette_source_number(lunette_source *s, lua_State *L, int idx) {
+    char literal[64];
+    if (lua_isinteger(L, idx)) {
+        lua_Integer n = lua_tointeger(L, idx);
+        if (n == LUA_MININTEGER) snprintf(literal, sizeof literal, "(%" PRId64 "-1)", (int64_t)(n + 1));
+        else snprintf(literal, sizeof literal, "%" PRId64, (int64_t)n);
+    } else {
+        double x = (double)lua_tonumber(L, idx);
+        if (isnan(x)) snprintf(literal, sizeof literal, "(0/0)");
+        else if (isinf(x)) snprintf(literal, sizeof literal, x > 0 ? "(1/0)" : "(-1/0)");
+        else snprintf(literal, sizeof literal, "%a", x);
+    }
+    lunette_source_text(s, literal);
+}
+
+// Writes a constructor for the table at absolute index `t`, `depth` levels
+// deep at most; 0 when the table is deeper, has a metatable, has a key
+// other than a string or an integer, a value other than nil, a boolean, a
+// number, a string or such a table, or the stack cannot grow.
+static int lunette_template_source(lua_State *L, int t, int depth, lunette_source *s) {
+    if (depth <= 0 || !lua_checkstack(L, 4)) return 0;
     if (lua_getmetatable(L, t)) {
         lua_pop(L, 1);
         return 0;
     }
-    lua_Integer narr = (lua_Integer)lua_rawlen(L, t), nrec = 0, n = TEMPLATE_HEADER;
-    lua_newtable(L);
-    int out = lua_gettop(L);
+    lunette_source_add(s, "{", 1);
     lua_pushnil(L);
     while (lua_next(L, t) != 0) {
-        if (!(lua_isinteger(L, -2) && lua_tointeger(L, -2) >= 1 && lua_tointeger(L, -2) <= narr)) nrec++;
-        lua_pushvalue(L, -2);
-        lua_rawseti(L, out, ++n);
-        if (lua_type(L, -1) == LUA_TTABLE) {
-            if (!lunette_template_of(L, lua_gettop(L), depth - 1)) {
-                lua_settop(L, out - 1);
+        lunette_source_add(s, "[", 1);
+        if (lua_type(L, -2) == LUA_TSTRING) {
+            size_t length;
+            const char *key = lua_tolstring(L, -2, &length);
+            lunette_source_string(s, key, length);
+        } else if (lua_isinteger(L, -2)) {
+            lunette_source_number(s, L, -2);
+        } else {
+            lua_pop(L, 2);
+            return 0;
+        }
+        lunette_source_add(s, "]=", 2);
+        switch (lua_type(L, -1)) {
+        case LUA_TBOOLEAN:
+            lunette_source_text(s, lua_toboolean(L, -1) ? "true" : "false");
+            break;
+        case LUA_TNUMBER:
+            lunette_source_number(s, L, -1);
+            break;
+        case LUA_TSTRING: {
+            size_t length;
+            const char *value = lua_tolstring(L, -1, &length);
+            lunette_source_string(s, value, length);
+            break;
+        }
+        case LUA_TTABLE:
+            if (!lunette_template_source(L, lua_gettop(L), depth - 1, s)) {
+                lua_pop(L, 2);
                 return 0;
             }
-            lua_remove(L, -2);
+            break;
+        default:
+            lua_pop(L, 2);
+            return 0;
         }
-        lua_rawseti(L, out, ++n);
+        lunette_source_add(s, ",", 1);
+        lua_pop(L, 1);
     }
-    lua_pushinteger(L, narr);
-    lua_rawseti(L, out, 1);
-    lua_pushinteger(L, nrec);
-    lua_rawseti(L, out, 2);
-    lua_pushinteger(L, (n - TEMPLATE_HEADER) / 2);
-    lua_rawseti(L, out, 3);
+    lunette_source_add(s, "}", 1);
     return 1;
 }
 
 int lunette_template_make(lua_State *L, int idx, int max_depth) {
     idx = lua_absindex(L, idx);
-    if (lua_type(L, idx) != LUA_TTABLE || !lunette_template_of(L, idx, max_depth)) return LUA_NOREF;
+    if (lua_type(L, idx) != LUA_TTABLE) return LUA_NOREF;
+    int top = lua_gettop(L);
+    lunette_source s = { NULL, 0, 0, 0 };
+    lunette_source_text(&s, "return ");
+    int made = lunette_template_source(L, idx, max_depth, &s) && !s.failed
+        && luaL_loadbufferx(L, s.text, s.length, "=(argument template)", "t") == LUA_OK;
+    free(s.text);
+    if (!made) {
+        lua_settop(L, top);   // a failed load leaves its message
+        return LUA_NOREF;
+    }
     return luaL_ref(L, LUA_REGISTRYINDEX);
 }
 
-// Pushes a copy of the table the template at absolute index `tpl` stands for.
-static void lunette_template_copy(lua_State *L, int tpl) {
-    lua_rawgeti(L, tpl, 1);
-    lua_rawgeti(L, tpl, 2);
-    lua_rawgeti(L, tpl, 3);
-    int narr = (int)lua_tointeger(L, -3), nrec = (int)lua_tointeger(L, -2);
-    lua_Integer entries = lua_tointeger(L, -1);
-    lua_pop(L, 3);
-    lua_createtable(L, narr, nrec);
-    int out = lua_gettop(L);
-    lua_Integer end = TEMPLATE_HEADER + 2 * entries;
-    for (lua_Integer i = TEMPLATE_HEADER + 1; i < end; i += 2) {
-        lua_rawgeti(L, tpl, i);
-        if (lua_rawgeti(L, tpl, i + 1) == LUA_TTABLE) {
-            lunette_template_copy(L, out + 2);
-            lua_remove(L, out + 2);
-        }
-        lua_rawset(L, out);
-    }
-}
-
 int lunette_template_push(lua_State *L, int ref, int depth) {
-    // Each level holds its template, its copy, a key and a value.
-    if (!lua_checkstack(L, 4 * depth + 4)) return 0;
+    (void)depth;   // the constructor's registers are its own frame's
+    if (!lua_checkstack(L, 2)) return 0;
     lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
-    int tpl = lua_gettop(L);
-    lunette_template_copy(L, tpl);
-    lua_remove(L, tpl);
+    lua_call(L, 0, 1);
     return 1;
 }

@@ -115,6 +115,54 @@ struct ArgumentTemplateTests {
         #expect(state.argumentTemplateCopies == 2)
     }
 
+    /// A template is a constructor compiled from the table's entries
+    /// spelled as constants: every value must come back as it was pushed,
+    /// of the same subtype — the extremes of integers, floats that are
+    /// whole, negative zero, infinities, NaN, and strings of any bytes.
+    @Test func everyKindOfValueComesBackExactlyFromTheTemplate() throws {
+        let state = try LuaState(profile: .sandbox)
+        try state.run("""
+            describe = function(t)
+              local function one(v)
+                if type(v) == "number" then
+                  if v ~= v then return "nan" end
+                  return math.type(v) .. ":" .. string.format(math.type(v) == "integer" and "%d" or "%a", v)
+                elseif type(v) == "string" then return "s:" .. string.format("%q", v)
+                elseif type(v) == "table" then
+                  local keys = {}
+                  for k in pairs(v) do keys[#keys + 1] = k end
+                  table.sort(keys, function(a, b) return tostring(a) < tostring(b) end)
+                  local parts = {}
+                  for _, k in ipairs(keys) do parts[#parts + 1] = one(k) .. "=" .. one(v[k]) end
+                  return "{" .. table.concat(parts, ",") .. "}"
+                end
+                return tostring(v)
+              end
+              return one(t)
+            end
+            """, name: "describe")
+        let f = try #require(try state.globalFunction("describe"))
+        let bytes = LuaString(bytes: [0, 1, 9, 10, 13, 34, 39, 92, 127, 128, 200, 255] + Array("é\u{1F600}]]=".utf8))
+        let value = LuaValue.table(LuaTable(array: [.integer(.min), .integer(.max), .nil, 0], fields: [
+            "whole": .number(170), "negativeZero": .number(-0.0), "tiny": .number(.leastNonzeroMagnitude),
+            "big": .number(.greatestFiniteMagnitude), "up": .number(.infinity), "down": .number(-.infinity),
+            "nan": .number(.nan), "third": .number(1.0 / 3), "yes": true, "no": false,
+            "bytes": .string(bytes), "empty": "", "key \"with\" \\ quotes\n": 1,
+            "nested": .table(LuaTable(array: ["a"], fields: ["deeper": .table(LuaTable(fields: ["n": -1]))])),
+        ]))
+        let first = try state.call(f, [value])
+        for call in 2...4 {
+            #expect(try state.call(f, [value]) == first, "call \(call)")
+        }
+        #expect(state.argumentTemplateCopies == 2, "the third and fourth calls were given copies of the template")
+        guard case .string(let described)? = first.first else { Issue.record("not a string: \(first)"); return }
+        let text = String(decoding: described.bytes, as: UTF8.self)   // the string's bytes, some not UTF-8
+        for part in ["integer:-9223372036854775808", "integer:9223372036854775807", "s:\"negativeZero\"=float:-0x0p+0",
+                     "s:\"whole\"=float:0x1.54p+7", "s:\"up\"=float:inf", "s:\"down\"=float:-inf", "s:\"nan\"=nan"] {
+            #expect(text.contains(part), "\(part) in \(text)")
+        }
+    }
+
     @Test func aFailedCallLeavesTheNextOneItsTable() throws {
         let state = try LuaState()
         try state.run("""

@@ -102,7 +102,8 @@ public final class WidgetRuntime {
         guard outcome.succeeded, let decoded else { return ProviderResult(outcome: consume outcome, value: nil) }
         switch decoded {
         case .success(let decoded):
-            outcome.warnings += decoded.warnings
+            // Most results draw none: no append (≈ 140 instructions) then.
+            if !decoded.warnings.isEmpty { outcome.warnings += decoded.warnings }
             return ProviderResult(outcome: consume outcome, value: decoded.value)
         case .failure(let error):
             outcome.refuse(error.message)
