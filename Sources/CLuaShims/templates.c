@@ -91,20 +91,28 @@ static int lunette_template_source(lua_State *L, int t, int depth, lunette_sourc
         return 0;
     }
     lunette_source_add(s, "{", 1);
+    // Items 1, 2, 3... as the walk meets them are written without their
+    // keys, so that the constructor puts them in the new table's array
+    // part (a bracketed integer key goes to its hash part).
+    lua_Integer next_item = 1;
     lua_pushnil(L);
     while (lua_next(L, t) != 0) {
-        lunette_source_add(s, "[", 1);
-        if (lua_type(L, -2) == LUA_TSTRING) {
-            size_t length;
-            const char *key = lua_tolstring(L, -2, &length);
-            lunette_source_string(s, key, length);
-        } else if (lua_isinteger(L, -2)) {
-            lunette_source_number(s, L, -2);
+        if (lua_isinteger(L, -2) && lua_tointeger(L, -2) == next_item) {
+            next_item++;
         } else {
-            lua_pop(L, 2);
-            return 0;
+            lunette_source_add(s, "[", 1);
+            if (lua_type(L, -2) == LUA_TSTRING) {
+                size_t length;
+                const char *key = lua_tolstring(L, -2, &length);
+                lunette_source_string(s, key, length);
+            } else if (lua_isinteger(L, -2)) {
+                lunette_source_number(s, L, -2);
+            } else {
+                lua_pop(L, 2);
+                return 0;
+            }
+            lunette_source_add(s, "]=", 2);
         }
-        lunette_source_add(s, "]=", 2);
         switch (lua_type(L, -1)) {
         case LUA_TBOOLEAN:
             lunette_source_text(s, lua_toboolean(L, -1) ? "true" : "false");

@@ -2,10 +2,12 @@ import CLua
 
 /// Tables a state is given as call arguments again and again — a widget's
 /// `ctx`, the same `LuaValue` on every reload — pushed as copies of a
-/// template kept in the registry (`lunette_template_*`). A copy made in C
-/// costs a fraction of converting the Swift value again: no string to hash
-/// and intern, no Swift tree to walk. The script gets a new table either
-/// way, with the same entries.
+/// template kept in the registry (`lunette_template_*`): a Lua function
+/// compiled from a constructor that spells the table's entries as
+/// constants, so a copy is one call of it. It costs a fraction of
+/// converting the Swift value again: no string to hash and intern, no
+/// Swift tree to walk. The script gets a new table either way, with the
+/// same entries.
 ///
 /// A table is known by its storage. The cache keeps a copy of each
 /// `LuaTable` it knows, so the storage is shared: any change to the
