@@ -12,6 +12,7 @@
 #include "CLuaShims.h"
 
 #include <inttypes.h>
+#include <locale.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,9 +64,12 @@ static void lunette_source_string(lunette_source *s, const char *bytes, size_t l
 
 // The number at `idx` as a literal of the same subtype and value: integers
 // in decimal (the smallest one as an expression: its digits alone would
-// overflow to a float), floats in hexadecimal (exact), infinities and NaN
-// as divisions.
-static void lunette_source_number(lunette_source *s, lua_State *L, int idx) {
+// overflow to a float), floats in hexadecimal (exact; the locale's decimal
+// point, which printf uses, put back to the '.' Lua reads), infinities as
+// divisions. 0 for NaN: a division would make the machine's NaN, whose
+// sign need not be the value's (`tostring` shows it), so a table holding
+// one has no template.
+static int lunette_source_number(lunette_source *s, lua_State *L, int idx) {
     char literal[64];
     if (lua_isinteger(L, idx)) {
         lua_Integer n = lua_tointeger(L, idx);
@@ -73,17 +77,57 @@ static void lunette_source_number(lunette_source *s, lua_State *L, int idx) {
         else snprintf(literal, sizeof literal, "%" PRId64, (int64_t)n);
     } else {
         double x = (double)lua_tonumber(L, idx);
-        if (isnan(x)) snprintf(literal, sizeof literal, "(0/0)");
-        else if (isinf(x)) snprintf(literal, sizeof literal, x > 0 ? "(1/0)" : "(-1/0)");
-        else snprintf(literal, sizeof literal, "%a", x);
+        if (isnan(x)) return 0;
+        if (isinf(x)) {
+            snprintf(literal, sizeof literal, x > 0 ? "(1/0)" : "(-1/0)");
+        } else {
+            snprintf(literal, sizeof literal, "%a", x);
+            const char *point = localeconv()->decimal_point;
+            size_t width = point != NULL ? strlen(point) : 0;
+            char *found = width > 0 && strcmp(point, ".") != 0 ? strstr(literal, point) : NULL;
+            if (found != NULL) {
+                *found = '.';
+                memmove(found + 1, found + width, strlen(found + width) + 1);
+            }
+        }
     }
     lunette_source_text(s, literal);
+    return 1;
+}
+
+// The value on top as a literal: 0 when it has none (see below).
+static int lunette_template_source(lua_State *L, int t, int depth, lunette_source *s);
+static int lunette_source_value(lunette_source *s, lua_State *L, int depth) {
+    switch (lua_type(L, -1)) {
+    case LUA_TNIL:
+        lunette_source_text(s, "nil");
+        return 1;
+    case LUA_TBOOLEAN:
+        lunette_source_text(s, lua_toboolean(L, -1) ? "true" : "false");
+        return 1;
+    case LUA_TNUMBER:
+        return lunette_source_number(s, L, -1);
+    case LUA_TSTRING: {
+        size_t length;
+        const char *value = lua_tolstring(L, -1, &length);
+        lunette_source_string(s, value, length);
+        return 1;
+    }
+    case LUA_TTABLE:
+        return lunette_template_source(L, lua_gettop(L), depth - 1, s);
+    default:
+        return 0;
+    }
 }
 
 // Writes a constructor for the table at absolute index `t`, `depth` levels
 // deep at most; 0 when the table is deeper, has a metatable, has a key
-// other than a string or an integer, a value other than nil, a boolean, a
-// number, a string or such a table, or the stack cannot grow.
+// other than a string or an integer, a value other than a boolean, a
+// number (not NaN), a string or such a table, or the stack cannot grow.
+// Items 1 to the table's length come first, without keys and with nil in
+// any hole, so that the copy has the array part the table has, and the
+// same length (`#`) even where a hole makes the length ambiguous; the
+// other entries follow with their keys.
 static int lunette_template_source(lua_State *L, int t, int depth, lunette_source *s) {
     if (depth <= 0 || !lua_checkstack(L, 4)) return 0;
     if (lua_getmetatable(L, t)) {
@@ -91,48 +135,32 @@ static int lunette_template_source(lua_State *L, int t, int depth, lunette_sourc
         return 0;
     }
     lunette_source_add(s, "{", 1);
-    // Items 1, 2, 3... as the walk meets them are written without their
-    // keys, so that the constructor puts them in the new table's array
-    // part (a bracketed integer key goes to its hash part).
-    lua_Integer next_item = 1;
+    lua_Integer items = (lua_Integer)lua_rawlen(L, t);
+    for (lua_Integer i = 1; i <= items; i++) {
+        lua_rawgeti(L, t, i);
+        int written = lunette_source_value(s, L, depth);
+        lua_pop(L, 1);
+        if (!written) return 0;
+        lunette_source_add(s, ",", 1);
+    }
     lua_pushnil(L);
     while (lua_next(L, t) != 0) {
-        if (lua_isinteger(L, -2) && lua_tointeger(L, -2) == next_item) {
-            next_item++;
-        } else {
-            lunette_source_add(s, "[", 1);
-            if (lua_type(L, -2) == LUA_TSTRING) {
-                size_t length;
-                const char *key = lua_tolstring(L, -2, &length);
-                lunette_source_string(s, key, length);
-            } else if (lua_isinteger(L, -2)) {
-                lunette_source_number(s, L, -2);
-            } else {
-                lua_pop(L, 2);
-                return 0;
-            }
-            lunette_source_add(s, "]=", 2);
+        if (lua_isinteger(L, -2) && lua_tointeger(L, -2) >= 1 && lua_tointeger(L, -2) <= items) {
+            lua_pop(L, 1);   // an item, written above
+            continue;
         }
-        switch (lua_type(L, -1)) {
-        case LUA_TBOOLEAN:
-            lunette_source_text(s, lua_toboolean(L, -1) ? "true" : "false");
-            break;
-        case LUA_TNUMBER:
-            lunette_source_number(s, L, -1);
-            break;
-        case LUA_TSTRING: {
+        lunette_source_add(s, "[", 1);
+        int key;
+        if (lua_type(L, -2) == LUA_TSTRING) {
             size_t length;
-            const char *value = lua_tolstring(L, -1, &length);
-            lunette_source_string(s, value, length);
-            break;
+            const char *bytes = lua_tolstring(L, -2, &length);
+            lunette_source_string(s, bytes, length);
+            key = 1;
+        } else {
+            key = lua_isinteger(L, -2) && lunette_source_number(s, L, -2);
         }
-        case LUA_TTABLE:
-            if (!lunette_template_source(L, lua_gettop(L), depth - 1, s)) {
-                lua_pop(L, 2);
-                return 0;
-            }
-            break;
-        default:
+        lunette_source_add(s, "]=", 2);
+        if (!key || !lunette_source_value(s, L, depth)) {
             lua_pop(L, 2);
             return 0;
         }

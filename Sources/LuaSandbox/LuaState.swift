@@ -344,11 +344,15 @@ public final class LuaState {
         // The message handler first, so nothing moves on the stack for the call.
         stack.pushMessageHandler()
         pushFunction(stack)
+        let outermost = callDepth == 0
         if !arguments.isEmpty {
             let pusher = ValuePusher(stack: stack, maxDepth: conversionLimits.maxDepth)
             for (i, argument) in arguments.enumerated() {
                 do throws(PathedValueError) {
-                    if case .table(let table) = argument, table.count >= ArgumentTemplates.minimumEntries {
+                    // Templates only for an outermost call: a copy runs the
+                    // template's constructor, Lua code, unprotected, which must
+                    // not meet a hook or a deadline an outer call armed.
+                    if outermost, case .table(let table) = argument, table.count >= ArgumentTemplates.minimumEntries {
                         try argumentTemplates.push(table, on: stack, maxDepth: pusher.maxDepth) { () throws(PathedValueError) in
                             try pusher.push(argument)
                         }
@@ -361,7 +365,6 @@ public final class LuaState {
                 }
             }
         }
-        let outermost = callDepth == 0
         let status: Int32
         if outermost {
             arm(options)

@@ -63,7 +63,7 @@ struct ActivityBindingTests {
     }
 
     /// The glue's methods live as long as the state: were they reachable
-    /// (they were, through `getmetatable(a).__index`, until 2026-11-26), a
+    /// (they were, through `getmetatable(a).__index`, until 2026-11-27), a
     /// call could leave a value in them for the next call to find.
     @Test func anActivitysMethodsCarryNothingFromOneCallToTheNext() throws {
         let fixture = try BundleFixture(main: Self.bundle + """

@@ -418,16 +418,18 @@ typedef struct lunette_field {
 /// (a widget's ctx) is copied from a template kept in the registry: a Lua
 /// function compiled from a constructor that spells its entries.
 /// Makes the template of the table at `idx` (no metatable, at most
-/// `max_depth` levels of tables, string and integer keys, values nil,
-/// booleans, numbers, strings or such tables) and returns its registry
-/// reference, or LUA_NOREF when the table does not qualify. Raw access;
-/// allocates, in host mode only.
+/// `max_depth` levels of tables, string and integer keys, values
+/// booleans, numbers other than NaN, strings or such tables) and returns
+/// its registry reference, or LUA_NOREF when the table does not qualify.
+/// Raw access; allocates, in host mode only.
 int lunette_template_make(lua_State *L, int idx, int max_depth);
 /// Pushes a new table with the entries of the template's table, its tables
-/// made the same way (by calling the template's constructor; `depth`, the
+/// made the same way, by calling the template's constructor (`depth`, the
 /// template's levels, is not needed for it). Returns 0, with nothing
-/// pushed, when the stack cannot grow. Runs no script code; allocates, in
-/// host mode only.
+/// pushed, when the stack cannot grow. The constructor is Lua code run
+/// unprotected: only between calls, with no hook armed (the arguments of
+/// an outermost call), where nothing in it can raise. Allocates, in host
+/// mode only.
 int lunette_template_push(lua_State *L, int ref, int depth);
 
 /// Working memory of lunette_tape_read, reused between reads (owned by the host).

@@ -1,13 +1,14 @@
 import CLua
 
-/// Tables a state is given as call arguments again and again — a widget's
-/// `ctx`, the same `LuaValue` on every reload — pushed as copies of a
-/// template kept in the registry (`lunette_template_*`): a Lua function
-/// compiled from a constructor that spells the table's entries as
-/// constants, so a copy is one call of it. It costs a fraction of
-/// converting the Swift value again: no string to hash and intern, no
+/// Tables a state is given as arguments of outermost calls again and
+/// again — a widget's `ctx`, the same `LuaValue` on every reload — pushed
+/// as copies of a template kept in the registry (`lunette_template_*`): a
+/// Lua function compiled from a constructor that spells the table's
+/// entries as constants, so a copy is one call of it. It costs a fraction
+/// of converting the Swift value again: no string to hash and intern, no
 /// Swift tree to walk. The script gets a new table either way, with the
-/// same entries.
+/// same entries. (Not for nested calls: the constructor is Lua code, run
+/// unprotected, which must not meet the hook an outer call armed.)
 ///
 /// A table is known by its storage. The cache keeps a copy of each
 /// `LuaTable` it knows, so the storage is shared: any change to the
@@ -56,6 +57,8 @@ struct ArgumentTemplates {
             if known[i].levels == 0 { known[i].levels = Self.levels(of: table) ?? -1 }
             if known[i].reference == LUA_NOREF, known[i].levels > 0, known[i].levels <= maxDepth {
                 known[i].reference = stack.makeTemplate(ofTableAt: -1, levels: known[i].levels)
+                // One that cannot have a template (a NaN in it, say) is not tried again.
+                if known[i].reference == LUA_NOREF { known[i].levels = -1 }
             }
             return
         }

@@ -11,7 +11,9 @@
 -- Called with the host's function table; returns the `store` module.
 local raw = ...
 local error, type, setmetatable = error, type, setmetatable
-local ids, objects = {}, {}
+-- `ids` holds its objects weakly: one a call ended by a limit left half
+-- made (known to `ids`, not yet to `objects`) is collected.
+local ids, objects = setmetatable({}, { __mode = "k" }), {}
 local methods = {}
 local names = { "get", "set", "remove", "keys", "update", "readFile", "writeFile", "removeFile", "files" }
 for i = 1, #names do
