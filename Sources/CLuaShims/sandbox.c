@@ -650,11 +650,7 @@ static void lunette_push_readonly(lua_State *L, int idx, const char *name) {
     lua_pushboolean(L, 0);
     lua_setfield(L, -2, "__metatable");
     lua_setmetatable(L, -2);
-    lua_rawgetp(L, LUA_REGISTRYINDEX, &lunette_readonly_key);
-    lua_pushvalue(L, -2);
-    lua_pushstring(L, name);
-    lua_rawset(L, -3);
-    lua_pop(L, 1);
+    lunette_seal_table(L, -1, name);
 }
 
 // Replaces global `name` (a table) by a read-only view; also what require(name) returns.

@@ -187,8 +187,7 @@ int lunette_template_make(lua_State *L, int idx, int max_depth) {
     return luaL_ref(L, LUA_REGISTRYINDEX);
 }
 
-int lunette_template_push(lua_State *L, int ref, int depth) {
-    (void)depth;   // the constructor's registers are its own frame's
+int lunette_template_push(lua_State *L, int ref) {
     if (!lua_checkstack(L, 2)) return 0;
     lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
     lua_call(L, 0, 1);

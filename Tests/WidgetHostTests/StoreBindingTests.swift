@@ -111,7 +111,7 @@ struct StoreBindingTests {
             assert(old ~= oldU and old.id == "group.t" and oldU.id == "group.u")
             old:set("k", 1); oldU:set("k", 2)
             """)
-        h.binding.resetObjects()
+        h.binding.beginCall()
         let results = try h.run("""
             local g, u = store.group("group.t"), store.group("group.u")
             assert(g == old and u == oldU, "the same objects in a later call")
@@ -139,7 +139,7 @@ struct StoreBindingTests {
         try h.run("store.group('group.t'):set('k', 1)")
         let outside = try h.state.load("local g = store.group('group.t')\nreturn g", name: "outside.lua")
         for _ in 0..<2 {
-            h.binding.resetObjects()
+            h.binding.beginCall()
             let lookups = h.binding.groupLookups
             #expect(try h.run("return store.group('group.t'):get('k')") == [1])
             #expect(h.binding.groupLookups == lookups, "a group seen before is found in the glue while a call runs")
@@ -147,7 +147,7 @@ struct StoreBindingTests {
             #expect(message == "outside.lua:1: store.group: store: the store is open only during a call", "\(message)")
         }
         for _ in 0..<2 {
-            h.binding.resetObjects()
+            h.binding.beginCall()
             #expect(luaFailure { try h.run("return store.group('group.other')") }?.contains("is not granted") == true)
             #expect(h.binding.deniedGroups == ["group.other"])
         }
@@ -298,7 +298,7 @@ struct StoreBindingTests {
                 return ok, message
                 """)
             if result.first == false { ended += 1 }
-            h.binding.resetObjects()
+            h.binding.beginCall()
             #expect(try h.run("local a, b = store.group('group.t'), store.group('group.t'); assert(a == b); return a:get('n')") == [1],
                     "the call ended after \(k) instructions")
         }

@@ -97,7 +97,7 @@ enum WidgetBenchmark {
         return try processInstructions(of: bench, runs: Array(repeatElement(runs, count: repeats).joined()), strippingDebugInfo: true).map { counts in
             var widget: [Double] = [], bare: [Double] = []
             for r in 0..<repeats {
-                let c = counts[(r * 4)..<(r * 4 + 4)].map { $0 }
+                let c = Array(counts[(r * 4)..<(r * 4 + 4)])
                 widget.append((c[1] - c[0]) / Double(calls[1] - calls[0]))
                 bare.append((c[3] - c[2]) / Double(calls[1] - calls[0]))
             }

@@ -19,9 +19,9 @@ int lunette_clock_add(lua_State *L);
 /// (the system's clock, which the body reads).
 int lunette_clock_now(lua_State *L);
 
-/// The store glue's epoch(): the integer its `LuaFastPath` data points to
-/// (`StoreBinding`'s: 1 while a call runs, else 0).
-int lunette_store_epoch(lua_State *L);
+/// The store glue's running(): whether the integer its `LuaFastPath` data
+/// points to is not 0 (`StoreBinding`'s: 1 while a call runs).
+int lunette_store_running(lua_State *L);
 
 /// A double read and written by several threads without a lock (a virtual
 /// clock's time, read on every call while a test may move it): an atomic

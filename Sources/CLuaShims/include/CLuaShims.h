@@ -424,13 +424,12 @@ typedef struct lunette_field {
 /// Raw access; allocates, in host mode only.
 int lunette_template_make(lua_State *L, int idx, int max_depth);
 /// Pushes a new table with the entries of the template's table, its tables
-/// made the same way, by calling the template's constructor (`depth`, the
-/// template's levels, is not needed for it). Returns 0, with nothing
-/// pushed, when the stack cannot grow. The constructor is Lua code run
+/// made the same way, by calling the template's constructor. Returns 0,
+/// with nothing pushed, when the stack cannot grow. The constructor is Lua code run
 /// unprotected: only between calls, with no hook armed (the arguments of
 /// an outermost call), where nothing in it can raise. Allocates, in host
 /// mode only.
-int lunette_template_push(lua_State *L, int ref, int depth);
+int lunette_template_push(lua_State *L, int ref);
 
 /// Working memory of lunette_tape_read, reused between reads (owned by the host).
 typedef struct lunette_tape {

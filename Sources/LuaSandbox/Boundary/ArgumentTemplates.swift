@@ -48,7 +48,7 @@ struct ArgumentTemplates {
                                  orElse push: () throws(E) -> Void) throws(E) {
         for i in known.indices where Self.sameStorage(known[i].table, table) {
             if known[i].reference != LUA_NOREF, known[i].levels <= maxDepth,
-               stack.pushTemplateCopy(known[i].reference, levels: known[i].levels) {
+               stack.pushTemplateCopy(known[i].reference) {
                 copies += 1
                 return
             }

@@ -246,12 +246,12 @@ struct LuaStack {
         return lunette_template_make(L, index, levels)
     }
 
-    /// Pushes a new table made from the template at registry `reference`
-    /// (`lunette_template_push`: raw access; allocates, in host mode only);
-    /// false, with nothing pushed, when the stack cannot grow.
-    func pushTemplateCopy(_ reference: Int32, levels: Int32) -> Bool {
+    /// Pushes a new table made by the template at registry `reference`, its
+    /// constructor (`lunette_template_push`: allocates, in host mode only,
+    /// between calls); false, with nothing pushed, when the stack cannot grow.
+    func pushTemplateCopy(_ reference: Int32) -> Bool {
         assertHostMode()
-        return lunette_template_push(L, reference, levels) != 0
+        return lunette_template_push(L, reference) != 0
     }
 
     /// Pushes the value of a registry reference (`lua_rawgeti`; raw, never raises).

@@ -180,7 +180,7 @@ final class BundleSandbox {
         if measuresCPU { startedCPU = Self.threadCPUTime() }
         logs = []
         reloads = []
-        storeBinding.resetObjects()
+        storeBinding.beginCall()
         state.resetPeak()
         if let mainSnapshot {
             try state.restore(mainSnapshot)

@@ -49,17 +49,17 @@ public final class StoreBinding {
     /// on the state's one thread, and never held across a call: no
     /// run-time exclusivity checks either.)
     @exclusivity(unchecked) private var active = false {
-        didSet { objectEpoch.value.pointee = active ? 1 : 0 }
+        didSet { callRunning.value.pointee = active ? 1 : 0 }
     }
-    /// What the glue's `epoch()` returns, read in C (`lunette_store_epoch`):
-    /// 1 while a call runs (`active`), else 0. The glue finds a granted
-    /// group's handle without asking Swift only while it is odd.
-    private let objectEpoch = Epoch()
+    /// What the glue's `running()` returns, read in C
+    /// (`lunette_store_running`): whether a call runs (`active`). The glue
+    /// finds a granted group's handle without asking Swift only then.
+    private let callRunning = RunningFlag()
 
-    /// The epoch's storage, owned by the binding and by the state's `epoch`
+    /// The flag's storage, owned by the binding and by the state's `running`
     /// function (its body keeps this alive): the C fast path can read it for
     /// as long as the state may call it.
-    private final class Epoch {
+    private final class RunningFlag {
         let value = UnsafeMutablePointer<Int64>.allocate(capacity: 1)
         init() { value.initialize(to: 0) }
         deinit { value.deallocate() }
@@ -70,7 +70,7 @@ public final class StoreBinding {
     /// Calls of the glue's `group` (tests: the glue finds a group it has seen
     /// without one while a call runs).
     package private(set) var groupLookups = 0
-    /// App groups asked for and refused since the last `resetObjects()`.
+    /// App groups asked for and refused since the last `beginCall()`.
     @exclusivity(unchecked) public private(set) var deniedGroups: [String] = []
     /// The state it is installed in (not retained, and no weak reference,
     /// which would slow every retain of the state: see `LuaState.Life`).
@@ -147,18 +147,18 @@ public final class StoreBinding {
             try args.seal(table: 1, name: "store group")
             return []
         }
-        let epoch = objectEpoch
-        module.addReturningOne("epoch", replayable: false, fastPath: LuaFastPath(lunette_store_epoch, data: UnsafeMutableRawPointer(epoch.value))) { _ in
-            .integer(epoch.value.pointee)
+        let running = callRunning
+        module.addReturningOne("running", replayable: false, fastPath: LuaFastPath(lunette_store_running, data: UnsafeMutableRawPointer(running.value))) { _ in
+            .boolean(running.value.pointee != 0)
         }
         try state.register(module, glue: Self.glue)
     }
 
     /// Starts a call's record: forgets `deniedGroups` and
-    /// `lastCommitFailure`. Call it at the start of each call. (Group
-    /// objects are made once per state: they hold nothing, so a later call
-    /// gets the same ones; see Store/store.lua.)
-    public func resetObjects() {
+    /// `lastCommitFailure`. Call it at the start of each call, before
+    /// main.lua runs. (Group objects are made once per state: they hold
+    /// nothing, so a later call gets the same ones; see Store/store.lua.)
+    public func beginCall() {
         deniedGroups = []
         lastCommitFailure = nil
     }

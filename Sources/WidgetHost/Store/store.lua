@@ -28,16 +28,16 @@ for i = 1, #names do
   end
 end
 local function readonly() error("store group objects are read-only", 2) end
-local group, epoch, seal = raw.group, raw.epoch, raw.seal
+local group, running, seal = raw.group, raw.running, raw.seal
 -- Granted ids' handles, as `group` gave them: a handle stands for its group
--- for the binding's life. Used only while a call runs (an odd epoch), when
+-- for the binding's life. Used only while a call runs (`running()`), when
 -- `group` would answer the same (it opens the group's stage for the call,
 -- which the methods do too when they find none); at any other time, and for
 -- any id not granted, `group` answers, with its error.
 local handles = {}
 return {
   group = function(id)
-    local handle = epoch() % 2 == 1 and handles[id] or nil
+    local handle = running() and handles[id] or nil
     local canonical
     if handle == nil then
       handle, canonical = group(id)
