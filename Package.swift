@@ -113,6 +113,7 @@ let package = Package(
         .testTarget(name: "LunetteJSONTests", dependencies: ["LunetteJSON"]),
         .testTarget(name: "LuaSandboxTests", dependencies: ["LuaSandbox", "LunetteJSON", "CLua", "CLuaShims"]),
         .testTarget(name: "SharedStoreTests", dependencies: ["SharedStore", "CSQLite"]),
+        .testTarget(name: "LunetteCLITests", dependencies: ["lunette", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
         .testTarget(name: "WidgetHostTests", dependencies: ["WidgetHost", "SharedStore", "DevPage", .product(name: "Logging", package: "swift-log"),
                                                             .product(name: "CoreMetrics", package: "swift-metrics"),
                                                             .product(name: "MetricsTestKit", package: "swift-metrics")]),

@@ -40,7 +40,7 @@ enum Main {
         HostLog.bootstrapFromEnvironment()
         if case .worker(let lockdown)? = unparsed { WorkerCommand.serve(lockdown: lockdown) }
         do {
-            var command = try Lunette.parseAsRoot()
+            var command = try QuickCommandLine.command(CommandLine.arguments) ?? Lunette.parseAsRoot()
             do {
                 try command.run()
             } catch let error as ValidationError {
@@ -76,7 +76,9 @@ enum Main {
 /// lookups each scan every record of the binary): each is exact, and every
 /// other command line — these with anything more, help, a mode that does
 /// not exist — goes through the parser, which answers as before
-/// (CLIStartTests checks that the two agree).
+/// (CLIStartTests checks that the two agree). The plain command lines of
+/// `timeline`, `check` and `test` are read without the parser too, into the
+/// commands themselves (`QuickCommandLine`).
 enum Unparsed {
     /// `lunette --version` alone: the version and a newline on standard
     /// output, status 0, as the parser prints it (1.3 ms of a 4.2 ms start).
