@@ -41,6 +41,12 @@ struct QuickCommandLineTests {
             ["check", "b", "--call-cap", "0"],
             ["test", "examples/tasks"],
             ["test", "--json", "examples/tasks", "--filter", "counts"],
+            // Matching is by place, not by text: a bundle named as a value
+            // or a subcommand, a value named as a subcommand.
+            ["timeline", "K", "--kind", "K", "--store-dir", "K"],
+            ["timeline", "help", "--kind", "timeline"],
+            // Begins with the byte of "-" but not with the character.
+            ["check", "-\u{301}", "--config", "é=ü"],
         ]
         for line in lines {
             #expect(agreement(line) != nil, "\(line) was left to the parser")
@@ -96,6 +102,10 @@ struct QuickCommandLineTests {
             ["timeline", "b", "--kind", "K", "--json", "--json"],
             ["timeline", "b", "--kind"],                       // no value
             ["timeline", "b", "--kind", ""],                   // an empty value
+            ["test", "--help"],                                // the one token left is an option
+            ["timeline", "--kind", "K", "--version"],
+            ["timeline", "b", "--kind", "--json"],             // an option's value that is an option
+            ["timeline", "b", "--kind", "K", "--family", "--at", "x"],
             ["timeline", "b", "--kind", "K", "--budget", "-1"],
             ["timeline", "b", "--kind", "K", "--budget", "many"],
             ["timeline", "b", "--kind", "K", "--isolation", "thread"],
@@ -119,6 +129,8 @@ struct QuickCommandLineTests {
         ]
         for line in refused {
             #expect(QuickCommandLine.command(["lunette"] + line) == nil, "\(line)")
+            // Had it taken one, the parser would have to read it alike.
+            _ = agreement(line)
         }
     }
 }
