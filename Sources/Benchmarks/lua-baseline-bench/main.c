@@ -46,9 +46,24 @@ static double walk(lua_State *L) {
     return sink;
 }
 
+// Usage: lua-baseline-bench [--quick | --only-call BATCHES | --only-trivial BATCHES]
+// The --only modes run one call loop alone, BATCHES of 1,000 calls after
+// the same 10 warm-up batches, for instruction counts (lunette-bench runs
+// each at two sizes under callgrind and differences them).
 int main(int argc, char **argv) {
     int batches = 100, batch = 1000, states = 2000;
+    int calls = 1, trivials = 1;
     if (argc > 1 && strcmp(argv[1], "--quick") == 0) { batches = 20; states = 200; }
+    else if (argc > 2 && (strcmp(argv[1], "--only-call") == 0 || strcmp(argv[1], "--only-trivial") == 0)) {
+        batches = atoi(argv[2]);
+        if (batches <= 0) { fprintf(stderr, "baseline: %s BATCHES: BATCHES must be above 0\n", argv[1]); return 2; }
+        calls = strcmp(argv[1], "--only-call") == 0;
+        trivials = !calls;
+        states = 0;
+    } else if (argc > 1) {
+        fprintf(stderr, "usage: lua-baseline-bench [--quick | --only-call BATCHES | --only-trivial BATCHES]\n");
+        return 2;
+    }
 
     // 1. Call a Lua function returning a 10-field entry table, walk the result.
     lua_State *L = luaL_newstate();
@@ -60,7 +75,7 @@ int main(int argc, char **argv) {
     int fn = luaL_ref(L, LUA_REGISTRYINDEX);
     double sink = 0;
     double *per_call = malloc(sizeof(double) * (size_t)batches);
-    for (int round = -10; round < batches; round++) {   // 10 warm-up batches
+    for (int round = -10; calls && round < batches; round++) {   // 10 warm-up batches
         double start = now_ns();
         for (int i = 0; i < batch; i++) {
             lua_rawgeti(L, LUA_REGISTRYINDEX, fn);
@@ -70,7 +85,7 @@ int main(int argc, char **argv) {
         }
         if (round >= 0) per_call[round] = (now_ns() - start) / batch;
     }
-    printf("call_ns %.1f\n", median(per_call, batches));
+    if (calls) printf("call_ns %.1f\n", median(per_call, batches));
 
     // 1b. A trivial call: a function of no arguments that returns nothing.
     if (luaL_loadstring(L, "return function() end") != LUA_OK || lua_pcall(L, 0, 1, 0) != LUA_OK) {
@@ -78,7 +93,7 @@ int main(int argc, char **argv) {
         return 1;
     }
     int trivial = luaL_ref(L, LUA_REGISTRYINDEX);
-    for (int round = -10; round < batches; round++) {
+    for (int round = -10; trivials && round < batches; round++) {
         double start = now_ns();
         for (int i = 0; i < batch; i++) {
             lua_rawgeti(L, LUA_REGISTRYINDEX, trivial);
@@ -86,19 +101,19 @@ int main(int argc, char **argv) {
         }
         if (round >= 0) per_call[round] = (now_ns() - start) / batch;
     }
-    printf("trivial_call_ns %.1f\n", median(per_call, batches));
+    if (trivials) printf("trivial_call_ns %.1f\n", median(per_call, batches));
     lua_close(L);
 
     // 2. Fresh state: luaL_newstate + luaL_openlibs + lua_close.
     double *per_state = malloc(sizeof(double) * (size_t)states);
-    for (int i = -50; i < states; i++) {
+    for (int i = -50; states > 0 && i < states; i++) {
         double start = now_ns();
         lua_State *S = luaL_newstate();
         luaL_openlibs(S);
         lua_close(S);
         if (i >= 0) per_state[i] = (now_ns() - start) / 1000.0;
     }
-    printf("fresh_state_us %.2f\n", median(per_state, states));
+    if (states > 0) printf("fresh_state_us %.2f\n", median(per_state, states));
     printf("sink %.0f\n", sink);
     free(per_call);
     free(per_state);

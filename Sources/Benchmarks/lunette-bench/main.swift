@@ -207,6 +207,14 @@ func devFigures() throws {
           + " p95 \(figure(percentile(dev.directUpdate, 95))) ms")
 }
 
+/// The number after `flag` (`--only-calls 10`): batches of 1,000 calls
+/// after 10 warming batches; 20 when none is given.
+func batchesAfter(_ flag: String) throws -> Int {
+    let batches = CommandLine.arguments.drop { $0 != flag }.dropFirst().first.flatMap { Int($0) } ?? 20
+    guard batches > 0 else { throw WorkerBenchmark.failure("\(flag) [BATCHES]: BATCHES must be above 0") }
+    return batches
+}
+
 /// With `flag` among the arguments, runs `part` alone and exits: 0 when
 /// it finished, 1 (the error on standard error) when it threw.
 func onlyPart(_ flag: String, _ part: () throws -> Void) {
@@ -294,9 +302,7 @@ onlyPart("--only-fresh-states") {
 // --only-trivial-calls [BATCHES]: just the trivial call loop (BATCHES of
 // 1,000 calls, default 20), for profilers.
 onlyPart("--only-trivial-calls") {
-    let batches = CommandLine.arguments.drop { $0 != "--only-trivial-calls" }.dropFirst().first.flatMap { Int($0) } ?? 20
-    guard batches > 0 else { throw WorkerBenchmark.failure("--only-trivial-calls [BATCHES]: BATCHES must be above 0") }
-    let ns = try BoundaryBenchmark.trivialCallNanoseconds(batches: batches)
+    let ns = try BoundaryBenchmark.trivialCallNanoseconds(batches: try batchesAfter("--only-trivial-calls"))
     print("trivial_call_ns \(figure(ns))")
 }
 
@@ -330,13 +336,13 @@ onlyPart("--only-day") {
 
 // --only-calls: just the Lunette call loop, for profilers (valgrind --tool=callgrind).
 onlyPart("--only-calls") {
-    let ns = try BoundaryBenchmark.callNanoseconds(batches: 20)
+    let ns = try BoundaryBenchmark.callNanoseconds(batches: try batchesAfter("--only-calls"))
     print("call_ns \(figure(ns))")
 }
 
 // --only-reading-calls: the same call, its result read in place, for profilers.
 onlyPart("--only-reading-calls") {
-    let ns = try BoundaryBenchmark.callReadingNanoseconds(batches: 20)
+    let ns = try BoundaryBenchmark.callReadingNanoseconds(batches: try batchesAfter("--only-reading-calls"))
     print("call_reading_ns \(figure(ns))")
 }
 
@@ -367,6 +373,18 @@ func boundaryFigures() throws {
     report("trivial call (no arguments, no results)", "ns", baseline: cTrivial.min()!, lunette: lTrivial.min()!, goal: 2.0)
     report("fresh sandboxed state (libraries only)", "µs", baseline: cFresh.min()!, lunette: lFresh.min()!, goal: 1.1)
     print("fresh sandboxed state + a 20-function module (info; C registers none): Lunette \(figure(lFreshModule.min()!)) µs")
+    let baseline = thisExecutable.deletingLastPathComponent().appendingPathComponent("lua-baseline-bench").path
+    switch try BoundaryBenchmark.callInstructions(bench: thisExecutable.path, baseline: baseline, repeats: quick ? 1 : 3) {
+    case .success(let n):
+        func pair(_ title: String, _ c: Double, _ l: Double, goal: Double) -> String {
+            "\(title) C \(figure(c, decimals: 0)), Lunette \(figure(l, decimals: 0)) (ratio \(figure(l / c, decimals: 2)); goal ≤ \(figure(goal, decimals: 1)): \(l / c <= goal ? "met" : "MISSED"))"
+        }
+        print("the calls in instructions (callgrind, one more call's cost: two sizes of each, differenced, median of \(quick ? 1 : 3)):"
+              + " \(pair("10-field into [LuaValue]", n.cCall, n.call, goal: 1.5)); \(pair("read in place", n.cCall, n.reading, goal: 1.5));"
+              + " \(pair("trivial", n.cTrivial, n.trivial, goal: 2))")
+    case .failure(let why):
+        print("the calls in instructions: not counted (\(why.reason))")
+    }
 }
 
 // --only-boundary: just the Lua boundary against the bare C host.
