@@ -238,7 +238,7 @@ struct WorkerTests {
         #expect(try WorkerChannel(input: ended.fileHandleForReading, output: pipe.fileHandleForWriting).receive() == nil, "the end of the stream")
     }
 
-    /// The watchdog sleeps after 100 ms without a call, and the next call
+    /// The watchdog sleeps after 4 ms without a call, and the next call
     /// wakes it (a handshake with a barrier on the watchdog's side only: see
     /// watchdog.c). A worker is a process whose only calls are these, so
     /// between them it does sleep: each spin must still end at its own
@@ -254,7 +254,7 @@ struct WorkerTests {
         }
         #expect(eval("return 1", timeoutMs: 1000)?["status"]?.text == "ok")
         for round in 0..<3 {
-            usleep(300_000)   // three times the watchdog's idle time
+            usleep(300_000)   // far past the watchdog's idle time
             let start = ContinuousClock.now
             let done = try #require(eval("while true do end", timeoutMs: 100), "round \(round)")
             let elapsed = ContinuousClock.now - start
