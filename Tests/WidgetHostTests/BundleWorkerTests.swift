@@ -64,6 +64,17 @@ struct BundleWorkerTests {
         return (fixture, WidgetRuntime(bundle: try fixture.load(), services: services(fixture, workers: workers, clock: VirtualClock(t0), policy: policy)))
     }
 
+    /// The default executable of workers is this process's own, as
+    /// Foundation names it (read from /proc/self/exe on Linux without
+    /// making `Bundle.main`, which lists the executable's folder).
+    @Test func theDefaultWorkerExecutableIsThisProcesssOwn() throws {
+        let own = BundleWorkers.thisExecutable
+        #expect(own.hasPrefix("/"), "\(own)")
+        #expect(FileManager.default.isExecutableFile(atPath: own), "\(own)")
+        let foundation = try #require(Bundle.main.executablePath)
+        #expect(URL(fileURLWithPath: own).resolvingSymlinksInPath().path == URL(fileURLWithPath: foundation).resolvingSymlinksInPath().path)
+    }
+
     @Test func aBundlesCallsInAWorkerGiveWhatTheyGiveInProcess() throws {
         let fixture = try BundleFixture(main: Self.main)
         let bundle = try fixture.load()
