@@ -114,18 +114,13 @@ struct QuickArguments {
         return tokens[left[0]]
     }
 
-    /// Runs `arguments`' `validate()` on it in place, as the parser runs it
-    /// on each option group and then on the command (so a `validate()`
-    /// that changed a value would change it here too). False, and the line
-    /// refused, when it fails: the parser then says why, in its words.
-    mutating func validate<A: ParsableArguments>(_ arguments: inout A) -> Bool {
-        do {
-            try arguments.validate()
-            return true
-        } catch {
-            refused = true
-            return false
-        }
+    /// Runs `arguments`' `validate()` on it in place, as the parser does
+    /// (so a `validate()` that changed a value would change it here too);
+    /// when it fails, the line is refused and the parser says why, in its
+    /// words. Each option group runs it as it is read, then the command:
+    /// the parser's order.
+    mutating func validate<A: ParsableArguments>(_ arguments: inout A) {
+        do { try arguments.validate() } catch { refused = true }
     }
 }
 
@@ -139,6 +134,7 @@ extension HostOptions {
         tz = a.value("--tz")
         pluginPolicy = a.value("--plugin-policy")
         isolation = a.value("--isolation", as: Isolation.self) ?? .inprocess
+        a.validate(&self)
     }
 }
 
@@ -146,6 +142,7 @@ extension StoreOptions {
     init(quick a: inout QuickArguments) {
         self.init()
         storeDir = a.value("--store-dir")
+        a.validate(&self)
     }
 }
 
@@ -153,6 +150,7 @@ extension CallCapOption {
     init(quick a: inout QuickArguments) {
         self.init()
         callCap = a.value("--call-cap", as: Double.self) ?? 2
+        a.validate(&self)
     }
 }
 
@@ -164,16 +162,12 @@ extension TimelineCommand {
         family = a.value("--family")
         at = a.value("--at")
         config = a.values("--config")
-        var storage = StoreOptions(quick: &a)
+        storage = StoreOptions(quick: &a)
         json = a.flag("--json")
-        var host = HostOptions(quick: &a)
+        host = HostOptions(quick: &a)
         guard let bundle = a.positional() else { return nil }
         self.bundle = bundle
-        // The parser's order: the groups as declared, then the command.
-        guard a.validate(&storage), a.validate(&host) else { return nil }
-        self.storage = storage
-        self.host = host
-        guard a.validate(&self) else { return nil }
+        a.validate(&self)
     }
 }
 
@@ -186,14 +180,11 @@ extension Check {
         config = a.values("--config")
         storeDir = a.value("--store-dir")
         noLint = a.flag("--no-lint")
-        var cap = CallCapOption(quick: &a)
-        var host = HostOptions(quick: &a)
+        cap = CallCapOption(quick: &a)
+        host = HostOptions(quick: &a)
         guard let bundle = a.positional() else { return nil }
         self.bundle = bundle
-        guard a.validate(&cap), a.validate(&host) else { return nil }
-        self.cap = cap
-        self.host = host
-        guard a.validate(&self) else { return nil }
+        a.validate(&self)
     }
 }
 
@@ -204,6 +195,6 @@ extension TestCommand {
         json = a.flag("--json")
         guard let bundle = a.positional() else { return nil }
         self.bundle = bundle
-        guard a.validate(&self) else { return nil }
+        a.validate(&self)
     }
 }

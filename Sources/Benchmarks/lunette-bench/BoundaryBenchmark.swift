@@ -96,32 +96,21 @@ enum BoundaryBenchmark {
     }
 
     /// Instructions one more call costs, C's and Lunette's, as callgrind
-    /// counts them: the 10-field call (into `LuaValue`s, and read in place)
-    /// and the trivial call. Each loop runs alone (`--only-calls`,
-    /// `--only-reading-calls`, `--only-trivial-calls` here, `--only-call`
-    /// and `--only-trivial` in the C baseline) at two sizes, and the
-    /// difference of the two counts over the 5,000 calls between them is
-    /// one call's cost: start-up, the state and the function's loading
-    /// cancel out. Lua seeds its string hashes from the time and from
-    /// addresses, which moves a table-making count a little from run to
-    /// run: each figure is the median of `repeats`.
+    /// counts them (`WidgetBenchmark.perCallInstructions`): the 10-field
+    /// call (into `LuaValue`s, and read in place) and the trivial call, each
+    /// loop alone (`--only-calls`, `--only-reading-calls`,
+    /// `--only-trivial-calls` here, `--only-call` and `--only-trivial` in
+    /// the C baseline) at 5 and 10 batches of 1,000 calls. Lua seeds its
+    /// string hashes from the time and from addresses, which moves a
+    /// table-making count from run to run: each figure is a median.
     static func callInstructions(bench: String, baseline: String, repeats: Int)
         throws -> Result<(call: Double, reading: Double, trivial: Double, cCall: Double, cTrivial: Double), WidgetBenchmark.InstructionsUnavailable> {
-        let sizes = [5, 10], calls = Double((sizes[1] - sizes[0]) * 1000)
-        func pairs(_ flag: String) -> [[String]] { sizes.map { [flag, "\($0)"] } }
-        let lunetteRuns = pairs("--only-calls") + pairs("--only-reading-calls") + pairs("--only-trivial-calls")
-        let cRuns = pairs("--only-call") + pairs("--only-trivial")
-        let lunette = try WidgetBenchmark.processInstructions(of: bench, runs: Array(repeatElement(lunetteRuns, count: repeats).joined()), strippingDebugInfo: true)
-        let c = try WidgetBenchmark.processInstructions(of: baseline, runs: Array(repeatElement(cRuns, count: repeats).joined()), strippingDebugInfo: true)
-        return lunette.flatMap { l in
-            c.map { c in
-                /// The median over the repeats of loop `k`'s per-call count (`width` loops a repeat).
-                func perCall(_ counts: [Double], _ k: Int, width: Int) -> Double {
-                    median((0..<repeats).map { r in (counts[r * width + 2 * k + 1] - counts[r * width + 2 * k]) / calls })
-                }
-                return (perCall(l, 0, width: 6), perCall(l, 1, width: 6), perCall(l, 2, width: 6), perCall(c, 0, width: 4), perCall(c, 1, width: 4))
-            }
-        }
+        func loop(_ flag: String) -> (small: [String], large: [String]) { ([flag, "5"], [flag, "10"]) }
+        let calls = 5_000.0
+        let lunette = try WidgetBenchmark.perCallInstructions(of: bench, loops: [loop("--only-calls"), loop("--only-reading-calls"), loop("--only-trivial-calls")],
+                                                              calls: calls, repeats: repeats)
+        let c = try WidgetBenchmark.perCallInstructions(of: baseline, loops: [loop("--only-call"), loop("--only-trivial")], calls: calls, repeats: repeats)
+        return lunette.flatMap { l in c.map { c in (l[0], l[1], l[2], c[0], c[1]) } }
     }
 
     /// Median µs for a new sandboxed state with its libraries and, when

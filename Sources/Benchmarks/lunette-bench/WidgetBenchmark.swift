@@ -92,16 +92,26 @@ enum WidgetBenchmark {
         let bundle = try makeBundle()
         defer { try? FileManager.default.removeItem(atPath: bundle) }
         let calls = try sizes.map { try simulateDay(bundlePath: bundle, instances: $0).providerCalls }
-        let runs = [["--only-day", "\(sizes[0])"], ["--only-day", "\(sizes[1])"],
-                    ["--only-bare-provider", "\(calls[0])"], ["--only-bare-provider", "\(calls[1])"]]
-        return try processInstructions(of: bench, runs: Array(repeatElement(runs, count: repeats).joined()), strippingDebugInfo: true).map { counts in
-            var widget: [Double] = [], bare: [Double] = []
-            for r in 0..<repeats {
-                let c = Array(counts[(r * 4)..<(r * 4 + 4)])
-                widget.append((c[1] - c[0]) / Double(calls[1] - calls[0]))
-                bare.append((c[3] - c[2]) / Double(calls[1] - calls[0]))
+        let loops = [(["--only-day", "\(sizes[0])"], ["--only-day", "\(sizes[1])"]),
+                     (["--only-bare-provider", "\(calls[0])"], ["--only-bare-provider", "\(calls[1])"])]
+        return try perCallInstructions(of: bench, loops: loops, calls: Double(calls[1] - calls[0]), repeats: repeats).map { ($0[0], $0[1]) }
+    }
+
+    /// One more call's instructions in each of `loops`, as callgrind counts
+    /// them: each loop runs at two sizes (its arguments for the smaller and
+    /// for the larger), and the difference of the two counts over `calls`,
+    /// the calls between the sizes, is one call's cost (start-up and
+    /// teardown cancel out); the median of `repeats` such differences.
+    static func perCallInstructions(of executable: String, loops: [(small: [String], large: [String])], calls: Double,
+                                    repeats: Int) throws -> Result<[Double], InstructionsUnavailable> {
+        let runs = Array(repeatElement(loops.flatMap { [$0.small, $0.large] }, count: repeats).joined())
+        return try processInstructions(of: executable, runs: runs, strippingDebugInfo: true).map { counts in
+            loops.indices.map { k in
+                median((0..<repeats).map { r in
+                    let at = 2 * (r * loops.count + k)
+                    return (counts[at + 1] - counts[at]) / calls
+                })
             }
-            return (median(widget), median(bare))
         }
     }
 

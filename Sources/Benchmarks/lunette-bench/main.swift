@@ -207,13 +207,17 @@ func devFigures() throws {
           + " p95 \(figure(percentile(dev.directUpdate, 95))) ms")
 }
 
-/// The number after `flag` (`--only-calls 10`): batches of 1,000 calls
-/// after 10 warming batches; 20 when none is given.
-func batchesAfter(_ flag: String) throws -> Int {
-    let batches = CommandLine.arguments.drop { $0 != flag }.dropFirst().first.flatMap { Int($0) } ?? 20
-    guard batches > 0 else { throw WorkerBenchmark.failure("\(flag) [BATCHES]: BATCHES must be above 0") }
-    return batches
+/// The count after `flag` (`--only-day 150`), `otherwise` when none is
+/// given; `name` says what it counts in the error for one not above 0.
+func countAfter(_ flag: String, _ name: String, otherwise: Int) throws -> Int {
+    let count = CommandLine.arguments.drop { $0 != flag }.dropFirst().first.flatMap { Int($0) } ?? otherwise
+    guard count > 0 else { throw WorkerBenchmark.failure("\(flag) [\(name)]: \(name) must be above 0") }
+    return count
 }
+
+/// The batches of 1,000 calls after `flag` (`--only-calls 10`), run after
+/// 10 warming batches; 20 when none is given.
+func batchesAfter(_ flag: String) throws -> Int { try countAfter(flag, "BATCHES", otherwise: 20) }
 
 /// With `flag` among the arguments, runs `part` alone and exits: 0 when
 /// it finished, 1 (the error on standard error) when it threw.
@@ -312,8 +316,7 @@ onlyPart("--only-trivial-calls") {
 // --only-scaling --quick) against this loop's tell where a widget call's
 // work and misses go.
 onlyPart("--only-bare-provider") {
-    let calls = CommandLine.arguments.drop { $0 != "--only-bare-provider" }.dropFirst().first.flatMap { Int($0) } ?? 42_000
-    guard calls > 0 else { throw WorkerBenchmark.failure("--only-bare-provider [CALLS]: CALLS must be above 0") }
+    let calls = try countAfter("--only-bare-provider", "CALLS", otherwise: 42_000)
     let perSecond = try WidgetBenchmark.bareCallsPerSecond(calls: calls)
     print("bare_provider_calls_per_second \(figure(perSecond))")
 }
@@ -322,8 +325,7 @@ onlyPart("--only-bare-provider") {
 // 1,000), for profilers; its report is kept until the process ends, so
 // its history is never freed (the day's wall time does not count that).
 onlyPart("--only-day") {
-    let instances = CommandLine.arguments.drop { $0 != "--only-day" }.dropFirst().first.flatMap { Int($0) } ?? 1000
-    guard instances > 0 else { throw WorkerBenchmark.failure("--only-day [WIDGETS]: WIDGETS must be above 0") }
+    let instances = try countAfter("--only-day", "WIDGETS", otherwise: 1000)
     let bundle = try WidgetBenchmark.makeBundle()
     defer { try? FileManager.default.removeItem(atPath: bundle) }
     let (day, report) = try WidgetBenchmark.simulateDayKeepingReport(bundlePath: bundle, instances: instances)

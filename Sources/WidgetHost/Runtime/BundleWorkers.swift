@@ -71,11 +71,7 @@ public final class BundleWorkers: @unchecked Sendable {
     /// start, with `lunette` in a busy folder), so it is the fallback only.
     public static let thisExecutable: String = {
         #if os(Linux)
-        var buffer = [UInt8](repeating: 0, count: 4097)
-        let length = buffer.withUnsafeMutableBufferPointer { b in
-            b.baseAddress!.withMemoryRebound(to: CChar.self, capacity: b.count) { readlink("/proc/self/exe", $0, b.count - 1) }
-        }
-        if length > 0 { return String(decoding: buffer[..<length], as: UTF8.self) }
+        if let path = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") { return path }
         #endif
         return Bundle.main.executablePath ?? CommandLine.arguments[0]
     }()
