@@ -29,6 +29,7 @@ LUNETTE_HIDDEN void lunette_reserve_references(lua_State *L);
 /// `handler` (below the function): script mode arms the cap, host mode
 /// (lunette_host_pcall) does not. Inline: a top-level call runs it between
 /// arming and disarming its limits with no call in between.
+__attribute__((always_inline))
 static inline int lunette_pcall_with(lua_State *L, lunette_host *h, int nargs, int nresults, int host_mode, int handler) {
     int saved = h->in_host;
     lua_State *running = h->running;

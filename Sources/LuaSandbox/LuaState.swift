@@ -15,7 +15,9 @@ import CLuaShims
 /// Lua's longjmp never crosses a Swift frame (see docs/ARCHITECTURE.md).
 public final class LuaState {
     /// The underlying `lua_State *` of the main thread: an escape hatch.
-    /// Never call a C API function that may raise on it from Swift.
+    /// Never call a C API function that may raise on it from Swift. Index 1
+    /// of its stack holds the message handler of the state's top-level
+    /// calls: leave it there (set the top back to 1, never to 0).
     public let rawState: OpaquePointer
     let host: UnsafeMutablePointer<lunette_host>
     /// The Lua thread of the innermost call: a coroutine while a Swift
@@ -135,6 +137,7 @@ public final class LuaState {
             stack.setTop(0)
             throw .memory(LuaMemoryError(limit: nil, peak: Int(host.pointee.peak)))
         }
+        stack.restHandler()
     }
 
     /// A trusted state with only the given standard libraries.
@@ -304,7 +307,7 @@ public final class LuaState {
     func finishReferenceCall<Result>(status: Int32,
                                      finish: (inout ValueReader, Int32, Int32) throws(LuaValueError) -> Result) throws(LuaError) -> Result {
         if status == LUNETTE_CALL_STACK_FULL { throw LuaStack.overflowError(slots: 3) }
-        return try finishCall(status: status, base: host.pointee.call_base, stack: stack, outermost: true, finish: finish)
+        return try finishCall(status: status, base: host.pointee.call_base, first: host.pointee.call_first, stack: stack, outermost: true, finish: finish)
     }
 
     /// The results as `LuaValue`s, out of line: a call that returned
@@ -376,7 +379,7 @@ public final class LuaState {
             status = stack.callHandled(handler: base + 1, arguments: Int32(arguments.count), results: LuaLifecycle.multipleResults)
             callDepth -= 1
         }
-        return try finishCall(status: status, base: base, stack: stack, outermost: outermost, finish: finish)
+        return try finishCall(status: status, base: base, first: base + 2, stack: stack, outermost: outermost, finish: finish)
     }
 
     /// Traps inside a `call(_:_:options:reading:)` closure of this state:
@@ -416,13 +419,13 @@ public final class LuaState {
         }
     }
 
-    /// After a protected call with its message handler at `base + 1`: the
-    /// error, or what `finish` makes of the results above the handler
-    /// (`base + 2` to the top; none when the top is the handler); the stack
-    /// goes back to `base` either way. An error reports the limits that
-    /// were armed (`limitsSource`: the outermost call's).
+    /// After a protected call whose results (or error object) begin at
+    /// `first`: the error, or what `finish` makes of the results (`first`
+    /// to the top; none when the top is below `first`); the stack goes back
+    /// to `base` either way. An error reports the limits that were armed
+    /// (`limitsSource`: the outermost call's).
     @inline(__always)
-    func finishCall<Result>(status: Int32, base: Int32, stack: LuaStack, outermost: Bool,
+    func finishCall<Result>(status: Int32, base: Int32, first: Int32, stack: LuaStack, outermost: Bool,
                             finish: (inout ValueReader, Int32, Int32) throws(LuaValueError) -> Result) throws(LuaError) -> Result {
         defer { stack.setTop(base) }
         if status != LuaLifecycle.ok {
@@ -430,7 +433,7 @@ public final class LuaState {
                             elapsedNanoseconds: outermost ? stack.callElapsed() : 0)
         }
         var reader = reader(stack)
-        do { return try finish(&reader, base + 2, stack.top) } catch { throw .value(error) }
+        do { return try finish(&reader, first, stack.top) } catch { throw .value(error) }
     }
 
     // MARK: Globals

@@ -153,8 +153,8 @@ struct BoundaryTests {
             while lua_checkstack(L, 3) != 0 { filled += 1; lua_settop(L, filled) }
             guard case .runtime(let e)? = luaError({ try state.call(answer) }) else { Issue.record("the call was not refused"); return }
             #expect(e.message == "Lua stack overflow (cannot reserve 3 slots)")
-            #expect(lua_gettop_(state) == filled)
-            lua_settop(L, 0)
+            #expect(lua_gettop(L) == filled)
+            lua_settop(L, 1)
             #expect(try state.call(answer) == [42])
         }
     }
@@ -168,15 +168,16 @@ struct BoundaryTests {
     /// threshold far too high is what the full stack above would show.)
     @Test func callsOfNoArgumentsWorkAtAnyStackDepthAroundTheUncheckedEdge() throws {
         try withAnswer { state, answer, L throws in
-            for depth in Int32(0)...Int32(LUA_MINSTACK + 3) {
-                lua_settop(L, 0)
+            // The resting handler is slot 1: the stack holds it and `depth - 1` more.
+            for depth in Int32(1)...Int32(LUA_MINSTACK + 3) {
+                lua_settop(L, 1)
                 #expect(lua_checkstack(L, depth) != 0)
-                for i in 0..<depth { lua_pushinteger(L, lua_Integer(i)) }
+                for i in 1..<depth { lua_pushinteger(L, lua_Integer(i)) }
                 #expect(try state.call(answer) == [42], "at depth \(depth)")
-                #expect(lua_gettop_(state) == depth)
-                if depth > 0 { #expect(lua_tointegerx(L, depth, nil) == lua_Integer(depth - 1)) }
+                #expect(lua_gettop(L) == depth)
+                if depth > 1 { #expect(lua_tointegerx(L, depth, nil) == lua_Integer(depth - 1)) }
             }
-            lua_settop(L, 0)
+            lua_settop(L, 1)
         }
     }
 
@@ -184,6 +185,78 @@ struct BoundaryTests {
     /// array part (a table's `next` gives the array part first, in order),
     /// `luaL_ref` hands them out, and references past them, freed and made
     /// again, still name their own values.
+    /// A state keeps its top-level calls' message handler at index 1 of its
+    /// stack, and a call of no arguments at the base uses it: the error
+    /// keeps its traceback, and the stack holds just the handler after.
+    @Test func aStateKeepsItsMessageHandlerAtRest() throws {
+        try LuaThread().sync { () throws in
+            for profile in [SandboxProfile.sandbox, .trusted] {
+                let state = try LuaState(profile: profile)
+                let L = state.rawState
+                #expect(lua_gettop(L) == 1 && lua_tocfunction(L, 1) != nil)
+                try state.run("function fails()\n  error('boom')\nend", name: "fails.lua")
+                let fails = try #require(try state.globalFunction("fails"))
+                guard case .runtime(let e)? = luaError({ try state.call(fails) }) else { Issue.record("no runtime error"); return }
+                #expect(e.message == "fails.lua:2: boom" && e.traceback?.contains("fails.lua:2") == true)
+                #expect(lua_gettop(L) == 1 && lua_tocfunction(L, 1) != nil)
+                // The call used the resting handler: its error came right above the base.
+                #expect(lunette_host_of(L).pointee.call_base == 1 && lunette_host_of(L).pointee.call_first == 2)
+                // A host that emptied the stack through `rawState` anyway: the
+                // call brings its own handler, which is not taken for a result.
+                try state.run("function two() return 1, 2 end", name: "two.lua")
+                let two = try #require(try state.globalFunction("two"))
+                lua_settop(L, 0)
+                #expect(try state.call(two) == [1, 2])
+                guard case .runtime(let again)? = luaError({ try state.call(fails) }) else { Issue.record("no runtime error"); return }
+                #expect(again.traceback?.contains("fails.lua:2") == true)
+                #expect(lunette_host_of(L).pointee.call_base == 0 && lunette_host_of(L).pointee.call_first == 2)
+                #expect(lua_gettop(L) == 0)
+            }
+        }
+    }
+
+    /// A call of no arguments made while no call runs but Lua is below (a
+    /// finalizer that Lua runs while the host allocates, which calls a Swift
+    /// function) is a top-level call not at the stack's base: index 1 there
+    /// is the Swift function's first argument, not the resting handler, so
+    /// the call pushes a handler of its own and its error keeps its
+    /// traceback (with index 1's table as its handler, Lua would report an
+    /// error in error handling).
+    @Test func aCallOfNoArgumentsFromAFinalizerBringsItsOwnHandler() throws {
+        try LuaThread().sync { () throws in
+            let state = try LuaState(profile: .trusted)
+            let L = state.rawState
+            try state.run("""
+                function fails()
+                  error('boom')
+                end
+                local function arm() setmetatable({}, { __gc = function(object) finalized(object) end }) end
+                arm()
+                collectgarbage("incremental", 0, 1000)   -- a new cycle at once: finalizers run as the host allocates
+                """, name: "finalizer.lua")
+            let fails = try #require(try state.globalFunction("fails"))
+            var seen: [LuaError] = []
+            var bases: [(base: Int32, first: Int32)] = []
+            try state.register(function: "finalized") { [unowned state] _ in
+                do { try state.call(fails) } catch let error as LuaError { seen.append(error) }
+                bases.append((lunette_host_of(L).pointee.call_base, lunette_host_of(L).pointee.call_first))
+                return []
+            }
+            // Allocate from Swift, outside any call, until the finalizer has run.
+            var rounds = 0
+            while seen.isEmpty && rounds < 100_000 {
+                try state.setGlobal("filler", .string("filler \(rounds)"))
+                rounds += 1
+            }
+            #expect(seen.count == 1, "the finalizer ran \(seen.count) time(s) in \(rounds) allocations")
+            guard case .runtime(let e)? = seen.first else { Issue.record("no runtime error: \(seen)"); return }
+            #expect(e.message == "finalizer.lua:2: boom" && e.traceback?.contains("finalizer.lua:2") == true)
+            // Above the finalizer's argument (base 1), the call's own handler, then the error.
+            #expect(bases.map(\.base) == [1] && bases.map(\.first) == [3])
+            #expect(lua_gettop(L) == 1 && lua_tocfunction(L, 1) != nil)
+        }
+    }
+
     @Test(arguments: [SandboxProfile.sandbox, .trusted])
     func registryReferencesAreReservedAndHoldTheirValues(profile: SandboxProfile) throws {
         let state = try LuaState(profile: profile)
@@ -204,7 +277,7 @@ struct BoundaryTests {
             arrayKeys.append(lua_isinteger(L, -2) != 0 ? lua_tointegerx(L, -2, nil) : 0)
             lua_settop(L, -2)
         }
-        lua_settop(L, 0)
+        lua_settop(L, 1)   // the resting message handler stays
         #expect(arrayKeys == Array(1...64))
         try state.run("for i = 0, 249 do local n = i; _G['f' .. i] = function() return n end end", name: "make.lua")
         func function(_ n: Int) throws -> LuaFunctionRef { try #require(try state.globalFunction("f\(n)")) }

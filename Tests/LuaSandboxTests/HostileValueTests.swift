@@ -95,4 +95,6 @@ struct HostileValueTests {
 }
 
 import CLua
-func lua_gettop_(_ state: LuaState) -> Int32 { lua_gettop(state.rawState) }
+/// The values on the state's stack above the message handler its top-level
+/// calls keep at index 1 (`lunette_rest_handler`).
+func lua_gettop_(_ state: LuaState) -> Int32 { lua_gettop(state.rawState) - 1 }

@@ -28,11 +28,11 @@ final class TapeTests {
 
     func accepts(global depth: Int, _ bytes: Int) -> Bool {
         let L = state.rawState
-        lua_settop(L, 0)
+        let base = lua_gettop(L)   // the resting message handler
         lunette_pushglobaltable(L)
         _ = lua_pushstring(L, "tapeValue")
         lua_rawget(L, -2)
-        defer { lua_settop(L, 0) }
+        defer { lua_settop(L, base) }
         return lunette_tape_read(L, -1, &tape, Int32(depth), bytes) != 0
     }
 

@@ -368,12 +368,12 @@ struct LuaStack {
     }
 
     /// The whole of a top-level call of the function at `reference` with no
-    /// arguments (`lunette_call_reference`: pushes the message handler and
-    /// the function, arms, calls, disarms; raises nothing). Stores the top
-    /// before it in `base`; returns `LUNETTE_CALL_RETURNED_NOTHING` with
-    /// the stack back at `base`, `LUNETTE_CALL_STACK_FULL`, or the call's
-    /// status with the handler at `base + 1` and the results or the error
-    /// above it.
+    /// arguments (`lunette_call_reference`: pushes the function, and a
+    /// message handler unless the state's resting one serves; arms, calls,
+    /// disarms; raises nothing). Stores the top before it in the host's
+    /// `call_base`; returns `LUNETTE_CALL_RETURNED_NOTHING` with the stack
+    /// back there, `LUNETTE_CALL_STACK_FULL`, or the call's status with the
+    /// results or the error from the host's `call_first` to the top.
     func callReference(_ limits: inout lunette_limits, reference: Int32) -> Int32 {
         lunette_call_reference(L, &limits, reference)
     }
@@ -391,6 +391,10 @@ struct LuaStack {
 
     /// Opens the sandbox profile (`lunette_open_sandbox`).
     func openSandbox() -> Int32 { lunette_open_sandbox(L) }
+
+    /// Leaves the message handler at index 1 of a new state's empty stack,
+    /// for the state's top-level calls (`lunette_rest_handler`).
+    func restHandler() { lunette_rest_handler(L) }
 
     /// Opens the standard libraries in `mask` (`lunette_open_libraries`).
     func openLibraries(_ mask: UInt32) -> Int32 { lunette_open_libraries(L, mask) }
