@@ -76,6 +76,9 @@ extern LUNETTE_HIDDEN __thread lunette_host *lunette_thread_host;
 extern LUNETTE_HIDDEN __thread lunette_watch *lunette_thread_watch;
 /// Set by the watchdog before it sleeps; a call that sees it wakes it.
 extern LUNETTE_HIDDEN int lunette_watch_sleeping;
+/// The monotonic clock (ns) the watchdog read at the start of its last
+/// poll, a period (2 ms) apart while it is awake; 0 before its first.
+extern LUNETTE_HIDDEN uint64_t lunette_watch_clock;
 /// membarrier(2) is registered: calls need only a compiler barrier.
 extern LUNETTE_HIDDEN int lunette_watch_heavy_barrier;
 

@@ -27,7 +27,10 @@
 // ends and frees its descriptor meanwhile); the decision to end a call is taken
 // on the call's own thread, so a signal that arrives late (the call ended,
 // another began) changes nothing. The watchdog polls every 2 ms while
-// calls come, and after 100 ms without one sleeps until the next.
+// calls come, and after two periods (4 ms) without one sleeps until the
+// next. Each poll publishes the clock it read (`lunette_watch_clock`):
+// while the watchdog is awake, a watched call takes that as its start
+// instead of reading a clock itself (see lunette_call_begin).
 //
 // Going to sleep is a handshake: a call stores its slot, then reads
 // `sleeping`; the watchdog stores `sleeping`, then reads the slots. One of
@@ -96,6 +99,8 @@ static int lunette_watch_ready = 0;
 static struct sigaction lunette_previous_action;
 // Set by the watchdog before it sleeps (under the lock); a call that sees it wakes it.
 int lunette_watch_sleeping = 0;
+// The monotonic clock as the watchdog read it at the start of its last poll; 0 before the first.
+uint64_t lunette_watch_clock = 0;
 // membarrier(2) is registered: calls need only a compiler barrier (see above).
 // Written before the watchdog starts (in lunette_watch_once), read-only after.
 int lunette_watch_heavy_barrier = 0;
@@ -188,6 +193,7 @@ static void *lunette_watchdog(void *unused) {
     int idle = 0;
     for (;;) {
         uint64_t now = lunette_now_ns();
+        __atomic_store_n(&lunette_watch_clock, now, __ATOMIC_RELAXED);
         int running = 0;
         pthread_mutex_lock(&lunette_watch_lock);
         uint64_t activity = lunette_watch_activity();

@@ -167,6 +167,11 @@ enum WidgetBenchmark {
     /// is not installed. valgrind 3.19 cannot read the DWARF 5 of Swift's
     /// release builds: with `strippingDebugInfo`, one copy without it
     /// (`strip -g`, as `scripts/install` installs it) is made and run.
+    /// `--fair-sched=yes`: valgrind runs one thread at a time, and by
+    /// default may hand the lock back to the thread that had it, so the
+    /// deadline watchdog, which publishes the clock that watched calls take
+    /// as their start, could go unscheduled for a whole run and the calls
+    /// read a clock each instead (10 instructions more than when run natively).
     static func processInstructions(of executable: String, runs: [[String]], strippingDebugInfo: Bool) throws -> Result<[Double], InstructionsUnavailable> {
         guard let valgrind = executableOnPath("valgrind") else { return .failure(InstructionsUnavailable(reason: "valgrind not installed")) }
         var program = executable
@@ -182,7 +187,7 @@ enum WidgetBenchmark {
             _ = try output(of: URL(fileURLWithPath: strip), ["-g", program])
         }
         return .success(try runs.map { arguments in
-            let report = try output(of: URL(fileURLWithPath: valgrind), ["--tool=callgrind", "--callgrind-out-file=/dev/null", program] + arguments, standardError: true)
+            let report = try output(of: URL(fileURLWithPath: valgrind), ["--tool=callgrind", "--fair-sched=yes", "--callgrind-out-file=/dev/null", program] + arguments, standardError: true)
             // "==PID== I   refs:      26,152,791"
             guard let line = report.split(separator: "\n").last(where: { $0.contains("I   refs:") }),
                   let count = Double(line.split(separator: " ").last.map { $0.filter(\.isNumber) } ?? "") else {

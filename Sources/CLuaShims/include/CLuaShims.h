@@ -32,7 +32,7 @@ typedef struct lunette_host {
 
     // The current top-level call's limits (lunette_call_begin / lunette_call_end).
     int killed;                 ///< LUNETTE_KILL_*: why the call is being ended, or 0
-    uint64_t start_ns;          ///< monotonic clock when the call began (coarse when the watchdog times it)
+    uint64_t start_ns;          ///< monotonic clock when the call began (at most a few ms early when the watchdog times it: lunette_call_start_ns)
     uint64_t deadline_ns;       ///< monotonic deadline the count hook checks; 0: none, or the watchdog's (see watchdog.c)
     int64_t instructions_left;  ///< instruction budget left; < 0: none
     size_t output_used;         ///< bytes printed or logged by the call
@@ -106,9 +106,11 @@ typedef struct lunette_limits {
 /// count and the kill flag, starts the deadline, seeds math.random), calls
 /// as lunette_pcall_at (whose check for a call being ended cannot be true
 /// just after arming, so it is not made), and disarms them; the kill reason stays in the host
-/// until the next call. Reads one clock, a coarse one when the watchdog
-/// times the call (see watchdog.c), and none at the end: a call that
-/// succeeded needs no elapsed time (see lunette_call_elapsed).
+/// until the next call. Reads the precise clock only when the count hook
+/// must time the call; when the watchdog times it, none while the watchdog
+/// is awake (it takes the clock of the watchdog's last poll) and else the
+/// coarse one (see watchdog.c); none at the end: a call that succeeded
+/// needs no elapsed time (see lunette_call_elapsed).
 int lunette_call_outermost(lua_State *L, const lunette_limits *limits, int handler, int nargs, int nresults);
 
 /// lunette_call_reference's answers besides a lua_pcall status.
@@ -139,9 +141,10 @@ int lunette_call_reference(lua_State *L, const lunette_limits *limits, int refer
 void lunette_rest_handler(lua_State *L);
 
 /// Monotonic nanoseconds since the last top-level call began (for the
-/// report of a call that failed). A call the watchdog watches reads its
-/// start from Linux's coarse clock, so this may exceed the time it ran by
-/// a few milliseconds (the coarse clock's lag).
+/// report of a call that failed). A call the watchdog watches takes its
+/// start from the clock of the watchdog's last poll (2 ms apart while calls
+/// come) or from Linux's coarse clock, so this may exceed the time it ran
+/// by a few milliseconds (more on a machine too busy to run the watchdog).
 uint64_t lunette_call_elapsed(lua_State *L);
 
 /// The monotonic clock in nanoseconds.
