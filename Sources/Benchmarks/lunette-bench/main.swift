@@ -36,9 +36,19 @@ func output(of executable: URL, _ arguments: [String], standardError: Bool = fal
 
 /// Runs the C baseline and returns its "name value" lines.
 func runBaseline() throws -> [String: Double] {
-    let baseline = thisExecutable.deletingLastPathComponent().appendingPathComponent("lua-baseline-bench")
+    try figures(of: thisExecutable.deletingLastPathComponent().appendingPathComponent("lua-baseline-bench"), quick ? ["--quick"] : [])
+}
+
+/// One round of Lunette's side of the boundary figures, in a process of
+/// its own, as each of the C baseline's rounds is (`--only-boundary-round`).
+func runLunetteBoundaryRound() throws -> [String: Double] {
+    try figures(of: thisExecutable, ["--only-boundary-round"] + (quick ? ["--quick"] : []))
+}
+
+/// The `name value` lines a process printed.
+func figures(of executable: URL, _ arguments: [String]) throws -> [String: Double] {
     var figures: [String: Double] = [:]
-    for line in try output(of: baseline, quick ? ["--quick"] : []).split(separator: "\n") {
+    for line in try output(of: executable, arguments).split(separator: "\n") {
         let parts = line.split(separator: " ")
         if parts.count == 2, let value = Double(parts[1]) { figures[String(parts[0])] = value }
     }
@@ -349,11 +359,12 @@ onlyPart("--only-reading-calls") {
 }
 
 /// The Lua boundary against the bare C host, alternating rounds so both
-/// see the same machine load. Each side's figure is its best round: the C
-/// baseline runs as a process of its own per round, and on this kind of
-/// machine a process sometimes runs its call loop in a slow mode for its
-/// whole life (≈ 620 ns a 10-field call instead of ≈ 370, on either
-/// processor), which a median of three can still pick.
+/// see the same machine load. Each side's figure is its best round, and
+/// each side's round is a process of its own: on this kind of machine a
+/// process sometimes runs its call loops in a slow mode for its whole life
+/// (≈ 620 ns a 10-field call instead of ≈ 370, on either processor; a
+/// Lunette trivial call 82–98 ns instead of 55–60), which a median of
+/// three, or every round of one process, can still pick.
 func boundaryFigures() throws {
     let rounds = quick ? 1 : 5
     var cCall: [Double] = [], cFresh: [Double] = [], lCall: [Double] = [], lFresh: [Double] = [], lFreshModule: [Double] = []
@@ -363,13 +374,18 @@ func boundaryFigures() throws {
         cCall.append(c["call_ns"] ?? .nan)
         cTrivial.append(c["trivial_call_ns"] ?? .nan)
         cFresh.append(c["fresh_state_us"] ?? .nan)
-        lCall.append(try BoundaryBenchmark.callNanoseconds(batches: quick ? 20 : 100))
-        lCallReading.append(try BoundaryBenchmark.callReadingNanoseconds(batches: quick ? 20 : 100))
-        lTrivial.append(try BoundaryBenchmark.trivialCallNanoseconds(batches: quick ? 20 : 100))
-        lFresh.append(try BoundaryBenchmark.freshStateMicroseconds(iterations: quick ? 200 : 2000, functions: 0))
-        lFreshModule.append(try BoundaryBenchmark.freshStateMicroseconds(iterations: quick ? 200 : 2000, functions: 20))
+        let l = try runLunetteBoundaryRound()
+        func figure(_ name: String) throws -> Double {
+            guard let value = l[name] else { throw WorkerBenchmark.failure("--only-boundary-round printed no \(name)") }
+            return value
+        }
+        lCall.append(try figure("call_ns"))
+        lCallReading.append(try figure("call_reading_ns"))
+        lTrivial.append(try figure("trivial_call_ns"))
+        lFresh.append(try figure("fresh_state_us"))
+        lFreshModule.append(try figure("fresh_state_module_us"))
     }
-    print("Lua boundary (best of \(rounds) round(s), each a median; lower is better; Lunette on a sandboxed state, limits armed)")
+    print("Lua boundary (best of \(rounds) round(s), each a median, each round a process of its own; lower is better; Lunette on a sandboxed state, limits armed)")
     report("10-field entry call, into [LuaValue]", "ns", baseline: cCall.min()!, lunette: lCall.min()!, goal: 1.5)
     report("10-field entry call, read in place as C", "ns", baseline: cCall.min()!, lunette: lCallReading.min()!, goal: 1.5)
     report("trivial call (no arguments, no results)", "ns", baseline: cTrivial.min()!, lunette: lTrivial.min()!, goal: 2.0)
@@ -391,6 +407,16 @@ func boundaryFigures() throws {
 
 // --only-boundary: just the Lua boundary against the bare C host.
 onlyPart("--only-boundary") { try boundaryFigures() }
+
+// --only-boundary-round [--quick]: one round of Lunette's side of it, as
+// `name value` lines (what boundaryFigures runs in a process per round).
+onlyPart("--only-boundary-round") {
+    print("call_ns \(try BoundaryBenchmark.callNanoseconds(batches: quick ? 20 : 100))")
+    print("call_reading_ns \(try BoundaryBenchmark.callReadingNanoseconds(batches: quick ? 20 : 100))")
+    print("trivial_call_ns \(try BoundaryBenchmark.trivialCallNanoseconds(batches: quick ? 20 : 100))")
+    print("fresh_state_us \(try BoundaryBenchmark.freshStateMicroseconds(iterations: quick ? 200 : 2000, functions: 0))")
+    print("fresh_state_module_us \(try BoundaryBenchmark.freshStateMicroseconds(iterations: quick ? 200 : 2000, functions: 20))")
+}
 
 do {
     try boundaryFigures()
