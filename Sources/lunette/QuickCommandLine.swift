@@ -103,7 +103,9 @@ struct QuickArguments {
 
     /// The one positional argument: call it after every option, so that
     /// what is left is not an option's value. Refused when none or more
-    /// than one is left.
+    /// than one is left. (Each command assigns it itself: a helper that set
+    /// it through a `WritableKeyPath` would read the wrapped property first,
+    /// which traps while it is unset.)
     mutating func positional() -> String? {
         let left = tokens.indices.filter { !taken[$0] }
         guard left.count == 1, !tokens[left[0]].hasPrefix("-"), !tokens[left[0]].isEmpty else {

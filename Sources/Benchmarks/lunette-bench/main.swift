@@ -45,6 +45,12 @@ func runLunetteBoundaryRound() throws -> [String: Double] {
     try figures(of: thisExecutable, ["--only-boundary-round"] + (quick ? ["--quick"] : []))
 }
 
+/// The value of the `name value` line `name` in `figures`, which `source` printed.
+func figure(_ name: String, in figures: [String: Double], from source: String) throws -> Double {
+    guard let value = figures[name] else { throw WorkerBenchmark.failure("\(source) printed no \(name)") }
+    return value
+}
+
 /// The `name value` lines a process printed.
 func figures(of executable: URL, _ arguments: [String]) throws -> [String: Double] {
     var figures: [String: Double] = [:]
@@ -370,20 +376,17 @@ func boundaryFigures() throws {
     var cCall: [Double] = [], cFresh: [Double] = [], lCall: [Double] = [], lFresh: [Double] = [], lFreshModule: [Double] = []
     var cTrivial: [Double] = [], lTrivial: [Double] = [], lCallReading: [Double] = []
     for _ in 0..<rounds {
-        let c = try runBaseline()
-        cCall.append(c["call_ns"] ?? .nan)
-        cTrivial.append(c["trivial_call_ns"] ?? .nan)
-        cFresh.append(c["fresh_state_us"] ?? .nan)
-        let l = try runLunetteBoundaryRound()
-        func figure(_ name: String) throws -> Double {
-            guard let value = l[name] else { throw WorkerBenchmark.failure("--only-boundary-round printed no \(name)") }
-            return value
-        }
-        lCall.append(try figure("call_ns"))
-        lCallReading.append(try figure("call_reading_ns"))
-        lTrivial.append(try figure("trivial_call_ns"))
-        lFresh.append(try figure("fresh_state_us"))
-        lFreshModule.append(try figure("fresh_state_module_us"))
+        let c = try runBaseline(), l = try runLunetteBoundaryRound()
+        func fromC(_ name: String) throws -> Double { try figure(name, in: c, from: "lua-baseline-bench") }
+        func fromLunette(_ name: String) throws -> Double { try figure(name, in: l, from: "lunette-bench --only-boundary-round") }
+        cCall.append(try fromC("call_ns"))
+        cTrivial.append(try fromC("trivial_call_ns"))
+        cFresh.append(try fromC("fresh_state_us"))
+        lCall.append(try fromLunette("call_ns"))
+        lCallReading.append(try fromLunette("call_reading_ns"))
+        lTrivial.append(try fromLunette("trivial_call_ns"))
+        lFresh.append(try fromLunette("fresh_state_us"))
+        lFreshModule.append(try fromLunette("fresh_state_module_us"))
     }
     print("Lua boundary (best of \(rounds) round(s), each a median, each round a process of its own; lower is better; Lunette on a sandboxed state, limits armed)")
     report("10-field entry call, into [LuaValue]", "ns", baseline: cCall.min()!, lunette: lCall.min()!, goal: 1.5)
