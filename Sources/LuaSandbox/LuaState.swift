@@ -494,6 +494,18 @@ public final class LuaState {
         _ = lunette_thread_stack_size()
     }
 
+    /// Runs `body` with no deadline watchdog thread allowed to start: its
+    /// calls' deadlines are checked by the count hook alone, and the
+    /// process keeps the threads it had (a fork server rehearsing a
+    /// worker's first calls before it forks; a fork copies only the
+    /// forking thread). A thread that already made its watchdog slot keeps
+    /// using it. Not for concurrent use with calls on other threads.
+    public static func withoutWatchdogThread<T>(_ body: () throws -> T) rethrows -> T {
+        lunette_watch_hold_thread(1)
+        defer { lunette_watch_hold_thread(0) }
+        return try body()
+    }
+
     /// Runs `body` on a thread with a large enough stack.
     func withLargeStack<T>(_ body: () throws(LuaError) -> T) throws(LuaError) -> T {
         if lunette_thread_stack_size() >= LuaState.minimumStackSize {

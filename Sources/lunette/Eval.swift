@@ -197,7 +197,15 @@ struct WorkerCommand: ParsableCommand {
     @Option(help: "When to lock down (no new files, sockets or processes): start, open (after the bundle's open request), never.")
     var lockdown: Lockdown = .start
 
+    @Flag(help: "Serve as a fork server: fork a worker for each request on standard input (a socket), each locked down as the request says.")
+    var forkServer = false
+
     func run() throws {
+        if forkServer {
+            // Returns in each worker it forks.
+            let asked = WorkerForkServer.serve()
+            Self.serve(lockdown: Lockdown(rawValue: asked.rawValue)!)
+        }
         Self.serve(lockdown: lockdown)
     }
 

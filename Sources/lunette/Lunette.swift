@@ -39,6 +39,11 @@ enum Main {
         }
         HostLog.bootstrapFromEnvironment()
         if case .worker(let lockdown)? = unparsed { WorkerCommand.serve(lockdown: lockdown) }
+        if case .forkServer? = unparsed {
+            // Returns in each worker it forks, which then serves as `worker --lockdown MODE`.
+            let lockdown = WorkerForkServer.serve()
+            WorkerCommand.serve(lockdown: WorkerCommand.Lockdown(rawValue: lockdown.rawValue)!)
+        }
         do {
             var command = try QuickCommandLine.command(CommandLine.arguments) ?? Lunette.parseAsRoot()
             do {
@@ -88,12 +93,19 @@ enum Unparsed {
     /// worker's start, and a host with more plugins than idle workers starts
     /// one for most calls).
     case worker(WorkerCommand.Lockdown)
+    /// `worker --fork-server`: what `BundleWorkers` starts to fork its
+    /// workers from (`WorkerForkServer`).
+    case forkServer
 
     init?(_ arguments: [String]) {
         switch arguments.dropFirst().first {
         case "--version" where arguments.count == 2:
             self = .version
         case "worker":
+            if arguments.count == 3 && arguments[2] == "--fork-server" {
+                self = .forkServer
+                return
+            }
             let lockdown: WorkerCommand.Lockdown?
             switch arguments.count {
             case 2: lockdown = .start

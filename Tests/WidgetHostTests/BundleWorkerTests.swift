@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import LuaSandbox
+import LunetteJSON
 import SharedStore
 import Testing
 @testable import WidgetHost
@@ -286,6 +287,42 @@ struct BundleWorkerTests {
         #expect(!mute.isAlive)
         var reader = WireReader([WireTag.done.rawValue, 0x06, 0xFF, 0xFF, 0xFF, 0x1F])   // a table of 64 M items, in 6 bytes
         #expect(throws: WorkerProtocolError.self) { try reader.value() }
+    }
+
+    /// The policy crosses to a worker as an object of its fields, written
+    /// by hand: every stored property of `HostPolicy` is one of them (a
+    /// new one fails here until it is), and each comes back as it went.
+    @Test func everyFieldOfThePolicyReachesTheWorkerAsItIs() throws {
+        #expect(Mirror(reflecting: HostPolicy()).children.count == WorkerWire.policyFieldCount)
+        var policy = HostPolicy()
+        policy.placeholderDeadline = .init(soft: 0.125, hard: 1.5)
+        policy.snapshotDeadline = .init(soft: 2.25, hard: 7)
+        policy.timelineDeadline = .init(soft: 0.1, hard: 0.30000000000000004)
+        policy.minimumReloadInterval = 61.5
+        policy.entriesWarning = 11; policy.entriesLimit = 12
+        policy.timelineBytesWarning = 13; policy.timelineBytesLimit = 14
+        policy.budget = 15; policy.budgetWindow = 3600.25; policy.budgetScope = .app
+        policy.developerMode = true; policy.callCap = 0.75
+        policy.widgetMemoryMB = 16; policy.activityMemoryMB = 17; policy.intentDeadline = 9.5
+        policy.controlDeadline = .init(soft: 0.5, hard: 2.5)
+        policy.activityPushBudget = 18; policy.activityFrequentPushBudget = 19; policy.activityPayloadBytes = 20
+        policy.maxActiveActivities = 21; policy.activityActiveLimit = 22.5; policy.activityDismissLimit = 23.5
+        policy.activityRetention = 24.5; policy.outputBytes = 25
+        func trip(_ p: HostPolicy) throws -> HostPolicy? {
+            let writer = JSONWriter()
+            WorkerWire.policy(p).writeJSON(to: writer)
+            return try WorkerWire.policy(from: try JSONValue.parse(bytes: Array(writer.text.utf8)))
+        }
+        #expect(try trip(policy) == policy)
+        policy.callCap = nil
+        #expect(try trip(policy) == policy)
+        #expect(try trip(.standard) == .standard)
+        var broken = WorkerWire.policy(.standard)
+        if case .object(var members) = broken.kind {
+            members.removeAll { $0.key == "budgetScope" }
+            broken.kind = .object(members)
+        }
+        #expect(throws: WorkerProtocolError.self) { _ = try WorkerWire.policy(from: broken) }
     }
 
     @Test func theHostServesAWorkerOnlyTheModulesItsBundleIsGranted() throws {

@@ -31,6 +31,12 @@ struct CLIStartTests {
             #expect(served.status == 0, "\(arguments): \(served.stderr)")
             #expect(served.stdout.isEmpty, "\(arguments)")
         }
+        // The fork server's: its input must be the host's socket, or it says so and ends, status 3
+        // (the same through the parser).
+        for arguments in [["worker", "--fork-server"], ["worker", "--lockdown", "never", "--fork-server"]] {
+            let server = try CLI.run(arguments, nullInput: true)
+            #expect(server.status == 3 && server.stderr.contains("lunette worker --fork-server: cannot read the host's requests"), "\(arguments): \(server.stderr)")
+        }
         // Everything else goes through the parser: its errors and its help.
         let mode = try CLI.run(["worker", "--lockdown", "bogus"], nullInput: true)
         #expect(mode.status == 2)

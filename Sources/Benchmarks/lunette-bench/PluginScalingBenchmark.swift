@@ -164,11 +164,13 @@ enum PluginScalingBenchmark {
 
     /// Median ms of a timeline call with no idle worker kept (maxIdle 0):
     /// what a call pays after its worker was evicted (start, open, the call;
-    /// the worker is stopped at its check-in, in the background).
-    static func callWithoutIdleWorker(samples: Int) throws -> Double {
+    /// the worker is stopped at its check-in, in the background). With
+    /// `forking`, each worker is forked from the fork server (the default);
+    /// without, spawned from the executable (the baseline).
+    static func callWithoutIdleWorker(samples: Int, forking: Bool = true) throws -> Double {
         try BundleWorkerBenchmark.withScratch("no-idle") { root in
             let (bundle, store) = try BundleWorkerBenchmark.firstBundle(root)
-            let workers = BundleWorkers(executable: WorkerBenchmark.lunette, maxIdle: 0)
+            let workers = BundleWorkers(executable: WorkerBenchmark.lunette, maxIdle: 0, forksWorkers: forking)
             defer { workers.stop() }
             let runtime = WidgetRuntime(bundle: bundle, services: BundleWorkerBenchmark.services(store, SystemClock(), workers))
             let widget = try runtime.configuration(kind: "Bench")
@@ -196,8 +198,10 @@ func pluginScalingFigures() throws {
     let colds = 5
     let cold = try BundleWorkerBenchmark.coldStart(samples: colds)
     let restart = try PluginScalingBenchmark.callWithoutIdleWorker(samples: colds)
+    let spawnedRestart = try PluginScalingBenchmark.callWithoutIdleWorker(samples: colds, forking: false)
     print("a bundle worker's cold start to its first call answered, median of \(colds): \(figure(cold.worker)) ms;"
-          + " a call with no idle worker kept (maxIdle 0: start, open, the call; the worker stops in the background at check-in): \(figure(restart)) ms;"
+          + " a call with no idle worker kept (maxIdle 0: start, open, the call; the worker stops in the background at check-in):"
+          + " \(figure(restart)) ms with the worker forked from the fork server (baseline: spawned from the executable, \(figure(spawnedRestart)) ms, \(figure(spawnedRestart / restart, decimals: 1))× as long);"
           + " a warm call \(figure(cold.warmWorker, decimals: 3)) ms;"
           + " RLIMIT_NOFILE soft \(PluginScalingBenchmark.descriptorLimit() ?? "unknown") (each live worker holds two pipe descriptors)")
     func us(_ d: BundleWorkerBenchmark.DayFigures) -> Double { d.wallSeconds / Double(d.calls) * 1e6 }

@@ -270,6 +270,27 @@ onlyPart("--only-cli") { try cliFigures() }
 // --only-workers: just process isolation's figures.
 onlyPart("--only-workers") { try workerFigures() }
 
+// --only-worker-restarts [N] [forked|spawned]: just a call with no idle
+// worker kept (what every call above maxIdle pays), its worker forked from
+// the fork server and, the baseline, spawned; best of 3 medians of N
+// (default 21), alternating. With a way named, only that way (profilers).
+onlyPart("--only-worker-restarts") {
+    let rest = CommandLine.arguments.drop { $0 != "--only-worker-restarts" }.dropFirst()
+    let n = rest.first.flatMap { Int($0) } ?? 21
+    let ways = rest.contains("forked") ? [true] : rest.contains("spawned") ? [false] : [true, false]
+    guard n > 0 else { throw WorkerBenchmark.failure("--only-worker-restarts N: N must be above 0") }
+    var best: [Bool: Double] = [:]
+    for _ in 0..<3 {
+        for forking in ways {
+            let ms = try PluginScalingBenchmark.callWithoutIdleWorker(samples: n, forking: forking)
+            best[forking] = min(best[forking] ?? .infinity, ms)
+        }
+    }
+    print((best[true].map { "worker_restart_forked_ms \(figure($0, decimals: 2)) " } ?? "")
+          + (best[false].map { "worker_restart_spawned_ms \(figure($0, decimals: 2)) " } ?? "")
+          + "(best of 3 medians of \(n) each)")
+}
+
 // --only-bundle-calls: just provider calls in a bundle's worker, for profilers (perf record).
 onlyPart("--only-bundle-calls") {
     let us = try BundleWorkerBenchmark.workerCalls(quick ? 2000 : 20_000)

@@ -210,6 +210,14 @@ void lunette_arm_hook(lua_State *L, int count);
 /// LUNETTE_HOOK_INTERVAL instructions.
 int lunette_watch_uses_signals(void);
 
+/// With `held` 1, no watchdog thread starts: calls with a deadline that
+/// begin on a thread that has not made one before keep the count hook
+/// (their deadline still holds, checked every LUNETTE_HOOK_INTERVAL
+/// instructions). 0 lets it start again. For a process that must stay
+/// single-threaded while it runs calls: a fork server's warm-up. Call it
+/// when no call is running.
+void lunette_watch_hold_thread(int held);
+
 /// Whether the last call was ended by `lunette_watch_cancel`.
 int lunette_call_was_cancelled(const lunette_host *h);
 

@@ -42,4 +42,39 @@ int lunette_current_cpu(void);
 /// 0, -1 with errno, or -2 where the system has no such thing.
 int lunette_pin_to_cpu(int pid, int cpu);
 
+/// The worker fork server (Linux; fork_server.c, docs/plugins.md "How
+/// workers start"). Elsewhere each returns -1 with errno ENOSYS (serve: -2).
+///
+/// Starts `path` (argv, envp) as a fork server: its standard input is one
+/// end of a new SOCK_SEQPACKET socket pair, whose other end goes to *sock;
+/// otherwise started as lunette_spawn_worker starts a worker. Returns its
+/// pid (the caller reaps it), or -1 with errno.
+int lunette_fork_server_spawn(const char *path, char *const argv[], char *const envp[], int *sock);
+
+/// Asks the server on `sock` for a worker that locks down as `lockdown`
+/// says (a byte the worker's main reads): its standard input reads a new
+/// pipe whose write end goes to *to_child, its standard output writes one
+/// whose read end goes to *from_child. Returns the worker's pid, or -1 with
+/// errno (EPIPE: the server is gone; ENOTSUP: it had another thread, so it
+/// may not fork). The worker is the server's child: reap it with
+/// lunette_fork_server_reap, once it has exited (a pidfd says when).
+int lunette_fork_server_start(int sock, int lockdown, int *to_child, int *from_child);
+
+/// Has the server reap worker `pid`, which has exited; its wait status in
+/// *status. 0, or -1 with errno.
+int lunette_fork_server_reap(int sock, int pid, int *status);
+
+/// pidfd_open(pid, 0) and pidfd_send_signal(pidfd, sig, NULL, 0).
+int lunette_pidfd_open(int pid);
+int lunette_pidfd_send_signal(int pidfd, int sig);
+
+/// The server's loop on `sock` (its standard input). Returns in each
+/// worker it forks, with the request's lockdown byte (0 or more); in the
+/// server, -1 when the host closed the socket, -2 when it cannot read it.
+int lunette_fork_server_serve(int sock);
+
+/// The threads of this process (from /proc/self/stat), or -1 where that
+/// cannot be read: a fork server forks only while it is 1.
+int lunette_fork_server_threads(void);
+
 #endif

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import LuaSandbox
 
 /// Process isolation for bundles' calls (issue 17): a host that sets
@@ -42,6 +43,12 @@ public final class BundleWorkers: @unchecked Sendable {
     /// rather than kept: by default half its lifetime limit (`RLIMIT_CPU`),
     /// so that a busy plugin's worker never meets SIGXCPU in a call.
     public var retireAfterCPUSeconds = Double(WorkerServer.Limits().cpuSeconds) / 2
+    /// Whether new workers are forked from a fork server (`WorkerForkServer`:
+    /// one `lunette worker --fork-server` process, started on first need)
+    /// rather than each started from `executable`: a cold start several
+    /// times cheaper (docs/plugins.md, "How workers start"). Linux with
+    /// pidfds; elsewhere, or false, each worker is spawned.
+    public let forksWorkers: Bool
     private let lock = NSLock()
     /// Idle workers by key, with their keys' order of use (IdleWorkers).
     private var idle = IdleWorkers<WorkerProcess>()
@@ -50,13 +57,21 @@ public final class BundleWorkers: @unchecked Sendable {
     private var busy: [Int32: String] = [:]
     /// Serves the app modules' calls of workers (one at a time).
     private let modules = NSLock()
+    /// The fork server (`forksWorkers`), and whether one could not be started.
+    private let serverLock = NSLock()
+    private var server: WorkerForkServer?
+    private var serverRefused = false
+    /// Where a fork server that fails is told (the host's log).
+    private static let logger = Logger(label: "lunette.workers")
     private var moduleStates: [String: (state: LuaState, call: LuaFunctionRef)] = [:]
 
     /// Workers run `executable` (by default this program: a host that is
     /// not `lunette` itself names the `lunette` binary).
-    public init(executable: String = BundleWorkers.thisExecutable, maxIdle: Int = BundleWorkers.defaultMaxIdle) {
+    public init(executable: String = BundleWorkers.thisExecutable, maxIdle: Int = BundleWorkers.defaultMaxIdle,
+                forksWorkers: Bool = WorkerForkServer.isSupported) {
         self.executable = executable
         self.maxIdle = max(0, maxIdle)
+        self.forksWorkers = forksWorkers && WorkerForkServer.isSupported
     }
 
     /// Idle workers kept when the host does not say (an idle worker holds
@@ -90,17 +105,25 @@ public final class BundleWorkers: @unchecked Sendable {
         lock.withLock { (idle.all.map(\.processIdentifier) + busy.keys).sorted() }
     }
 
+    /// The fork server's pid, while there is one (`forksWorkers`).
+    public var forkServerProcessIdentifier: Int32? {
+        serverLock.withLock { server?.processIdentifier }
+    }
+
     /// Workers alive and idle now.
     public var idleWorkers: Int { lock.withLock { idle.count } }
 
     /// Stops every idle worker, and returns once they and the workers
     /// evicted or retired before (stopped in the background) have exited.
+    /// The fork server is let go too: it ends once the workers it started
+    /// are gone (a later call starts a new one).
     public func stop() {
         let all = lock.withLock { () -> [WorkerProcess] in
             idle.removeAll(keys: { _ in true })
         }
         WorkerProcess.stopAll(all)
         WorkerProcess.waitForBackgroundStops()
+        serverLock.withLock { server = nil }
     }
 
     /// Stops the idle workers of bundle `id`, of every version (a plugin
@@ -145,6 +168,20 @@ public final class BundleWorkers: @unchecked Sendable {
 
     /// The link of `bundle` with `services`.
     func link(_ bundle: ScriptBundle, _ services: HostServices) throws -> Link {
+        let request = try Self.openRequest(bundle, services)
+        var digest = ScriptBundle.VersionDigest()
+        digest.add("open", request)
+        let capabilities = CapabilityCheck(bundle: bundle, grants: services.grants)
+        var allowed: Set<String> = []
+        for module in services.modules where bundle.manifest.capabilities.contains(module.capability) && capabilities.has(module.capability) {
+            for function in module.functions { allowed.insert(module.name + "." + function.name) }
+        }
+        return Link(bundle: bundle.manifest.id, modules: allowed, key: "\(bundle.manifest.id)@\(bundle.version)/\(digest.hex)", open: request,
+                    openDeadline: CallRole.load.deadline(services.policy).hard + grace)
+    }
+
+    /// The `open` request of `bundle` with `services`, as it is sent.
+    static func openRequest(_ bundle: ScriptBundle, _ services: HostServices) throws -> [UInt8] {
         var sources: [JSONValue] = []
         for name in bundle.modules.keys.sorted() {
             let source = bundle.modules[name]!
@@ -153,7 +190,7 @@ public final class BundleWorkers: @unchecked Sendable {
         let modules = services.modules.map { module in
             JSONValue.list([.of(module.name), .of(module.capability), .list(module.functions.map { .of($0.name) })])
         }
-        let policy = try WorkerWire.encoded(services.policy)
+        let policy = WorkerWire.policy(services.policy)
         let storeDir: JSONValue = services.store.map { .of($0.root) } ?? .null
         let grants: JSONValue = services.grants.map { .list($0.sorted().map { .of($0) }) } ?? .null
         let zone = services.calendar.timeZone.identifier
@@ -167,16 +204,7 @@ public final class BundleWorkers: @unchecked Sendable {
         // One worker serves one bundle version with one set of services.
         let writer = JSONWriter()
         open.writeJSON(to: writer)
-        let request = Array(writer.text.utf8)
-        var digest = ScriptBundle.VersionDigest()
-        digest.add("open", request)
-        let capabilities = CapabilityCheck(bundle: bundle, grants: services.grants)
-        var allowed: Set<String> = []
-        for module in services.modules where bundle.manifest.capabilities.contains(module.capability) && capabilities.has(module.capability) {
-            for function in module.functions { allowed.insert(module.name + "." + function.name) }
-        }
-        return Link(bundle: bundle.manifest.id, modules: allowed, key: "\(bundle.manifest.id)@\(bundle.version)/\(digest.hex)", open: request,
-                    openDeadline: CallRole.load.deadline(services.policy).hard + grace)
+        return Array(writer.text.utf8)
     }
 
     /// Runs one call of the bundle of `link` in a worker; `canceller` (the
@@ -265,7 +293,7 @@ public final class BundleWorkers: @unchecked Sendable {
             return nil
         }
         if let reused { return reused }
-        let worker = try WorkerProcess(executable: executable, arguments: ["worker", "--lockdown", "open"])
+        let worker = try startWorker()
         worker.followsCaller = followsCaller
         lock.withLock { started += 1 }
         switch worker.exchange(link.open, deadline: link.openDeadline) {
@@ -279,6 +307,47 @@ public final class BundleWorkers: @unchecked Sendable {
             var diagnostic = loss.diagnostic
             diagnostic.message = "while the worker loaded the bundle: " + diagnostic.message
             throw WorkerOpenError(diagnostic: diagnostic)
+        }
+    }
+
+    /// A new worker that locks down at its bundle's open: forked by the fork
+    /// server when `forksWorkers`, else spawned. The first start spawns its
+    /// worker and starts the server, which warms up in its own process
+    /// meanwhile (a host that starts one worker pays nothing for it); a
+    /// server that died is replaced the same way. Spawned too when the
+    /// server cannot start one (this system has no pidfds, say).
+    private func startWorker() throws -> WorkerProcess {
+        if forksWorkers, let server = forkServer() {
+            do { return try WorkerProcess(forkedBy: server, lockdown: .open) } catch {
+                Self.logger.warning("worker fork server \(server.processIdentifier): \(error); spawning the worker instead")
+                // Gone (killed, say): its replacement starts now, for the next start.
+                if !server.isUsable { _ = forkServer() }
+            }
+        }
+        return try WorkerProcess(executable: executable, arguments: ["worker", "--lockdown", "open"])
+    }
+
+    /// The fork server; nil when there was none or it stopped working (one
+    /// is started now, for the next start) or when one cannot be started
+    /// (then it is not tried again).
+    private func forkServer() -> WorkerForkServer? {
+        serverLock.withLock { () -> WorkerForkServer? in
+            if let server, server.isUsable { return server }
+            if let server, server.workersStarted == 0 {
+                // It failed before its first worker (its warm-up, say): the next would too.
+                serverRefused = true
+                Self.logger.warning("the worker fork server \(server.processIdentifier) failed before it started a worker; workers are spawned instead")
+            }
+            server = nil
+            guard !serverRefused else { return nil }
+            do {
+                server = try WorkerForkServer(executable: executable)
+                return nil
+            } catch {
+                serverRefused = true
+                Self.logger.warning("\(error); workers are spawned instead")
+                return nil
+            }
         }
     }
 

@@ -21,6 +21,114 @@ enum WorkerWire {
         return try JSONDecoder().decode(type, from: Data(text.utf8))
     }
 
+    // MARK: The policy
+
+    /// One field of `HostPolicy` in an `open` request: its name, and how
+    /// it is written and read.
+    private struct PolicyField: Sendable {
+        let name: String
+        let write: @Sendable (HostPolicy) -> JSONValue
+        let read: @Sendable (inout HostPolicy, JSONValue.Kind) -> Bool
+
+        static func number(_ name: String, _ path: WritableKeyPath<HostPolicy, Double> & Sendable) -> PolicyField {
+            PolicyField(name: name, write: { JSONValue(.double($0[keyPath: path]), at: JSONValue.here) }) { policy, kind in
+                guard let value = number(kind) else { return false }
+                policy[keyPath: path] = value
+                return true
+            }
+        }
+        static func optionalNumber(_ name: String, _ path: WritableKeyPath<HostPolicy, Double?> & Sendable) -> PolicyField {
+            PolicyField(name: name, write: { $0[keyPath: path].map { JSONValue(.double($0), at: JSONValue.here) } ?? .null }) { policy, kind in
+                if kind == .null { policy[keyPath: path] = nil; return true }
+                guard let value = number(kind) else { return false }
+                policy[keyPath: path] = value
+                return true
+            }
+        }
+        static func integer(_ name: String, _ path: WritableKeyPath<HostPolicy, Int> & Sendable) -> PolicyField {
+            PolicyField(name: name, write: { .of($0[keyPath: path]) }) { policy, kind in
+                guard case .integer(let value) = kind, let int = Int(exactly: value) else { return false }
+                policy[keyPath: path] = int
+                return true
+            }
+        }
+        static func flag(_ name: String, _ path: WritableKeyPath<HostPolicy, Bool> & Sendable) -> PolicyField {
+            PolicyField(name: name, write: { .of($0[keyPath: path]) }) { policy, kind in
+                guard case .boolean(let value) = kind else { return false }
+                policy[keyPath: path] = value
+                return true
+            }
+        }
+        static func deadline(_ name: String, _ path: WritableKeyPath<HostPolicy, HostPolicy.Deadline> & Sendable) -> PolicyField {
+            PolicyField(name: name, write: { policy in
+                let d = policy[keyPath: path]
+                return .list([JSONValue(.double(d.soft), at: JSONValue.here), JSONValue(.double(d.hard), at: JSONValue.here)])
+            }) { policy, kind in
+                guard case .array(let items) = kind, items.count == 2, let soft = number(items[0].kind), let hard = number(items[1].kind) else { return false }
+                policy[keyPath: path] = HostPolicy.Deadline(soft: soft, hard: hard)
+                return true
+            }
+        }
+        static func scope(_ name: String, _ path: WritableKeyPath<HostPolicy, BudgetScope> & Sendable) -> PolicyField {
+            PolicyField(name: name, write: { .of($0[keyPath: path].rawValue) }) { policy, kind in
+                guard case .string(let raw) = kind, let scope = BudgetScope(rawValue: raw) else { return false }
+                policy[keyPath: path] = scope
+                return true
+            }
+        }
+        /// A float as `JSONWriter` writes one (`2.0`, `"NaN"`, `"Infinity"`), or an integer.
+        private static func number(_ kind: JSONValue.Kind) -> Double? {
+            switch kind {
+            case .double(let d): return d
+            case .integer(let i): return Double(i)
+            case .string("NaN"): return .nan
+            case .string("Infinity"): return .infinity
+            case .string("-Infinity"): return -.infinity
+            default: return nil
+            }
+        }
+    }
+
+    /// Every field of `HostPolicy` (WorkerWireTests fails when one is missing).
+    private static let policyFields: [PolicyField] = [
+        .deadline("placeholderDeadline", \.placeholderDeadline), .deadline("snapshotDeadline", \.snapshotDeadline),
+        .deadline("timelineDeadline", \.timelineDeadline), .number("minimumReloadInterval", \.minimumReloadInterval),
+        .integer("entriesWarning", \.entriesWarning), .integer("entriesLimit", \.entriesLimit),
+        .integer("timelineBytesWarning", \.timelineBytesWarning), .integer("timelineBytesLimit", \.timelineBytesLimit),
+        .integer("budget", \.budget), .number("budgetWindow", \.budgetWindow), .scope("budgetScope", \.budgetScope),
+        .flag("developerMode", \.developerMode), .optionalNumber("callCap", \.callCap), .integer("widgetMemoryMB", \.widgetMemoryMB),
+        .integer("activityMemoryMB", \.activityMemoryMB), .number("intentDeadline", \.intentDeadline),
+        .deadline("controlDeadline", \.controlDeadline), .integer("activityPushBudget", \.activityPushBudget),
+        .integer("activityFrequentPushBudget", \.activityFrequentPushBudget), .integer("activityPayloadBytes", \.activityPayloadBytes),
+        .integer("maxActiveActivities", \.maxActiveActivities), .number("activityActiveLimit", \.activityActiveLimit),
+        .number("activityDismissLimit", \.activityDismissLimit), .number("activityRetention", \.activityRetention),
+        .integer("outputBytes", \.outputBytes),
+    ]
+
+    /// How many fields the policy's wire form has (for the test that
+    /// checks it against `HostPolicy`'s stored properties).
+    static var policyFieldCount: Int { policyFields.count }
+
+    /// The policy in an `open` request: an object of its fields, by name.
+    /// Written and read by hand: Foundation's JSON coders were the largest
+    /// part of a forked worker's `open` that a warm-up cannot do for it.
+    static func policy(_ policy: HostPolicy) -> JSONValue {
+        .record(policyFields.map { ($0.name, $0.write(policy)) })
+    }
+
+    /// The policy of an `open` request; nil when there is none. Throws,
+    /// naming it, for a field that is missing or not of its type.
+    static func policy(from json: JSONValue?) throws -> HostPolicy? {
+        guard let json, case .object = json.kind else { return nil }
+        var policy = HostPolicy()
+        for field in policyFields {
+            guard let value = json[field.name], field.read(&policy, value.kind) else {
+                throw WorkerProtocolError("the policy's '\(field.name)' is missing or not of its type")
+            }
+        }
+        return policy
+    }
+
     // MARK: App modules
 
     /// A module call, worker → host.

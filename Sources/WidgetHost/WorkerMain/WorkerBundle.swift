@@ -19,7 +19,7 @@ final class WorkerBundle {
     init(_ request: JSONValue, channel: WorkerChannel, lockDown: () -> Void) throws {
         guard let path = request["path"]?.text, let manifestBytes = request["manifest"]?.decodedBytes,
               let main = request["main"]?.items, main.count == 2, let mainName = main[0].text, let mainBytes = main[1].decodedBytes,
-              let policy = try WorkerWire.decoded(HostPolicy.self, request["policy"]) else {
+              let policy = try WorkerWire.policy(from: request["policy"]) else {
             throw WorkerProtocolError("open needs a path, a manifest, main.lua and a policy")
         }
         var modules: [String: ScriptBundle.Source] = [:]

@@ -13,15 +13,21 @@ import LuaSandbox
 /// The host starts it itself (`lunette_spawn_worker`: two pipes, no other
 /// descriptor of the host's, a process group of its own) and is the only
 /// one to reap it, so its pid cannot be another process's while the host
-/// may still signal it. Every wait is bounded.
+/// may still signal it; or a fork server forks it (`WorkerForkServer`),
+/// which reaps it only when the host asks, and the host signals it through
+/// a pidfd. Every wait is bounded.
 public final class WorkerProcess {
     public let executable: String
     public let arguments: [String]
     /// The worker's pid.
     public let processIdentifier: Int32
     private let channel: WorkerChannel
+    /// Who reaps it.
+    private let origin: Origin
     /// Its wait status, once reaped.
     private var exitStatus: Int32?
+    /// Set when it was reaped but how it ended is not known (its fork server is gone).
+    private var endUnknown = false
     /// Set when the host killed it (a call past its deadline, or cancelled).
     private var killed = false
     private var cancelled = false
@@ -45,19 +51,23 @@ public final class WorkerProcess {
     /// SIGPIPE: a host with workers ignores SIGPIPE (once, process-wide).
     private static let ignoreBrokenPipes: Void = { signal(SIGPIPE, SIG_IGN) }()
 
+    /// How the worker came to be, which says how it is reaped and signalled.
+    private enum Origin {
+        /// Spawned by the host, whose child it is: `waitpid`, `kill`.
+        case spawned
+        /// Forked by `server`, whose child it is: `pidfd` becomes readable
+        /// when it exits and signals it; the server reaps it.
+        case forked(WorkerForkServer, pidfd: Int32)
+    }
+
     /// Starts the worker.
     public init(executable: String, arguments: [String] = ["worker"]) throws {
         Self.ignoreBrokenPipes
         self.executable = executable
         self.arguments = arguments
-        // A crash is the host's to report, in one line: no Swift backtrace from the worker.
-        var environment = ProcessInfo.processInfo.environment
-        environment["SWIFT_BACKTRACE"] = "enable=no"
-        let argv = [executable] + arguments
-        let envp = environment.map { "\($0.key)=\($0.value)" }
         var toWorker: Int32 = -1, fromWorker: Int32 = -1
-        let pid = Self.withCStrings(argv) { argvPointers in
-            Self.withCStrings(envp) { envPointers in
+        let pid = Self.withCStrings([executable] + arguments) { argvPointers in
+            Self.withCStrings(Self.environment()) { envPointers in
                 lunette_spawn_worker(executable, argvPointers, envPointers, &toWorker, &fromWorker)
             }
         }
@@ -65,16 +75,58 @@ public final class WorkerProcess {
             throw WorkerProtocolError("cannot start \(executable): \(String(cString: strerror(errno)))")
         }
         processIdentifier = pid
-        var clock = clockid_t()
-        if clock_getcpuclockid(pid, &clock) == 0 { cpuClock = clock }
+        origin = .spawned
+        channel = Self.channel(toWorker: toWorker, fromWorker: fromWorker)
+        cpuClock = Self.cpuClock(of: pid)
+    }
+
+    /// Forks the worker from `server` (`WorkerForkServer`): it runs as
+    /// `executable worker --lockdown <lockdown>` would.
+    public init(forkedBy server: WorkerForkServer, lockdown: WorkerForkServer.Lockdown) throws {
+        Self.ignoreBrokenPipes
+        executable = server.executable
+        arguments = ["worker", "--lockdown", lockdown.rawValue]
+        let (pid, toWorker, fromWorker) = try server.start(lockdown: lockdown)
+        let pidfd = lunette_pidfd_open(pid)
+        guard pidfd >= 0 else {
+            // It cannot be watched: it is not kept. Its pipes close, so it exits.
+            let why = String(cString: strerror(errno))
+            Foundation.close(toWorker)
+            Foundation.close(fromWorker)
+            _ = kill(pid, SIGKILL)   // still the server's unreaped child: the pid is its own
+            _ = server.reap(pid)
+            throw WorkerProtocolError("cannot watch a forked worker (pidfd_open: \(why))")
+        }
+        processIdentifier = pid
+        origin = .forked(server, pidfd: pidfd)
+        channel = Self.channel(toWorker: toWorker, fromWorker: fromWorker)
+        cpuClock = Self.cpuClock(of: pid)
+    }
+
+    /// A worker's environment: the host's, with no Swift backtrace (a crash
+    /// is the host's to report, in one line).
+    static func environment() -> [String] {
+        var environment = ProcessInfo.processInfo.environment
+        environment["SWIFT_BACKTRACE"] = "enable=no"
+        return environment.map { "\($0.key)=\($0.value)" }
+    }
+
+    /// The channel over a new worker's pipes.
+    private static func channel(toWorker: Int32, fromWorker: Int32) -> WorkerChannel {
         // The host's writes wait under each call's deadline, never longer.
         _ = fcntl(toWorker, F_SETFL, fcntl(toWorker, F_GETFL) | O_NONBLOCK)
-        channel = WorkerChannel(input: FileHandle(fileDescriptor: fromWorker, closeOnDealloc: true),
-                                output: FileHandle(fileDescriptor: toWorker, closeOnDealloc: true))
+        return WorkerChannel(input: FileHandle(fileDescriptor: fromWorker, closeOnDealloc: true),
+                             output: FileHandle(fileDescriptor: toWorker, closeOnDealloc: true))
+    }
+
+    /// The clock of process `pid`'s CPU time, where the system has one.
+    private static func cpuClock(of pid: Int32) -> clockid_t? {
+        var clock = clockid_t()
+        return clock_getcpuclockid(pid, &clock) == 0 ? clock : nil
     }
 
     /// `strings` as a NULL-terminated array of C strings, for `body`.
-    private static func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafeMutablePointer<CChar>?>) -> R) -> R {
+    static func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafeMutablePointer<CChar>?>) -> R) -> R {
         let copies = strings.map { strdup($0) } + [nil]
         defer { for copy in copies { free(copy) } }
         return copies.withUnsafeBufferPointer { body($0.baseAddress!) }
@@ -82,6 +134,7 @@ public final class WorkerProcess {
 
     deinit {
         stop(killing: true)
+        if case .forked(_, let pidfd) = origin { Foundation.close(pidfd) }
     }
 
     /// Whether it can take another call.
@@ -89,12 +142,31 @@ public final class WorkerProcess {
 
     /// Whether it has not exited (reaps it when it has).
     var isRunning: Bool {
-        lock.withLock { () -> Bool in
-            if exitStatus != nil { return false }
+        lock.withLock { !collect(waiting: false) }
+    }
+
+    /// Reaps the worker if it has exited, or (`waiting`) once it exits;
+    /// whether it is reaped. Under `lock`.
+    private func collect(waiting: Bool) -> Bool {
+        if exitStatus != nil { return true }
+        switch origin {
+        case .spawned:
             var status: Int32 = 0
-            let r = waitpid(processIdentifier, &status, WNOHANG)
-            if r == processIdentifier { exitStatus = status; return false }
-            return r == 0
+            var r: Int32
+            repeat { r = waitpid(processIdentifier, &status, waiting ? 0 : WNOHANG) } while r < 0 && errno == EINTR
+            if r == processIdentifier { exitStatus = status; return true }
+            if r < 0 { exitStatus = 0; return true }   // nothing left to reap (not ours any more)
+            return false
+        case .forked(let server, let pidfd):
+            var ready = pollfd(fd: pidfd, events: Int16(POLLIN), revents: 0)
+            var r: Int32
+            repeat { r = poll(&ready, 1, waiting ? -1 : 0) } while r < 0 && errno == EINTR
+            if r == 0 { return false }
+            if let status = server.reap(processIdentifier) { exitStatus = status } else {
+                exitStatus = 0
+                endUnknown = true
+            }
+            return true
         }
     }
 
@@ -112,7 +184,15 @@ public final class WorkerProcess {
 
     /// Sends `signal` to the worker unless it is reaped (its pid may then be another's).
     private func send(signal: Int32) {
-        lock.withLock { if exitStatus == nil { _ = kill(processIdentifier, signal) } }
+        lock.withLock { if exitStatus == nil { _ = signalUnlocked(signal) } }
+    }
+
+    /// Sends `signal`; under `lock`, with the worker not reaped.
+    private func signalUnlocked(_ signal: Int32) -> Bool {
+        switch origin {
+        case .spawned: return kill(processIdentifier, signal) == 0
+        case .forked(_, let pidfd): return lunette_pidfd_send_signal(pidfd, signal) == 0
+        }
     }
 
     /// How a call in the worker ended, when the worker did not answer it.
@@ -121,7 +201,8 @@ public final class WorkerProcess {
         case killed(deadline: Double)
         /// Killed by the host when it cancelled the call.
         case cancelled
-        /// Died on its own: a signal, or an exit status.
+        /// Died on its own: a signal, or an exit status (neither: how is
+        /// not known, its fork server being gone).
         case died(signal: Int32?, status: Int32?)
         /// Broke the protocol (then killed).
         case broken(String)
@@ -135,8 +216,10 @@ public final class WorkerProcess {
                 return Diagnostic(.timeout, "cancelled by the host, which killed the worker (SIGKILL); the call's effects are discarded")
             case .died(let signal?, _):
                 return Diagnostic(.crashed, "the worker process died of signal \(signal) (\(Self.name(of: signal))); the call's effects are discarded, and the next call gets a fresh worker")
-            case .died(nil, let status):
-                return Diagnostic(.crashed, "the worker process exited with status \(status ?? -1) during the call; the call's effects are discarded, and the next call gets a fresh worker")
+            case .died(nil, let status?):
+                return Diagnostic(.crashed, "the worker process exited with status \(status) during the call; the call's effects are discarded, and the next call gets a fresh worker")
+            case .died(nil, nil):
+                return Diagnostic(.crashed, "the worker process ended during the call (how is not known: the fork server that started it is gone); the call's effects are discarded, and the next call gets a fresh worker")
             case .broken(let why):
                 return Diagnostic(.crashed, "the worker broke the protocol (\(why)) and was killed; the call's effects are discarded")
             }
@@ -205,9 +288,10 @@ public final class WorkerProcess {
             return .failure(lose(.broken("it closed its output and did not exit")))
         }
         reap()
-        let (wasKilled, wasCancelled, status) = lock.withLock { (killed, cancelled, exitStatus ?? 0) }
+        let (wasKilled, wasCancelled, status, unknown) = lock.withLock { (killed, cancelled, exitStatus ?? 0, endUnknown) }
         if wasCancelled { return .failure(.cancelled) }
         if wasKilled { return .failure(.killed(deadline: deadline)) }
+        if unknown { return .failure(.died(signal: nil, status: nil)) }
         let termination = status & 0x7F
         if termination != 0 && termination != 0x7F { return .failure(.died(signal: termination, status: nil)) }
         return .failure(.died(signal: nil, status: (status >> 8) & 0xFF))
@@ -249,12 +333,7 @@ public final class WorkerProcess {
     func reap(within seconds: Double = 1) {
         if exited(within: seconds) { return }
         send(signal: SIGKILL)
-        lock.withLock {
-            guard exitStatus == nil else { return }
-            var status: Int32 = 0
-            while waitpid(processIdentifier, &status, 0) < 0 && errno == EINTR {}
-            exitStatus = status
-        }
+        lock.withLock { _ = collect(waiting: true) }
     }
 
     /// Kills the worker in its call (the host cancelled it): the call ends
@@ -265,7 +344,7 @@ public final class WorkerProcess {
             guard exitStatus == nil else { return false }
             killed = true
             cancelled = true
-            return kill(processIdentifier, SIGKILL) == 0
+            return signalUnlocked(SIGKILL)
         }
     }
 

@@ -1,0 +1,123 @@
+import CWorkerShims
+import Foundation
+
+/// Starts worker processes by forking them from one process that has
+/// already started (Linux): `lunette worker --fork-server`, a child of the
+/// host's, which forks a worker for each `start` (docs/plugins.md, "How
+/// workers start").
+///
+/// A spawned worker pays for exec, the dynamic loader, the Swift runtime's
+/// start and the first use of what opening a bundle needs (most of its cold
+/// start; docs/ARCHITECTURE.md). A forked one begins as a copy of the
+/// server, which paid for them once, and then limits itself, locks down and
+/// serves exactly as a spawned worker does: the same limits, the same
+/// seccomp filter, its own process group, only the two pipes of its host
+/// open. The server runs no script and holds nothing of any bundle's; it
+/// keeps a single thread (a fork copies only the forking one), and refuses
+/// to fork otherwise.
+///
+/// A forked worker is the server's child, not the host's: the server reaps
+/// it when the host asks (`reap`), after a pidfd said it exited, so its pid
+/// stays its own for as long as the host may signal it, which the host does
+/// through the pidfd. The server ends when the host closes its socket (the
+/// last `WorkerProcess` it started and its owner are gone); the workers it
+/// started go on until their own pipes end.
+public final class WorkerForkServer: @unchecked Sendable {
+    /// The `lunette` executable the server runs.
+    public let executable: String
+    /// The server's pid (the host's child).
+    public let processIdentifier: Int32
+    private let socket: Int32
+    private let lock = NSLock()
+    /// Set once a request failed in a way that leaves the socket unusable.
+    private var broken = false
+    private var started = 0
+
+    /// Workers it has started.
+    public var workersStarted: Int { lock.withLock { started } }
+
+    /// When a forked worker locks itself down (`lunette worker --lockdown`);
+    /// the raw values are the worker command line's.
+    public enum Lockdown: String, Sendable, CaseIterable {
+        case start, open, never
+
+        /// The byte that stands for it in a request.
+        var code: Int32 { Int32(Self.allCases.firstIndex(of: self)!) }
+    }
+
+    /// Whether this system can fork workers from a server (Linux with pidfds).
+    public static let isSupported: Bool = {
+        #if os(Linux)
+        let fd = lunette_pidfd_open(getpid())
+        if fd < 0 { return false }
+        Foundation.close(fd)
+        return true
+        #else
+        return false
+        #endif
+    }()
+
+    /// Starts the server (`executable worker --fork-server`), with the
+    /// environment workers get (`WorkerProcess.environment`).
+    public init(executable: String) throws {
+        guard Self.isSupported else { throw WorkerProtocolError("cannot fork workers from a server on this system (it needs Linux's pidfd_open)") }
+        self.executable = executable
+        var sock: Int32 = -1
+        let pid = WorkerProcess.withCStrings([executable, "worker", "--fork-server"]) { argv in
+            WorkerProcess.withCStrings(WorkerProcess.environment()) { envp in
+                lunette_fork_server_spawn(executable, argv, envp, &sock)
+            }
+        }
+        guard pid > 0 else { throw WorkerProtocolError("cannot start the fork server \(executable): \(String(cString: strerror(errno)))") }
+        processIdentifier = pid
+        socket = sock
+    }
+
+    deinit {
+        Foundation.close(socket)   // the server reads the end and exits
+        var status: Int32 = 0
+        // It exits as soon as it reads the end; a server that is stuck is killed.
+        for _ in 0..<200 {
+            let r = waitpid(processIdentifier, &status, WNOHANG)
+            if r == processIdentifier || (r < 0 && errno != EINTR) { return }
+            usleep(500)
+        }
+        kill(processIdentifier, SIGKILL)
+        while waitpid(processIdentifier, &status, 0) < 0 && errno == EINTR {}
+    }
+
+    /// Whether it can still start workers.
+    public var isUsable: Bool { lock.withLock { !broken } }
+
+    /// A new worker: its pid and the host's ends of its pipes (its input,
+    /// its output). Throws when the server cannot fork one (it is gone, or
+    /// has another thread); the server is then unusable.
+    func start(lockdown: Lockdown) throws -> (pid: Int32, toWorker: Int32, fromWorker: Int32) {
+        try lock.withLock {
+            guard !broken else { throw WorkerProtocolError("the fork server is gone") }
+            var toWorker: Int32 = -1, fromWorker: Int32 = -1
+            let pid = lunette_fork_server_start(socket, lockdown.code, &toWorker, &fromWorker)
+            guard pid > 0 else {
+                let why = errno
+                if why != EMFILE && why != ENFILE { broken = true }
+                throw WorkerProtocolError("the fork server could not start a worker: \(String(cString: strerror(why)))")
+            }
+            started += 1
+            return (pid, toWorker, fromWorker)
+        }
+    }
+
+    /// Has the server reap worker `pid`, which has exited: its wait status,
+    /// or nil when the server is gone (its workers were reaped by the
+    /// system, how they ended unknown).
+    func reap(_ pid: Int32) -> Int32? {
+        lock.withLock {
+            guard !broken else { return nil }
+            var status: Int32 = 0
+            if lunette_fork_server_reap(socket, pid, &status) == 0 { return status }
+            if errno == EPIPE || errno == ECONNRESET || errno == EPROTO { broken = true }
+            return nil
+        }
+    }
+
+}
