@@ -21,6 +21,7 @@
 
 #if defined(__linux__)
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdint.h>
@@ -96,9 +97,15 @@ static int lunette_send_message(int sock, const unsigned char message[5], const 
 static void lunette_put32(unsigned char *p, int32_t v) { memcpy(p, &v, 4); }
 static int32_t lunette_get32(const unsigned char *p) { int32_t v; memcpy(&v, p, 4); return v; }
 
-// Receives a 5-byte answer tagged `expected` (or 'E'); its number in *value.
-// -1 with errno: the server's error, or EPIPE when it is gone.
-static int lunette_receive_answer(int sock, unsigned char expected, int32_t *value) {
+// Receives a 5-byte answer tagged `expected` (or 'E') within `timeout_ms`;
+// its number in *value. -1 with errno: the server's error, EPIPE when it is
+// gone, ETIMEDOUT when it did not answer in time.
+static int lunette_receive_answer(int sock, unsigned char expected, int32_t *value, int timeout_ms) {
+    struct pollfd ready = { sock, POLLIN, 0 };
+    int r;
+    do { r = poll(&ready, 1, timeout_ms); } while (r < 0 && errno == EINTR);
+    if (r < 0) return -1;
+    if (r == 0) { errno = ETIMEDOUT; return -1; }
     unsigned char answer[5];
     ssize_t n;
     do { n = recv(sock, answer, sizeof answer, 0); } while (n < 0 && errno == EINTR);
@@ -112,7 +119,7 @@ static int lunette_receive_answer(int sock, unsigned char expected, int32_t *val
     return 0;
 }
 
-int lunette_fork_server_start(int sock, int lockdown, int *to_child, int *from_child) {
+int lunette_fork_server_start(int sock, int lockdown, int timeout_ms, int *to_child, int *from_child) {
     int in[2], out[2];
     if (pipe2(in, O_CLOEXEC) != 0) return -1;
     if (pipe2(out, O_CLOEXEC) != 0) { int e = errno; close(in[0]); close(in[1]); errno = e; return -1; }
@@ -123,7 +130,7 @@ int lunette_fork_server_start(int sock, int lockdown, int *to_child, int *from_c
     close(in[0]);   // the server has its own copies now (or none: it failed)
     close(out[1]);
     int32_t pid = -1;
-    if (sent != 0 || lunette_receive_answer(sock, 'P', &pid) != 0) {
+    if (sent != 0 || lunette_receive_answer(sock, 'P', &pid, timeout_ms) != 0) {
         if (sent == 0) e = errno;
         close(in[1]);
         close(out[0]);
@@ -135,11 +142,11 @@ int lunette_fork_server_start(int sock, int lockdown, int *to_child, int *from_c
     return pid;
 }
 
-int lunette_fork_server_reap(int sock, int pid, int *status) {
+int lunette_fork_server_reap(int sock, int pid, int timeout_ms, int *status) {
     unsigned char request[5] = { 'R' };
     lunette_put32(request + 1, pid);
     int32_t value;
-    if (lunette_send_message(sock, request, NULL, 0) != 0 || lunette_receive_answer(sock, 'W', &value) != 0) return -1;
+    if (lunette_send_message(sock, request, NULL, 0) != 0 || lunette_receive_answer(sock, 'W', &value, timeout_ms) != 0) return -1;
     *status = value;
     return 0;
 }
@@ -263,13 +270,13 @@ int lunette_fork_server_spawn(const char *path, char *const argv[], char *const 
     errno = ENOSYS;
     return -1;
 }
-int lunette_fork_server_start(int sock, int lockdown, int *to_child, int *from_child) {
-    (void)sock; (void)lockdown; (void)to_child; (void)from_child;
+int lunette_fork_server_start(int sock, int lockdown, int timeout_ms, int *to_child, int *from_child) {
+    (void)sock; (void)lockdown; (void)timeout_ms; (void)to_child; (void)from_child;
     errno = ENOSYS;
     return -1;
 }
-int lunette_fork_server_reap(int sock, int pid, int *status) {
-    (void)sock; (void)pid; (void)status;
+int lunette_fork_server_reap(int sock, int pid, int timeout_ms, int *status) {
+    (void)sock; (void)pid; (void)timeout_ms; (void)status;
     errno = ENOSYS;
     return -1;
 }

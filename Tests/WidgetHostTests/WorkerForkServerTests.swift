@@ -135,6 +135,27 @@ struct WorkerForkServerTests {
         #expect(workers.workersStarted == 3)
     }
 
+    @Test func aServerThatStopsAnsweringIsGivenUpAtItsTimeoutAndKilled() throws {
+        let server = try WorkerForkServer(executable: CLI.binary.path, answerTimeout: 0.3)
+        let first = try WorkerProcess(forkedBy: server, lockdown: .never)
+        #expect(kill(server.processIdentifier, SIGSTOP) == 0)
+        let began = ContinuousClock.now
+        #expect(throws: WorkerProtocolError.self) { _ = try WorkerProcess(forkedBy: server, lockdown: .never) }
+        #expect(ContinuousClock.now - began < .seconds(3), "the start waited for the timeout, not longer")
+        #expect(!server.isUsable)
+        let deadline = Date().addingTimeInterval(5)
+        var status = (try? String(contentsOfFile: "/proc/\(server.processIdentifier)/stat", encoding: .utf8)) ?? ""
+        while !status.isEmpty && !status.contains(") Z ") && Date() < deadline {
+            usleep(2000)
+            status = (try? String(contentsOfFile: "/proc/\(server.processIdentifier)/stat", encoding: .utf8)) ?? ""
+        }
+        #expect(status.isEmpty || status.contains(") Z "), "the server was killed: \(status)")
+        // Its worker lives on, and stops when its input closes (how it ended is then not known).
+        #expect(first.isAlive)
+        first.stop()
+        #expect(!first.isAlive)
+    }
+
     @Test func aServerThatDiesIsReplacedAndItsWorkersServeOn() throws {
         let fixtures = try (0..<4).map { _ in try BundleFixture(main: Self.main) }
         let workers = BundleWorkers(executable: CLI.binary.path, maxIdle: 4)

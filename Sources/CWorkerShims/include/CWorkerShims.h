@@ -56,13 +56,15 @@ int lunette_fork_server_spawn(const char *path, char *const argv[], char *const 
 /// pipe whose write end goes to *to_child, its standard output writes one
 /// whose read end goes to *from_child. Returns the worker's pid, or -1 with
 /// errno (EPIPE: the server is gone; ENOTSUP: it had another thread, so it
-/// may not fork). The worker is the server's child: reap it with
-/// lunette_fork_server_reap, once it has exited (a pidfd says when).
-int lunette_fork_server_start(int sock, int lockdown, int *to_child, int *from_child);
+/// may not fork; ETIMEDOUT: no answer within `timeout_ms`, after which the
+/// socket may hold a late answer: do not use it again). The worker is the
+/// server's child: reap it with lunette_fork_server_reap, once it has
+/// exited (a pidfd says when).
+int lunette_fork_server_start(int sock, int lockdown, int timeout_ms, int *to_child, int *from_child);
 
 /// Has the server reap worker `pid`, which has exited; its wait status in
-/// *status. 0, or -1 with errno.
-int lunette_fork_server_reap(int sock, int pid, int *status);
+/// *status. 0, or -1 with errno (ETIMEDOUT as above).
+int lunette_fork_server_reap(int sock, int pid, int timeout_ms, int *status);
 
 /// pidfd_open(pid, 0) and pidfd_send_signal(pidfd, sig, NULL, 0).
 int lunette_pidfd_open(int pid);

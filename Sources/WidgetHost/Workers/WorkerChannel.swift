@@ -24,8 +24,10 @@ public final class WorkerChannel: @unchecked Sendable {
     /// Bytes read and not yet taken, from `start` on.
     private var buffer: [UInt8] = []
     private var start = 0
-    /// Where `read` puts what it gets.
-    private var scratch = [UInt8](repeating: 0, count: 64 << 10)
+    /// Where `read` puts what it gets: not zeroed first, so that only the
+    /// pages reads reach become resident (most messages are small; a host
+    /// holds one channel per live worker).
+    private var scratch = [UInt8](unsafeUninitializedCapacity: 64 << 10) { _, count in count = 64 << 10 }
 
     public init(input: FileHandle, output: FileHandle) {
         self.input = input

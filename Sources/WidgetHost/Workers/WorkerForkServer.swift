@@ -57,11 +57,18 @@ public final class WorkerForkServer: @unchecked Sendable {
         #endif
     }()
 
+    /// Seconds the host waits for an answer (a fork, a reap) before it
+    /// gives the server up and kills it: a server that stopped answering
+    /// (stopped, say) costs one start that long, not the host's thread.
+    public let answerTimeout: Double
+
     /// Starts the server (`executable worker --fork-server`), with the
-    /// environment workers get (`WorkerProcess.environment`).
-    public init(executable: String) throws {
+    /// environment workers get (`WorkerProcess.environment`). Its first
+    /// answer comes after its warm-up.
+    public init(executable: String, answerTimeout: Double = 5) throws {
         guard Self.isSupported else { throw WorkerProtocolError("cannot fork workers from a server on this system (it needs Linux's pidfd_open)") }
         self.executable = executable
+        self.answerTimeout = answerTimeout
         var sock: Int32 = -1
         let pid = WorkerProcess.withCStrings([executable, "worker", "--fork-server"]) { argv in
             WorkerProcess.withCStrings(WorkerProcess.environment()) { envp in
@@ -86,6 +93,16 @@ public final class WorkerForkServer: @unchecked Sendable {
         while waitpid(processIdentifier, &status, 0) < 0 && errno == EINTR {}
     }
 
+    private var timeoutMs: Int32 { Int32(clamping: Int((answerTimeout * 1000).rounded(.up))) }
+
+    /// Marks the server unusable after `why`; one that did not answer in
+    /// time is killed (its late answer must never be read as another's).
+    /// Under `lock`.
+    private func giveUp(_ why: Int32) {
+        broken = true
+        if why == ETIMEDOUT { kill(processIdentifier, SIGKILL) }
+    }
+
     /// Whether it can still start workers.
     public var isUsable: Bool { lock.withLock { !broken } }
 
@@ -96,10 +113,10 @@ public final class WorkerForkServer: @unchecked Sendable {
         try lock.withLock {
             guard !broken else { throw WorkerProtocolError("the fork server is gone") }
             var toWorker: Int32 = -1, fromWorker: Int32 = -1
-            let pid = lunette_fork_server_start(socket, lockdown.code, &toWorker, &fromWorker)
+            let pid = lunette_fork_server_start(socket, lockdown.code, timeoutMs, &toWorker, &fromWorker)
             guard pid > 0 else {
                 let why = errno
-                if why != EMFILE && why != ENFILE { broken = true }
+                if why != EMFILE && why != ENFILE { giveUp(why) }
                 throw WorkerProtocolError("the fork server could not start a worker: \(String(cString: strerror(why)))")
             }
             started += 1
@@ -114,8 +131,9 @@ public final class WorkerForkServer: @unchecked Sendable {
         lock.withLock {
             guard !broken else { return nil }
             var status: Int32 = 0
-            if lunette_fork_server_reap(socket, pid, &status) == 0 { return status }
-            if errno == EPIPE || errno == ECONNRESET || errno == EPROTO { broken = true }
+            if lunette_fork_server_reap(socket, pid, timeoutMs, &status) == 0 { return status }
+            let why = errno
+            if why == EPIPE || why == ECONNRESET || why == EPROTO || why == ETIMEDOUT { giveUp(why) }
             return nil
         }
     }
