@@ -5,6 +5,7 @@
 // a process that has done them, and serves its host as a spawned one does.
 //
 // The protocol, over a SOCK_SEQPACKET socket pair (one datagram a message):
+//   server → host  'Y' + 0, once, when its warm-up is done and it serves
 //   host → server  'S' + lockdown byte, with two descriptors (SCM_RIGHTS):
 //                  the worker's standard input and output
 //   server → host  'P' + pid (int32)  |  'E' + errno (int32)
@@ -142,6 +143,12 @@ int lunette_fork_server_start(int sock, int lockdown, int timeout_ms, int *to_ch
     return pid;
 }
 
+int lunette_fork_server_ready(int sock, int timeout_ms) {
+    int32_t value;
+    if (lunette_receive_answer(sock, 'Y', &value, timeout_ms) == 0) return 1;
+    return errno == ETIMEDOUT ? 0 : -1;
+}
+
 int lunette_fork_server_reap(int sock, int pid, int timeout_ms, int *status) {
     unsigned char request[5] = { 'R' };
     lunette_put32(request + 1, pid);
@@ -198,6 +205,7 @@ static void lunette_answer(int sock, unsigned char tag, int32_t value) {
 }
 
 int lunette_fork_server_serve(int sock) {
+    lunette_answer(sock, 'Y', 0);
     for (;;) {
         unsigned char request[5];
         struct iovec io = { request, sizeof request };
@@ -209,7 +217,9 @@ int lunette_fork_server_serve(int sock) {
         m.msg_controllen = sizeof control.bytes;
         ssize_t n;
         do { n = recvmsg(sock, &m, MSG_CMSG_CLOEXEC); } while (n < 0 && errno == EINTR);
-        if (n == 0) return -1;   // the host closed its end
+        // The host closed its end (with the ready message unread, the
+        // close is a reset).
+        if (n == 0 || (n < 0 && errno == ECONNRESET)) return -1;
         if (n < 0) return -2;
         int fds[2] = { -1, -1 };
         int nfds = 0;
@@ -280,6 +290,7 @@ int lunette_fork_server_reap(int sock, int pid, int timeout_ms, int *status) {
     errno = ENOSYS;
     return -1;
 }
+int lunette_fork_server_ready(int sock, int timeout_ms) { (void)sock; (void)timeout_ms; errno = ENOSYS; return -1; }
 int lunette_pidfd_open(int pid) { (void)pid; errno = ENOSYS; return -1; }
 int lunette_pidfd_send_signal(int pidfd, int sig) { (void)pidfd; (void)sig; errno = ENOSYS; return -1; }
 int lunette_fork_server_serve(int sock) { (void)sock; return -2; }

@@ -115,8 +115,15 @@ extension HostOptions {
     }
 }
 
-/// The workers of a command run with --isolation process (they exit when it does: their input closes).
-let commandWorkers = BundleWorkers()
+/// The workers of a command run with --isolation process (they exit when
+/// it does: their input closes). Spawned: such a command starts a worker
+/// or two, which a fork server warming up beside them would only slow.
+let commandWorkers = BundleWorkers(forksWorkers: false)
+
+/// The workers of several bundles run as plugins of one host (`lunette
+/// simulate DIR1 DIR2 … --isolation process`): forked from a fork server
+/// (plugins.md, "How workers start"), as a plugin host's are.
+let pluginWorkers = BundleWorkers()
 
 /// A failure to report on standard error with exit status 1.
 struct CLIFailure: Error, CustomStringConvertible {

@@ -164,7 +164,7 @@ struct Simulate: ParsableCommand {
     func runPlugins() throws {
         let calendar = host.calendar()
         let plugins = try host.plugins()
-        let workers = host.isolation == .process ? commandWorkers : nil
+        let workers = host.isolation == .process ? pluginWorkers : nil
         let startTime = try self.startTime(calendar)
         for path in bundles { try requireDirectory(path) }
         let (root, temporary) = simulationStore()

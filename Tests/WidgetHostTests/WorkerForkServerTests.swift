@@ -30,6 +30,19 @@ struct WorkerForkServerTests {
 
     /// With no store (`deadline` given), a hung worker is killed at the
     /// deadline and the grace, without the wait for the store's lock.
+    /// The fork server's pid once it has started and warmed up (it starts
+    /// off the calling thread, beside a host's first worker; a start before
+    /// it is ready spawns its worker), waiting up to 10 s; nil if none did,
+    /// or only `other` is there.
+    static func server(of workers: BundleWorkers, other: Int32? = nil) -> Int32? {
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            if let pid = workers.forkServerProcessIdentifier, pid != other, workers.forkServerIsReady { return pid }
+            usleep(1000)
+        }
+        return nil
+    }
+
     func runtime(_ fixture: BundleFixture, _ workers: BundleWorkers, deadline: Double? = nil) throws -> WidgetRuntime {
         var policy = HostPolicy.standard
         if let deadline { policy.timelineDeadline = .init(soft: deadline, hard: deadline) }
@@ -57,7 +70,7 @@ struct WorkerForkServerTests {
         #expect(starter.timeline(try starter.configuration(kind: "W")).outcome.status == .ok)
         let spawned = try #require(workers.processIdentifiers.first)
         #expect(try Self.parentAndGroup(of: spawned).parent == getpid())
-        let server = try #require(workers.forkServerProcessIdentifier)
+        let server = try #require(Self.server(of: workers))
         let runtime = try runtime(fixture, workers)
         #expect(runtime.timeline(try runtime.configuration(kind: "W")).outcome.status == .ok)
         let worker = try #require(workers.processIdentifiers.first { $0 != spawned })
@@ -125,6 +138,8 @@ struct WorkerForkServerTests {
         let timedOut = runtime.timeline(loop).outcome
         #expect(timedOut.status == .timeout && timedOut.message?.contains("was killed (SIGKILL)") == true, "\(timedOut.message ?? "")")
         workers.grace = 10
+        // The first worker was spawned either way; with forking, the next ones come from the server.
+        #expect(forking ? Self.server(of: workers) != nil : workers.forkServerProcessIdentifier == nil)
         _ = whileBusy(WorkerServer.isSanitizerBuild ? SIGKILL : SIGSEGV)
         let crashed = runtime.timeline(loop).outcome
         let died = WorkerServer.isSanitizerBuild ? "signal 9 (SIGKILL)" : "signal 11 (SIGSEGV)"
@@ -137,6 +152,9 @@ struct WorkerForkServerTests {
 
     @Test func aServerThatStopsAnsweringIsGivenUpAtItsTimeoutAndKilled() throws {
         let server = try WorkerForkServer(executable: CLI.binary.path, answerTimeout: 0.3)
+        let warm = Date().addingTimeInterval(10)
+        while !server.isReady && Date() < warm { usleep(1000) }
+        #expect(server.isReady)
         let first = try WorkerProcess(forkedBy: server, lockdown: .never)
         #expect(kill(server.processIdentifier, SIGSTOP) == 0)
         let began = ContinuousClock.now
@@ -156,6 +174,19 @@ struct WorkerForkServerTests {
         #expect(!first.isAlive)
     }
 
+    /// A server says when its warm-up is done; until then a host does not
+    /// wait for it (`BundleWorkers` spawns instead), and a start asked of
+    /// it waits at most the timeout.
+    @Test func aServerIsNotWaitedForBeforeItsWarmUpEnds() throws {
+        let server = try WorkerForkServer(executable: CLI.binary.path, answerTimeout: 0.3)
+        #expect(kill(server.processIdentifier, SIGSTOP) == 0)   // within its first instants: long before its warm-up ends
+        let began = ContinuousClock.now
+        #expect(!server.isReady)
+        #expect(ContinuousClock.now - began < .milliseconds(100), "isReady does not wait")
+        #expect(throws: WorkerProtocolError.self) { _ = try WorkerProcess(forkedBy: server, lockdown: .never) }
+        #expect(!server.isUsable)
+    }
+
     @Test func aServerThatDiesIsReplacedAndItsWorkersServeOn() throws {
         let fixtures = try (0..<4).map { _ in try BundleFixture(main: Self.main) }
         let workers = BundleWorkers(executable: CLI.binary.path, maxIdle: 4)
@@ -163,8 +194,8 @@ struct WorkerForkServerTests {
         func call(_ i: Int) throws -> Bool { runtimes[i].timeline(try runtimes[i].configuration(kind: "W")).outcome.status == .ok }
         #expect(try call(0))   // spawned; the server starts
         let spawned = Set(workers.processIdentifiers)
+        let dead = try #require(Self.server(of: workers))
         #expect(try call(1))   // forked
-        let dead = try #require(workers.forkServerProcessIdentifier)
         let orphan = try #require(workers.processIdentifiers.first { !spawned.contains($0) })
         #expect(try Self.parentAndGroup(of: orphan).parent == dead)
         #expect(kill(dead, SIGKILL) == 0)
@@ -172,8 +203,7 @@ struct WorkerForkServerTests {
         #expect(try call(1))
         // The next start finds it gone: that worker is spawned, and a new server starts.
         #expect(try call(2))
-        let replacement = try #require(workers.forkServerProcessIdentifier)
-        #expect(replacement != dead)
+        let replacement = try #require(Self.server(of: workers, other: dead))
         #expect(try call(3))
         let fresh = try #require(Set(workers.processIdentifiers).subtracting(spawned).subtracting([orphan]).first {
             (try? Self.parentAndGroup(of: $0).parent) != getpid()

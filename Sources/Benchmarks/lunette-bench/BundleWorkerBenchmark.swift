@@ -184,14 +184,16 @@ enum BundleWorkerBenchmark {
 
     /// ms from nothing (a fresh BundleWorkers) to the first timeline call
     /// answered; and, as a baseline, the first call of a fresh runtime in process.
-    static func coldStart(samples: Int) throws -> (worker: Double, inProcess: Double, warmWorker: Double) {
+    /// With `forking` false the host's workers are all spawned (no fork
+    /// server starts beside the first).
+    static func coldStart(samples: Int, forking: Bool = true) throws -> (worker: Double, inProcess: Double, warmWorker: Double) {
         try withScratch("cold") { root in
             let (bundle, store) = try firstBundle(root)
             let clock = SystemClock()
             var cold: [Double] = [], local: [Double] = [], warm: [Double] = []
             let c = ContinuousClock()
             for _ in 0..<samples {
-                let workers = BundleWorkers(executable: WorkerBenchmark.lunette)
+                let workers = BundleWorkers(executable: WorkerBenchmark.lunette, forksWorkers: forking)
                 var t = c.now
                 let runtime = WidgetRuntime(bundle: bundle, services: services(store, clock, workers))
                 let widget = try runtime.configuration(kind: "Bench")

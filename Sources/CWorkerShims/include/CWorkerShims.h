@@ -51,7 +51,12 @@ int lunette_pin_to_cpu(int pid, int cpu);
 /// pid (the caller reaps it), or -1 with errno.
 int lunette_fork_server_spawn(const char *path, char *const argv[], char *const envp[], int *sock);
 
-/// Asks the server on `sock` for a worker that locks down as `lockdown`
+/// Whether the server on `sock` is ready (its warm-up done; it says so
+/// once): waits up to `timeout_ms` (0: not at all). 1 ready (from then on
+/// it serves), 0 not yet, -1 with errno (EPIPE: it is gone).
+int lunette_fork_server_ready(int sock, int timeout_ms);
+
+/// Asks the server on `sock` (ready) for a worker that locks down as `lockdown`
 /// says (a byte the worker's main reads): its standard input reads a new
 /// pipe whose write end goes to *to_child, its standard output writes one
 /// whose read end goes to *from_child. Returns the worker's pid, or -1 with

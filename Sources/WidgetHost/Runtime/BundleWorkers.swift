@@ -2,6 +2,17 @@ import Foundation
 import Logging
 import LuaSandbox
 
+/// A `BundleWorkers`' fork server, behind its lock: shared with the thread
+/// that starts it, which may finish after its `BundleWorkers` is gone.
+private final class ForkServerSlot: @unchecked Sendable {
+    let lock = NSLock()
+    var server: WorkerForkServer?
+    /// One could not be started, or failed before its first worker: not tried again.
+    var refused = false
+    /// One is being started.
+    var starting = false
+}
+
 /// Process isolation for bundles' calls (issue 17): a host that sets
 /// `HostServices.workers` runs each call of the bundle in a worker process
 /// of that bundle's own, which a crash in native code kills instead of the
@@ -57,10 +68,8 @@ public final class BundleWorkers: @unchecked Sendable {
     private var busy: [Int32: String] = [:]
     /// Serves the app modules' calls of workers (one at a time).
     private let modules = NSLock()
-    /// The fork server (`forksWorkers`), and whether one could not be started.
-    private let serverLock = NSLock()
-    private var server: WorkerForkServer?
-    private var serverRefused = false
+    /// The fork server (`forksWorkers`).
+    private let forking = ForkServerSlot()
     /// Where a fork server that fails is told (the host's log).
     private static let logger = Logger(label: "lunette.workers")
     private var moduleStates: [String: (state: LuaState, call: LuaFunctionRef)] = [:]
@@ -105,9 +114,15 @@ public final class BundleWorkers: @unchecked Sendable {
         lock.withLock { (idle.all.map(\.processIdentifier) + busy.keys).sorted() }
     }
 
-    /// The fork server's pid, while there is one (`forksWorkers`).
+    /// The fork server's pid, while there is one (`forksWorkers`; it may
+    /// still be warming up).
     public var forkServerProcessIdentifier: Int32? {
-        serverLock.withLock { server?.processIdentifier }
+        forking.lock.withLock { forking.server?.processIdentifier }
+    }
+
+    /// Whether the fork server has warmed up: the next new worker is forked.
+    public var forkServerIsReady: Bool {
+        forking.lock.withLock { forking.server }?.isReady ?? false
     }
 
     /// Workers alive and idle now.
@@ -123,7 +138,9 @@ public final class BundleWorkers: @unchecked Sendable {
         }
         WorkerProcess.stopAll(all)
         WorkerProcess.waitForBackgroundStops()
-        serverLock.withLock { server = nil }
+        // A server still starting (its spawn takes a millisecond or so) is waited for, then let go too.
+        while forking.lock.withLock({ forking.starting }) { usleep(200) }
+        forking.lock.withLock { forking.server = nil }
     }
 
     /// Stops the idle workers of bundle `id`, of every version (a plugin
@@ -331,23 +348,36 @@ public final class BundleWorkers: @unchecked Sendable {
     /// is started now, for the next start) or when one cannot be started
     /// (then it is not tried again).
     private func forkServer() -> WorkerForkServer? {
-        serverLock.withLock { () -> WorkerForkServer? in
-            if let server, server.isUsable { return server }
-            if let server, server.workersStarted == 0 {
+        let slot = forking
+        return slot.lock.withLock { () -> WorkerForkServer? in
+            if let server = slot.server, server.isUsable {
+                // Still warming up: this start spawns its worker rather than wait.
+                return server.isReady ? server : nil
+            }
+            if let server = slot.server, server.workersStarted == 0 {
                 // It failed before its first worker (its warm-up, say): the next would too.
-                serverRefused = true
+                slot.refused = true
                 Self.logger.warning("the worker fork server \(server.processIdentifier) failed before it started a worker; workers are spawned instead")
             }
-            server = nil
-            guard !serverRefused else { return nil }
-            do {
-                server = try WorkerForkServer(executable: executable)
-                return nil
-            } catch {
-                serverRefused = true
-                Self.logger.warning("\(error); workers are spawned instead")
-                return nil
+            slot.server = nil
+            guard !slot.refused, !slot.starting else { return nil }
+            // Started off the caller's thread: its spawn (the exec) is not
+            // the calling start's.
+            slot.starting = true
+            let executable = executable
+            DispatchQueue.global(qos: .utility).async {
+                let started = Result { try WorkerForkServer(executable: executable) }
+                slot.lock.withLock {
+                    slot.starting = false
+                    switch started {
+                    case .success(let server): slot.server = server
+                    case .failure(let error):
+                        slot.refused = true
+                        Self.logger.warning("\(error); workers are spawned instead")
+                    }
+                }
             }
+            return nil
         }
     }
 

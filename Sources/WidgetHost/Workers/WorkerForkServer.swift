@@ -106,12 +106,34 @@ public final class WorkerForkServer: @unchecked Sendable {
     /// Whether it can still start workers.
     public var isUsable: Bool { lock.withLock { !broken } }
 
+    private var ready = false
+
+    /// Whether it has finished its warm-up and serves, without waiting (a
+    /// host spawns a worker rather than wait for it). A server that ended
+    /// before it was ready is unusable.
+    public var isReady: Bool { lock.withLock { checkReady(waiting: 0) } }
+
+    /// Whether it is ready, waiting up to `waiting` ms for its word. Under `lock`.
+    private func checkReady(waiting ms: Int32) -> Bool {
+        if ready || broken { return ready && !broken }
+        switch lunette_fork_server_ready(socket, ms) {
+        case 1: ready = true
+        case 0: break
+        default: giveUp(errno)
+        }
+        return ready
+    }
+
     /// A new worker: its pid and the host's ends of its pipes (its input,
     /// its output). Throws when the server cannot fork one (it is gone, or
     /// has another thread); the server is then unusable.
     func start(lockdown: Lockdown) throws -> (pid: Int32, toWorker: Int32, fromWorker: Int32) {
         try lock.withLock {
             guard !broken else { throw WorkerProtocolError("the fork server is gone") }
+            guard checkReady(waiting: timeoutMs) else {
+                if !broken { giveUp(ETIMEDOUT) }
+                throw WorkerProtocolError("the fork server did not finish its warm-up within \(answerTimeout) s")
+            }
             var toWorker: Int32 = -1, fromWorker: Int32 = -1
             let pid = lunette_fork_server_start(socket, lockdown.code, timeoutMs, &toWorker, &fromWorker)
             guard pid > 0 else {
