@@ -239,10 +239,14 @@ int lunette_fork_server_serve(int sock) {
         }
         if (request[0] == 'R') {
             for (int i = 0; i < nfds; i++) close(fds[i]);
+            // Asked once the worker has exited (its pidfd said so): no
+            // wait here, so a wrong request costs an error, not the server.
             int status = 0;
             pid_t r;
-            do { r = waitpid((pid_t)lunette_get32(request + 1), &status, 0); } while (r < 0 && errno == EINTR);
-            if (r < 0) lunette_answer(sock, 'E', errno); else lunette_answer(sock, 'W', status);
+            do { r = waitpid((pid_t)lunette_get32(request + 1), &status, WNOHANG); } while (r < 0 && errno == EINTR);
+            if (r < 0) lunette_answer(sock, 'E', errno);
+            else if (r == 0) lunette_answer(sock, 'E', EBUSY);
+            else lunette_answer(sock, 'W', status);
             continue;
         }
         if (request[0] != 'S' || nfds != 2) {
@@ -264,8 +268,10 @@ int lunette_fork_server_serve(int sock) {
             // nothing else of the server's stays open, and it leads a
             // process group of its own, as a spawned worker does.
             if (dup2(fds[0], 0) < 0 || dup2(fds[1], 1) < 0) _exit(3);
-            close_range(3, ~0U, 0);
-            setpgid(0, 0);
+            // close_range (Linux 5.9), else /proc/self/fd, else it aborts:
+            // never a worker with a descriptor of the server's.
+            closefrom(3);
+            if (setpgid(0, 0) != 0) _exit(3);
             return request[1];
         }
         int e = errno;

@@ -80,6 +80,9 @@ struct WorkerForkServerTests {
         #expect(try Self.parentAndGroup(of: server).parent == getpid())
         let serverStatus = try String(contentsOfFile: "/proc/\(server)/status", encoding: .utf8)
         #expect(serverStatus.contains("Threads:\t1\n"), "the server stays single-threaded")
+        // Its warm-up left nothing open: a descriptor it held would be closed in each worker, its number free for reuse.
+        let serverOpen = try Self.descriptors(of: server)
+        #expect(serverOpen.keys.sorted() == [0, 1, 2], "\(serverOpen)")
         let open = try Self.descriptors(of: worker)
         #expect(open[0]?.hasPrefix("pipe:") == true && open[1]?.hasPrefix("pipe:") == true, "\(open)")
         #expect(!open.values.contains { $0.hasPrefix("socket:") }, "the server's socket did not reach the worker: \(open)")
@@ -123,31 +126,35 @@ struct WorkerForkServerTests {
         let workers = BundleWorkers(executable: CLI.binary.path, forksWorkers: forking)
         defer { workers.stop() }
         let runtime = try runtime(fixture, workers, deadline: 0.3)
-        workers.grace = 0.2
-        let loop = try runtime.configuration(kind: "Loop")
-        func whileBusy(_ signal: Int32) -> Thread {
-            let thread = Thread {
+        workers.retireAfterCPUSeconds = 0   // each call's worker is retired: the next call starts one
+        let now = try runtime.configuration(kind: "Now"), loop = try runtime.configuration(kind: "Loop")
+        // The first worker is spawned either way; with forking, the next ones come from the server.
+        #expect(runtime.timeline(now).outcome.status == .ok)
+        let server = forking ? Self.server(of: workers) : nil
+        #expect(forking ? server != nil : workers.forkServerProcessIdentifier == nil)
+        let parents = Locked<[Int32]>([])
+        func whileBusy(_ signal: Int32) {
+            Thread {
                 guard let pid = BundleWorkerTests.busyWorker(of: workers) else { return }
+                if let parent = try? Self.parentAndGroup(of: pid).parent { parents.set(parents.get() + [parent]) }
                 usleep(30_000)
                 kill(pid, signal)
-            }
-            thread.start()
-            return thread
+            }.start()
         }
-        _ = whileBusy(SIGSTOP)   // stopped, its own deadline cannot end the call: the host kills it
+        workers.grace = 0.2
+        whileBusy(SIGSTOP)   // stopped, its own deadline cannot end the call: the host kills it
         let timedOut = runtime.timeline(loop).outcome
         #expect(timedOut.status == .timeout && timedOut.message?.contains("was killed (SIGKILL)") == true, "\(timedOut.message ?? "")")
         workers.grace = 10
-        // The first worker was spawned either way; with forking, the next ones come from the server.
-        #expect(forking ? Self.server(of: workers) != nil : workers.forkServerProcessIdentifier == nil)
-        _ = whileBusy(WorkerServer.isSanitizerBuild ? SIGKILL : SIGSEGV)
+        whileBusy(WorkerServer.isSanitizerBuild ? SIGKILL : SIGSEGV)
         let crashed = runtime.timeline(loop).outcome
         let died = WorkerServer.isSanitizerBuild ? "signal 9 (SIGKILL)" : "signal 11 (SIGSEGV)"
         #expect(crashed.message == "the worker process died of \(died); the call's effects are discarded, and the next call gets a fresh worker",
                 "\(crashed.status): \(crashed.message ?? "")")
-        let next = runtime.timeline(try runtime.configuration(kind: "Now")).outcome
+        #expect(parents.get() == [server ?? getpid(), server ?? getpid()], "the two lost workers were \(forking ? "forked" : "spawned")")
+        let next = runtime.timeline(now).outcome
         #expect(next.status == .ok, "\(next.message ?? "")")
-        #expect(workers.workersStarted == 3)
+        #expect(workers.workersStarted == 4)
     }
 
     @Test func aServerThatStopsAnsweringIsGivenUpAtItsTimeoutAndKilled() throws {

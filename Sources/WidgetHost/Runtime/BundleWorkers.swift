@@ -139,8 +139,11 @@ public final class BundleWorkers: @unchecked Sendable {
         WorkerProcess.stopAll(all)
         WorkerProcess.waitForBackgroundStops()
         // A server still starting (its spawn takes a millisecond or so) is waited for, then let go too.
-        while forking.lock.withLock({ forking.starting }) { usleep(200) }
-        forking.lock.withLock { forking.server = nil }
+        while !forking.lock.withLock({ () -> Bool in
+            if forking.starting { return false }
+            forking.server = nil
+            return true
+        }) { usleep(200) }
     }
 
     /// Stops the idle workers of bundle `id`, of every version (a plugin
@@ -303,12 +306,16 @@ public final class BundleWorkers: @unchecked Sendable {
 
     /// An idle worker of `link`, or a fresh one that has opened its bundle.
     private func checkOut(_ link: Link) throws -> WorkerProcess {
+        var ended: [WorkerProcess] = []
         let reused = lock.withLock { () -> WorkerProcess? in
             while let worker = idle.takeLatest(link.key) {
                 if worker.isAlive { return worker }
+                ended.append(worker)
             }
             return nil
         }
+        // Reaped off the lock (a forked worker is reaped by its server).
+        WorkerProcess.stopInBackground(ended)
         if let reused { return reused }
         let worker = try startWorker()
         worker.followsCaller = followsCaller

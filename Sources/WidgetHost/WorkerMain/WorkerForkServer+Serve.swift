@@ -54,7 +54,7 @@ extension WorkerForkServer {
     /// before the first fork. Throws what failed (the workers then do the
     /// rest themselves).
     static func rehearse() throws {
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("lunette-fork-server-\(getpid())").path
+        let scratch = scratchFolder(of: getpid())
         defer { try? FileManager.default.removeItem(atPath: scratch) }
         try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
         let group = "group.lunette.fork-server"

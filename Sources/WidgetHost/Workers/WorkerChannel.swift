@@ -24,10 +24,11 @@ public final class WorkerChannel: @unchecked Sendable {
     /// Bytes read and not yet taken, from `start` on.
     private var buffer: [UInt8] = []
     private var start = 0
-    /// Where `read` puts what it gets: not zeroed first, so that only the
-    /// pages reads reach become resident (most messages are small; a host
-    /// holds one channel per live worker).
-    private var scratch = [UInt8](unsafeUninitializedCapacity: 64 << 10) { _, count in count = 64 << 10 }
+    /// Where `read` puts what it gets: raw memory, never zeroed, so that
+    /// only the pages reads reach become resident (most messages are
+    /// small; a host holds one channel per live worker). Only the bytes a
+    /// read wrote are ever read.
+    private let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 16)
 
     public init(input: FileHandle, output: FileHandle) {
         self.input = input
@@ -35,6 +36,8 @@ public final class WorkerChannel: @unchecked Sendable {
         inputFD = input.fileDescriptor
         outputFD = output.fileDescriptor
     }
+
+    deinit { scratch.deallocate() }
 
     /// The deadline of `receive(until:)` passed first.
     public struct TimedOut: Error {}
@@ -123,12 +126,12 @@ public final class WorkerChannel: @unchecked Sendable {
     private func fill() throws -> Bool {
         if start > 0 && start == buffer.count { buffer.removeAll(keepingCapacity: true); start = 0 }
         while true {
-            let got = scratch.withUnsafeMutableBytes { raw in read(inputFD, raw.baseAddress!, raw.count) }
+            let got = read(inputFD, scratch.baseAddress!, scratch.count)
             if got < 0 {
                 if errno == EINTR { continue }
                 throw WorkerProtocolError("cannot read from the peer: \(String(cString: strerror(errno)))")
             }
-            buffer.append(contentsOf: scratch[0..<got])
+            buffer.append(contentsOf: UnsafeRawBufferPointer(rebasing: scratch[0..<got]))
             return got > 0
         }
     }

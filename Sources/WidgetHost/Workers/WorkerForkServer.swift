@@ -84,13 +84,32 @@ public final class WorkerForkServer: @unchecked Sendable {
         Foundation.close(socket)   // the server reads the end and exits
         var status: Int32 = 0
         // It exits as soon as it reads the end; a server that is stuck is killed.
+        var reaped = false
         for _ in 0..<200 {
             let r = waitpid(processIdentifier, &status, WNOHANG)
-            if r == processIdentifier || (r < 0 && errno != EINTR) { return }
+            if r == processIdentifier || (r < 0 && errno != EINTR) { reaped = true; break }
             usleep(500)
         }
-        kill(processIdentifier, SIGKILL)
-        while waitpid(processIdentifier, &status, 0) < 0 && errno == EINTR {}
+        if !reaped {
+            kill(processIdentifier, SIGKILL)
+            while waitpid(processIdentifier, &status, 0) < 0 && errno == EINTR {}
+        }
+        // A server killed in its warm-up (here, or at a timeout) left its scratch folder.
+        try? FileManager.default.removeItem(atPath: Self.scratchFolder(of: processIdentifier))
+    }
+
+    /// The folder a server's warm-up works in (removed when it is done).
+    static func scratchFolder(of pid: Int32) -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("lunette-fork-server-\(pid)").path
+    }
+
+    /// Whether a request's failure with `why` leaves the server unusable:
+    /// the socket failed or is out of step (the server is gone, broke the
+    /// protocol, did not answer in time), or the server may not fork
+    /// (ENOTSUP: another thread). Anything else (EAGAIN, ENOMEM, EMFILE…)
+    /// fails that request only.
+    private static func breaks(_ why: Int32) -> Bool {
+        [EPIPE, ECONNRESET, ENOTCONN, EPROTO, ETIMEDOUT, EBADF, ENOTSOCK, ENOTSUP].contains(why)
     }
 
     private var timeoutMs: Int32 { Int32(clamping: Int((answerTimeout * 1000).rounded(.up))) }
@@ -138,7 +157,7 @@ public final class WorkerForkServer: @unchecked Sendable {
             let pid = lunette_fork_server_start(socket, lockdown.code, timeoutMs, &toWorker, &fromWorker)
             guard pid > 0 else {
                 let why = errno
-                if why != EMFILE && why != ENFILE { giveUp(why) }
+                if Self.breaks(why) { giveUp(why) }
                 throw WorkerProtocolError("the fork server could not start a worker: \(String(cString: strerror(why)))")
             }
             started += 1
@@ -155,7 +174,7 @@ public final class WorkerForkServer: @unchecked Sendable {
             var status: Int32 = 0
             if lunette_fork_server_reap(socket, pid, timeoutMs, &status) == 0 { return status }
             let why = errno
-            if why == EPIPE || why == ECONNRESET || why == EPROTO || why == ETIMEDOUT { giveUp(why) }
+            if Self.breaks(why) { giveUp(why) }
             return nil
         }
     }

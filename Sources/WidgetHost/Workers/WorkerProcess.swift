@@ -28,6 +28,8 @@ public final class WorkerProcess {
     private var exitStatus: Int32?
     /// Set when it was reaped but how it ended is not known (its fork server is gone).
     private var endUnknown = false
+    /// A forked worker that its pidfd said exited, not reaped yet.
+    private var exited = false
     /// Set when the host killed it (a call past its deadline, or cancelled).
     private var killed = false
     private var cancelled = false
@@ -140,33 +142,59 @@ public final class WorkerProcess {
     /// Whether it can take another call.
     public var isAlive: Bool { !lock.withLock { killed } && isRunning }
 
-    /// Whether it has not exited (reaps it when it has).
+    /// Whether it has not exited (a spawned worker is reaped when it has).
     var isRunning: Bool {
-        lock.withLock { !collect(waiting: false) }
+        lock.withLock { !hasEnded() }
     }
 
-    /// Reaps the worker if it has exited, or (`waiting`) once it exits;
-    /// whether it is reaped. Under `lock`.
-    private func collect(waiting: Bool) -> Bool {
-        if exitStatus != nil { return true }
+    /// Whether it has exited: a spawned worker is reaped then (`waitpid`);
+    /// a forked one is only seen to have (its pidfd), and reaped by its
+    /// server in `collect`, so that nothing that may be called under
+    /// another lock of the host's waits for a server. Under `lock`.
+    private func hasEnded() -> Bool {
+        if exitStatus != nil || exited { return true }
         switch origin {
         case .spawned:
-            var status: Int32 = 0
-            var r: Int32
-            repeat { r = waitpid(processIdentifier, &status, waiting ? 0 : WNOHANG) } while r < 0 && errno == EINTR
-            if r == processIdentifier { exitStatus = status; return true }
-            if r < 0 { exitStatus = 0; return true }   // nothing left to reap (not ours any more)
-            return false
+            return waitFor(blocking: false)
+        case .forked(_, let pidfd):
+            exited = Self.pidfdSaysExited(pidfd, waiting: false)
+            return exited
+        }
+    }
+
+    /// Reaps a spawned worker (`blocking`: once it exits); whether it is
+    /// reaped. Under `lock`.
+    private func waitFor(blocking: Bool) -> Bool {
+        var status: Int32 = 0
+        var r: Int32
+        repeat { r = waitpid(processIdentifier, &status, blocking ? 0 : WNOHANG) } while r < 0 && errno == EINTR
+        if r == processIdentifier { exitStatus = status; return true }
+        if r < 0 { exitStatus = 0; return true }   // nothing left to reap (not ours any more)
+        return false
+    }
+
+    /// Whether `pidfd`'s process has exited (`waiting`: once it has).
+    private static func pidfdSaysExited(_ pidfd: Int32, waiting: Bool) -> Bool {
+        var ready = pollfd(fd: pidfd, events: Int16(POLLIN), revents: 0)
+        var r: Int32
+        repeat { r = poll(&ready, 1, waiting ? -1 : 0) } while r < 0 && errno == EINTR
+        return r > 0 && ready.revents & Int16(POLLIN) != 0
+    }
+
+    /// Reaps the worker once it exits (a forked one through its server:
+    /// its status, or, with the server gone, none). Under `lock`.
+    private func collect() {
+        if exitStatus != nil { return }
+        switch origin {
+        case .spawned:
+            _ = waitFor(blocking: true)
         case .forked(let server, let pidfd):
-            var ready = pollfd(fd: pidfd, events: Int16(POLLIN), revents: 0)
-            var r: Int32
-            repeat { r = poll(&ready, 1, waiting ? -1 : 0) } while r < 0 && errno == EINTR
-            if r == 0 { return false }
+            if !exited { exited = Self.pidfdSaysExited(pidfd, waiting: true) }
+            guard exited else { return }   // the pidfd cannot be polled: left unreaped rather than guessed
             if let status = server.reap(processIdentifier) { exitStatus = status } else {
                 exitStatus = 0
                 endUnknown = true
             }
-            return true
         }
     }
 
@@ -175,7 +203,8 @@ public final class WorkerProcess {
     /// reaped, or where the system cannot say.
     public func cpuSeconds() -> Double? {
         lock.withLock { () -> Double? in
-            guard exitStatus == nil, let clock = cpuClock else { return nil }
+            // Not once it has exited: a forked worker whose server is gone could be reaped by the system, its pid reused.
+            guard !hasEnded(), let clock = cpuClock else { return nil }
             var t = timespec()
             guard clock_gettime(clock, &t) == 0 else { return nil }
             return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
@@ -303,7 +332,7 @@ public final class WorkerProcess {
     private func place() {
         let cpu = followsCaller ? lunette_current_cpu() : -1
         guard cpu != pinned else { return }
-        let done = lock.withLock { exitStatus == nil && lunette_pin_to_cpu(processIdentifier, cpu) == 0 }
+        let done = lock.withLock { !hasEnded() && lunette_pin_to_cpu(processIdentifier, cpu) == 0 }
         if done { pinned = cpu } else if cpu >= 0 { followsCaller = false }
     }
 
@@ -331,9 +360,8 @@ public final class WorkerProcess {
     /// closed, or it was killed), then it is killed (SIGKILL), which ends
     /// any process at once. Never waits longer.
     func reap(within seconds: Double = 1) {
-        if exited(within: seconds) { return }
-        send(signal: SIGKILL)
-        lock.withLock { _ = collect(waiting: true) }
+        if !exited(within: seconds) { send(signal: SIGKILL) }
+        lock.withLock { collect() }
     }
 
     /// Kills the worker in its call (the host cancelled it): the call ends
