@@ -203,7 +203,7 @@ func pluginScalingFigures() throws {
           + " a call with no idle worker kept (maxIdle 0: start, open, the call; the worker stops in the background at check-in):"
           + " \(figure(restart)) ms with the worker forked from the fork server (baseline: spawned from the executable, \(figure(spawnedRestart)) ms, \(figure(spawnedRestart / restart, decimals: 1))× as long);"
           + " a warm call \(figure(cold.warmWorker, decimals: 3)) ms;"
-          + " RLIMIT_NOFILE soft \(PluginScalingBenchmark.descriptorLimit() ?? "unknown") (each live worker holds two pipe descriptors)")
+          + " RLIMIT_NOFILE soft \(PluginScalingBenchmark.descriptorLimit() ?? "unknown") (each live worker holds two pipe descriptors, and a forked one its pidfd too; the fork server one socket)")
     func us(_ d: BundleWorkerBenchmark.DayFigures) -> Double { d.wallSeconds / Double(d.calls) * 1e6 }
     /// µs a call after the adds (the day's reloads only: no first call, no first cold start).
     func reloadUs(_ d: BundleWorkerBenchmark.DayFigures, _ n: Int) -> Double { (d.wallSeconds - d.addSeconds) / Double(d.calls - n) * 1e6 }
