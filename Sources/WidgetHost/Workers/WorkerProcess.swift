@@ -96,7 +96,12 @@ public final class WorkerProcess {
             Foundation.close(toWorker)
             Foundation.close(fromWorker)
             _ = kill(pid, SIGKILL)   // still the server's unreaped child: the pid is its own
-            _ = server.reap(pid)
+            // The server reaps without waiting: asked again while the kill lands (briefly).
+            var tries = 0
+            while server.reap(pid) == nil && server.isUsable && tries < 50 {
+                usleep(2000)
+                tries += 1
+            }
             throw WorkerProtocolError("cannot watch a forked worker (pidfd_open: \(why))")
         }
         processIdentifier = pid
