@@ -241,9 +241,11 @@ int lunette_fork_server_serve(int sock) {
             for (int i = 0; i < nfds; i++) close(fds[i]);
             // Asked once the worker has exited (its pidfd said so): no
             // wait here, so a wrong request costs an error, not the server.
+            pid_t worker = (pid_t)lunette_get32(request + 1);
+            if (worker <= 0) { lunette_answer(sock, 'E', EINVAL); continue; }   // never "any child"
             int status = 0;
             pid_t r;
-            do { r = waitpid((pid_t)lunette_get32(request + 1), &status, WNOHANG); } while (r < 0 && errno == EINTR);
+            do { r = waitpid(worker, &status, WNOHANG); } while (r < 0 && errno == EINTR);
             if (r < 0) lunette_answer(sock, 'E', errno);
             else if (r == 0) lunette_answer(sock, 'E', EBUSY);
             else lunette_answer(sock, 'W', status);
