@@ -325,13 +325,13 @@ int lunette_call_was_cancelled(const lunette_host *h) {
 static int lunette_watch_held = 0;
 
 void lunette_watch_hold_thread(int held) {
-    lunette_watch_held = held;
+    __atomic_store_n(&lunette_watch_held, held, __ATOMIC_RELAXED);
 }
 
 // Puts that in place for the calling thread; NULL when something cannot be
 // (the call then keeps the count hook), and tried again on its next call.
 lunette_watch *lunette_watch_prepare_thread(void) {
-    if (lunette_watch_held) return NULL;
+    if (__atomic_load_n(&lunette_watch_held, __ATOMIC_RELAXED)) return NULL;
     if (lunette_watch_uses_signals()) {
         pthread_once(&lunette_watch_once, lunette_watch_start);
         if (!lunette_watch_ready) return NULL;

@@ -17,6 +17,7 @@
 // server, which leaves its workers running (each ends with its host's pipe).
 #define _GNU_SOURCE
 #include "CWorkerShims.h"
+#include "spawn_attached.h"
 
 #include <errno.h>
 
@@ -24,7 +25,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,32 +39,14 @@
 int lunette_fork_server_spawn(const char *path, char *const argv[], char *const envp[], int *sock) {
     int pair[2];
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) return -1;
-    posix_spawn_file_actions_t actions;
-    posix_spawnattr_t attributes;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawnattr_init(&attributes);
     // Standard input is the socket; standard output goes nowhere (each
     // worker gets its own); standard error is the host's, as a worker's.
-    posix_spawn_file_actions_adddup2(&actions, pair[1], 0);
-    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addclosefrom_np(&actions, 3);
-    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-    posix_spawnattr_setpgroup(&attributes, 0);
-    sigset_t none, defaults;
-    sigemptyset(&none);
-    posix_spawnattr_setsigmask(&attributes, &none);
-    sigemptyset(&defaults);
-    sigaddset(&defaults, SIGPIPE);
-    sigaddset(&defaults, SIGCHLD);   // never SIG_IGN: the server reaps its workers itself
-    posix_spawnattr_setsigdefault(&attributes, &defaults);
-    pid_t pid;
-    int status = posix_spawn(&pid, path, &actions, &attributes, argv, envp);
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attributes);
+    int pid = lunette_spawn_attached(path, argv, envp, pair[1], -1);
+    int e = errno;
     close(pair[1]);
-    if (status != 0) {
+    if (pid < 0) {
         close(pair[0]);
-        errno = status;
+        errno = e;
         return -1;
     }
     *sock = pair[0];

@@ -184,15 +184,8 @@ struct WorkerCommand: ParsableCommand {
         abstract: "Serve a host's calls over standard input and output (process isolation).",
         shouldDisplay: false)
 
-    /// When the worker locks itself down.
-    enum Lockdown: String, ExpressibleByArgument, CaseIterable {
-        /// Before its first request (`lunette eval`'s workers).
-        case start
-        /// Once its bundle is open, with its app groups (a bundle's worker).
-        case open
-        /// Never (a worker whose calls open the store as they run).
-        case never
-    }
+    /// When the worker locks itself down (`WorkerServer.Lockdown`).
+    typealias Lockdown = WorkerServer.Lockdown
 
     @Option(help: "When to lock down (no new files, sockets or processes): start, open (after the bundle's open request), never.")
     var lockdown: Lockdown = .start
@@ -201,12 +194,16 @@ struct WorkerCommand: ParsableCommand {
     var forkServer = false
 
     func run() throws {
-        if forkServer {
-            // Returns in each worker it forks.
-            let asked = WorkerForkServer.serve()
-            Self.serve(lockdown: Lockdown(rawValue: asked.rawValue)!)
-        }
+        if forkServer { Self.serveForks() }
         Self.serve(lockdown: lockdown)
+    }
+
+    /// Serves as the fork server (`--fork-server`): `WorkerForkServer.serve`
+    /// returns in each worker it forks, which then serves as `worker
+    /// --lockdown MODE` with the mode its request asked for. Also run
+    /// without the parser (`Unparsed`).
+    static func serveForks() -> Never {
+        serve(lockdown: WorkerForkServer.serve())
     }
 
     /// Serves until the host closes the channel, then exits: 0, or 3 when
@@ -224,3 +221,5 @@ struct WorkerCommand: ParsableCommand {
         Foundation.exit(0)
     }
 }
+
+extension WorkerServer.Lockdown: ExpressibleByArgument {}

@@ -39,11 +39,7 @@ enum Main {
         }
         HostLog.bootstrapFromEnvironment()
         if case .worker(let lockdown)? = unparsed { WorkerCommand.serve(lockdown: lockdown) }
-        if case .forkServer? = unparsed {
-            // Returns in each worker it forks, which then serves as `worker --lockdown MODE`.
-            let lockdown = WorkerForkServer.serve()
-            WorkerCommand.serve(lockdown: WorkerCommand.Lockdown(rawValue: lockdown.rawValue)!)
-        }
+        if case .forkServer? = unparsed { WorkerCommand.serveForks() }
         do {
             var command = try QuickCommandLine.command(CommandLine.arguments) ?? Lunette.parseAsRoot()
             do {

@@ -77,7 +77,7 @@ public final class BundleWorkers: @unchecked Sendable {
     /// Workers run `executable` (by default this program: a host that is
     /// not `lunette` itself names the `lunette` binary).
     public init(executable: String = BundleWorkers.thisExecutable, maxIdle: Int = BundleWorkers.defaultMaxIdle,
-                forksWorkers: Bool = WorkerForkServer.isSupported) {
+                forksWorkers: Bool = true) {
         self.executable = executable
         self.maxIdle = max(0, maxIdle)
         self.forksWorkers = forksWorkers && WorkerForkServer.isSupported

@@ -36,14 +36,8 @@ public final class WorkerForkServer: @unchecked Sendable {
     /// Workers it has started.
     public var workersStarted: Int { lock.withLock { started } }
 
-    /// When a forked worker locks itself down (`lunette worker --lockdown`);
-    /// the raw values are the worker command line's.
-    public enum Lockdown: String, Sendable, CaseIterable {
-        case start, open, never
-
-        /// The byte that stands for it in a request.
-        var code: Int32 { Int32(Self.allCases.firstIndex(of: self)!) }
-    }
+    /// When a forked worker locks itself down: the worker's own choice.
+    public typealias Lockdown = WorkerServer.Lockdown
 
     /// Whether this system can fork workers from a server (Linux with pidfds).
     public static let isSupported: Bool = {
@@ -154,7 +148,8 @@ public final class WorkerForkServer: @unchecked Sendable {
                 throw WorkerProtocolError("the fork server did not finish its warm-up within \(answerTimeout) s")
             }
             var toWorker: Int32 = -1, fromWorker: Int32 = -1
-            let pid = lunette_fork_server_start(socket, lockdown.code, timeoutMs, &toWorker, &fromWorker)
+            let code = Int32(Lockdown.allCases.firstIndex(of: lockdown)!)   // the request's byte
+            let pid = lunette_fork_server_start(socket, code, timeoutMs, &toWorker, &fromWorker)
             guard pid > 0 else {
                 let why = errno
                 if Self.breaks(why) { giveUp(why) }

@@ -167,6 +167,16 @@ public final class WorkerProcess {
         }
     }
 
+    /// Whether the worker's pid is still its own, for what the host does by
+    /// pid (affinity, CPU time). A spawned worker's is until the host reaps
+    /// it (no system call); a forked one's only while its pidfd says it
+    /// runs: once it has exited, a server that is gone leaves its reaping to
+    /// the system, and the pid to reuse. Under `lock`.
+    private func pidIsItsOwn() -> Bool {
+        if case .spawned = origin { return exitStatus == nil }
+        return !hasEnded()
+    }
+
     /// Reaps a spawned worker (`blocking`: once it exits); whether it is
     /// reaped. Under `lock`.
     private func waitFor(blocking: Bool) -> Bool {
@@ -208,8 +218,7 @@ public final class WorkerProcess {
     /// reaped, or where the system cannot say.
     public func cpuSeconds() -> Double? {
         lock.withLock { () -> Double? in
-            // Not once it has exited: a forked worker whose server is gone could be reaped by the system, its pid reused.
-            guard !hasEnded(), let clock = cpuClock else { return nil }
+            guard pidIsItsOwn(), let clock = cpuClock else { return nil }
             var t = timespec()
             guard clock_gettime(clock, &t) == 0 else { return nil }
             return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
@@ -337,7 +346,7 @@ public final class WorkerProcess {
     private func place() {
         let cpu = followsCaller ? lunette_current_cpu() : -1
         guard cpu != pinned else { return }
-        let done = lock.withLock { !hasEnded() && lunette_pin_to_cpu(processIdentifier, cpu) == 0 }
+        let done = lock.withLock { pidIsItsOwn() && lunette_pin_to_cpu(processIdentifier, cpu) == 0 }
         if done { pinned = cpu } else if cpu >= 0 { followsCaller = false }
     }
 

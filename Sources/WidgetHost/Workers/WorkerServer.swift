@@ -18,6 +18,16 @@ import LuaSandbox
 /// - `{"op": "ping"}` → `{"op": "done"}`: the worker is there (and what a
 ///   round trip costs).
 public enum WorkerServer {
+    /// When a worker locks itself down (`lunette worker --lockdown`).
+    public enum Lockdown: String, Sendable, CaseIterable {
+        /// Before its first request (`lunette eval`'s workers).
+        case start
+        /// Once its bundle is open, with its app groups (a bundle's worker).
+        case open
+        /// Never (a worker whose calls open the store as they run).
+        case never
+    }
+
     /// The limits a worker sets on itself before it reads a request.
     public struct Limits: Sendable, Equatable {
         /// Address space, bytes: the largest memory cap plus the runtime's own.
