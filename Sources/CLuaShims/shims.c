@@ -10,23 +10,28 @@
 
 // MARK: - Allocator
 
-// Small blocks come from a pool of the state's own. Most of what a call
-// allocates and frees is small (strings, tables, nodes, closures), and
-// malloc plus free cost ≈ 200 instructions a block where a free list costs
-// ≈ 20. Each size class (16, 32, …, 128 bytes) takes blocks from 1 KB
-// chunks aligned to their size, so a block's chunk is its address rounded
-// down; Lua passes every block's size back (`osize`), which gives its
-// class. Chunks come from a process-wide supply, carved 64 at a time from
-// malloc, and a chunk whose blocks are all free goes back to it: a state
-// holds the chunks its live blocks are in, and one empty spare (which
-// spares a call that fills and empties a chunk the trip to the supply's
-// lock). The memory cap holds for what the state really takes: while a
-// script runs, growth is refused when the blocks outside the pool plus the
-// chunks held would pass the cap, so a script that leaves one live block in
-// each chunk cannot hold more than its cap. A shrink is never refused.
-// Freed chunks stay in the supply for other states (its size is the most
-// small blocks alive at once). Under AddressSanitizer every block is
-// malloc's, so that it can check them.
+// Small and medium blocks come from a pool of the state's own. Most of
+// what a call allocates and frees is small or medium (strings, tables,
+// their node arrays, closures), and malloc plus free cost ≈ 200–330
+// instructions a block where a free list costs ≈ 20. Each size class takes
+// blocks from chunks aligned to their size, so a block's chunk is its
+// address rounded down; Lua passes every block's size back (`osize`), which
+// gives its class:
+// - small: 16, 32, …, 128 bytes, from 1 KB chunks;
+// - medium: 192, 256, …, 512 bytes, from 4 KB chunks. Among them are the
+//   node arrays of tables of 5 to 16 fields (8 and 16 nodes: 192 and 384
+//   bytes), which a provider's entry makes on every call.
+// Chunks come from a process-wide supply for each chunk size, carved from
+// regions of 64 that malloc gives as they are needed, and a chunk whose
+// blocks are all free goes back to it: a state holds the chunks its live
+// blocks are in, and one empty spare of each size (which spares a call that
+// fills and empties a chunk the trip to the supply's lock). The memory cap
+// holds for what the state really takes: while a script runs, growth is
+// refused when the blocks outside the pool plus the chunks held would pass
+// the cap, so a script that leaves one live block in each chunk cannot hold
+// more than its cap. A shrink is never refused. Freed chunks stay in the
+// supply for other states (its size is the most blocks alive at once).
+// Under AddressSanitizer every block is malloc's, so that it can check them.
 #if defined(__SANITIZE_ADDRESS__)
 #define LUNETTE_POOL 0
 #elif defined(__has_feature)
@@ -38,9 +43,25 @@
 #define LUNETTE_POOL 1
 #endif
 
-#define LUNETTE_CHUNK 1024
+#define LUNETTE_SMALL_CLASSES 8
+#define LUNETTE_SMALL_LARGEST 128
+#define LUNETTE_POOL_LARGEST 512
 #define LUNETTE_CHUNKS_PER_REGION 64
-#define LUNETTE_POOL_LARGEST (16 * LUNETTE_POOL_CLASSES)
+_Static_assert(LUNETTE_POOL_CLASSES == LUNETTE_SMALL_CLASSES + (LUNETTE_POOL_LARGEST - LUNETTE_SMALL_LARGEST) / 64,
+               "the header's class count matches the classes here");
+
+// A chunk size: 0 for small blocks' chunks, 1 for medium ones'.
+static inline unsigned lunette_kind_of_class(unsigned cls) { return cls >= LUNETTE_SMALL_CLASSES; }
+static inline size_t lunette_chunk_bytes(unsigned kind) { return kind ? 4096 : 1024; }
+
+// The class of a block of `size` (1 ≤ size ≤ LUNETTE_POOL_LARGEST), and a class's block size.
+static inline unsigned lunette_class(size_t size) {
+    return size <= LUNETTE_SMALL_LARGEST ? (unsigned)((size - 1) >> 4)
+                                         : LUNETTE_SMALL_CLASSES + (unsigned)((size - LUNETTE_SMALL_LARGEST - 1) >> 6);
+}
+static inline unsigned lunette_class_size(unsigned cls) {
+    return cls < LUNETTE_SMALL_CLASSES ? (cls + 1) << 4 : LUNETTE_SMALL_LARGEST + ((cls - LUNETTE_SMALL_CLASSES + 1) << 6);
+}
 
 typedef struct lunette_chunk {
     struct lunette_chunk *next, *prev;   // in its class's list of chunks with a free block (or the supply's)
@@ -52,61 +73,74 @@ typedef struct lunette_chunk {
 
 #define LUNETTE_CHUNK_FIRST ((sizeof(lunette_chunk) + 15) & ~(size_t)15)
 
+// Per chunk size: free chunks (linked through `next`), and the part of the
+// last region never handed out (carved as taken, so a region's pages are
+// touched only when used).
+typedef struct {
+    lunette_chunk *free;
+    char *carve, *carve_end;
+} lunette_supply_of_size;
+
 static pthread_mutex_t lunette_supply_lock = PTHREAD_MUTEX_INITIALIZER;
-static lunette_chunk *lunette_supply = NULL;   // free chunks, linked through `next`
+static lunette_supply_of_size lunette_supply[2];
 
 // The state's real footprint: blocks outside the pool, and the chunks held.
 static inline size_t lunette_footprint(const lunette_host *h) { return h->used - h->pool_live + h->pool_held; }
 
-// A chunk for the state; `capped`: refused (NULL) when it would pass the cap.
-static lunette_chunk *lunette_chunk_take(lunette_host *h, int capped) {
-    lunette_chunk *c = h->pool_spare;
+// A chunk of `kind` for the state; `capped`: refused (NULL) when it would pass the cap.
+static lunette_chunk *lunette_chunk_take(lunette_host *h, unsigned kind, int capped) {
+    lunette_chunk *c = h->pool_spare[kind];
     if (c != NULL) {
-        h->pool_spare = NULL;
+        h->pool_spare[kind] = NULL;
         return c;
     }
-    if (capped && lunette_footprint(h) + LUNETTE_CHUNK > h->limit) {
+    size_t bytes = lunette_chunk_bytes(kind);
+    if (capped && lunette_footprint(h) + bytes > h->limit) {
         h->hit_limit = 1;
         h->last_refused = 1;
         return NULL;
     }
-    h->pool_held += LUNETTE_CHUNK;
+    lunette_supply_of_size *supply = &lunette_supply[kind];
     pthread_mutex_lock(&lunette_supply_lock);
-    if (lunette_supply == NULL) {
-        void *region = NULL;
-        if (posix_memalign(&region, LUNETTE_CHUNK, (size_t)LUNETTE_CHUNK * LUNETTE_CHUNKS_PER_REGION) == 0) {
-            for (int i = LUNETTE_CHUNKS_PER_REGION - 1; i >= 0; i--) {
-                lunette_chunk *fresh = (lunette_chunk *)((char *)region + (size_t)i * LUNETTE_CHUNK);
-                fresh->next = lunette_supply;
-                lunette_supply = fresh;
+    c = supply->free;
+    if (c != NULL) {
+        supply->free = c->next;
+    } else {
+        if (supply->carve == supply->carve_end) {
+            void *region = NULL;
+            if (posix_memalign(&region, bytes, bytes * LUNETTE_CHUNKS_PER_REGION) == 0) {
+                supply->carve = region;
+                supply->carve_end = (char *)region + bytes * LUNETTE_CHUNKS_PER_REGION;
             }
         }
+        if (supply->carve != supply->carve_end) {
+            c = (lunette_chunk *)supply->carve;
+            supply->carve += bytes;
+        }
     }
-    c = lunette_supply;
-    if (c != NULL) lunette_supply = c->next;
     pthread_mutex_unlock(&lunette_supply_lock);
-    if (c == NULL) h->pool_held -= LUNETTE_CHUNK;
+    if (c != NULL) h->pool_held += bytes;
     return c;
 }
 
-static void lunette_supply_put(lunette_chunk *c) {
+static void lunette_supply_put(lunette_chunk *c, unsigned kind) {
     pthread_mutex_lock(&lunette_supply_lock);
-    c->next = lunette_supply;
-    lunette_supply = c;
+    c->next = lunette_supply[kind].free;
+    lunette_supply[kind].free = c;
     pthread_mutex_unlock(&lunette_supply_lock);
 }
 
-static void lunette_chunk_give(lunette_host *h, lunette_chunk *c) {
-    if (h->pool_spare != NULL) {
-        h->pool_held -= LUNETTE_CHUNK;
-        lunette_supply_put(c);
+static void lunette_chunk_give(lunette_host *h, lunette_chunk *c, unsigned kind) {
+    if (h->pool_spare[kind] != NULL) {
+        h->pool_held -= lunette_chunk_bytes(kind);
+        lunette_supply_put(c, kind);
     } else {
-        h->pool_spare = c;
+        h->pool_spare[kind] = c;
     }
 }
 
-static inline lunette_chunk *lunette_chunk_of(void *block) {
-    return (lunette_chunk *)((uintptr_t)block & ~(uintptr_t)(LUNETTE_CHUNK - 1));
+static inline lunette_chunk *lunette_chunk_of(void *block, unsigned kind) {
+    return (lunette_chunk *)((uintptr_t)block & ~(uintptr_t)(lunette_chunk_bytes(kind) - 1));
 }
 
 static inline int lunette_pooled(size_t size) { return LUNETTE_POOL && size <= LUNETTE_POOL_LARGEST; }
@@ -114,7 +148,8 @@ static inline int lunette_pooled(size_t size) { return LUNETTE_POOL && size <= L
 // No free block, and no room for a fresh one (offsets, not pointers: a
 // pointer past the chunk could be past its region too).
 static inline int lunette_chunk_full(const lunette_chunk *c) {
-    return c->free == NULL && (size_t)(c->fresh - (const char *)c) + c->size > LUNETTE_CHUNK;
+    return c->free == NULL
+        && (size_t)(c->fresh - (const char *)c) + c->size > lunette_chunk_bytes(c->size > LUNETTE_SMALL_LARGEST);
 }
 
 static inline void lunette_chunk_unlink(lunette_host *h, lunette_chunk *c, unsigned cls) {
@@ -131,14 +166,14 @@ static inline void lunette_chunk_push(lunette_host *h, lunette_chunk *c, unsigne
 }
 
 static void *lunette_pool_alloc(lunette_host *h, size_t size, int capped) {
-    unsigned cls = (unsigned)((size - 1) >> 4);
+    unsigned cls = lunette_class(size);
     lunette_chunk *c = h->pool_partial[cls];
     if (c == NULL) {
-        c = lunette_chunk_take(h, capped);
+        c = lunette_chunk_take(h, lunette_kind_of_class(cls), capped);
         if (c == NULL) return NULL;
         c->free = NULL;
         c->used = 0;
-        c->size = (cls + 1) << 4;
+        c->size = lunette_class_size(cls);
         c->fresh = (char *)c + LUNETTE_CHUNK_FIRST;
         lunette_chunk_push(h, c, cls);
     }
@@ -157,8 +192,9 @@ static void *lunette_pool_alloc(lunette_host *h, size_t size, int capped) {
 }
 
 static void lunette_pool_free(lunette_host *h, void *block, size_t size) {
-    unsigned cls = (unsigned)((size - 1) >> 4);
-    lunette_chunk *c = lunette_chunk_of(block);
+    unsigned cls = lunette_class(size);
+    unsigned kind = lunette_kind_of_class(cls);
+    lunette_chunk *c = lunette_chunk_of(block, kind);
     int was_full = lunette_chunk_full(c);
     *(void **)block = c->free;
     c->free = block;
@@ -166,7 +202,7 @@ static void lunette_pool_free(lunette_host *h, void *block, size_t size) {
     h->pool_live -= size;
     if (c->used == 0) {
         if (!was_full) lunette_chunk_unlink(h, c, cls);
-        lunette_chunk_give(h, c);
+        lunette_chunk_give(h, c, kind);
     } else if (was_full) {
         lunette_chunk_push(h, c, cls);
     }
@@ -196,7 +232,7 @@ static void *lunette_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
     void *p;
     if (ptr != NULL && !lunette_pooled(old) && !lunette_pooled(nsize)) {
         p = realloc(ptr, nsize);
-    } else if (ptr != NULL && lunette_pooled(old) && lunette_pooled(nsize) && ((old - 1) >> 4) == ((nsize - 1) >> 4)) {
+    } else if (ptr != NULL && lunette_pooled(old) && lunette_pooled(nsize) && lunette_class(old) == lunette_class(nsize)) {
         p = ptr;   // the same class: the block already fits
         h->pool_live = h->pool_live - old + nsize;
     } else {
@@ -223,14 +259,16 @@ static void *lunette_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
 
 int lunette_pool_enabled(void) { return LUNETTE_POOL; }
 
-// Gives the pool's last chunk back to the supply: after lua_close every
-// block is free, so only the spare is left.
+// Gives the pool's last chunks back to the supply: after lua_close every
+// block is free, so only the spares are left.
 static void lunette_pool_release(lunette_host *h) {
-    if (h->pool_spare != NULL) {
-        h->pool_held -= LUNETTE_CHUNK;
-        lunette_supply_put(h->pool_spare);
+    for (unsigned kind = 0; kind < 2; kind++) {
+        if (h->pool_spare[kind] != NULL) {
+            h->pool_held -= lunette_chunk_bytes(kind);
+            lunette_supply_put(h->pool_spare[kind], kind);
+        }
+        h->pool_spare[kind] = NULL;
     }
-    h->pool_spare = NULL;
 }
 
 // Reached only if an error escapes every protected call: a bug in the host.

@@ -1,10 +1,14 @@
 /// The string-keyed entries of a `LuaTable`, kept sorted by key bytes.
 ///
-/// A sorted array rather than a hash map: plain-data tables are small
+/// A sorted array (one allocation) rather than a hash map: plain-data tables are small
 /// (entries, configurations), so building one costs a short sort instead of
 /// hashing every key, iteration order is deterministic (JSON output, equality,
 /// descriptions), and lookups are a binary search.
-public struct LuaFields: Sendable, Hashable {
+public struct LuaFields: @unchecked Sendable, Hashable {
+    // @unchecked Sendable: its storage (a ManagedBuffer, never Sendable) is
+    // shared only while no one writes it; a writer copies it first unless
+    // it holds the only reference (copy on write), as arrays do.
+
     /// One key and its value.
     public struct Entry: Sendable, Hashable {
         public var key: LuaString
@@ -14,18 +18,59 @@ public struct LuaFields: Sendable, Hashable {
             self.key = key
             self.value = value
         }
+
+        /// False when destroying the entry releases nothing.
+        @inline(__always)
+        var holdsReference: Bool { key.holdsReference || value.holdsReference }
     }
 
-    /// The entries in ascending key order, keys unique.
-    public private(set) var entries: [Entry]
+    /// The entries' one allocation: their count and capacity, then the
+    /// entries. Its deinit is this module's, compiled for `Entry`: the
+    /// standard array's storage class is generic, and its deinit destroyed
+    /// each entry through the type's value witness (≈ 56 instructions an
+    /// entry of inline strings, against a few here). A 10-field result is
+    /// made and dropped on every provider call.
+    ///
+    /// Shared storage is never written: writers copy it first unless it is
+    /// uniquely referenced (copy on write).
+    final class Storage: ManagedBuffer<Storage.Header, Entry> {
+        struct Header {
+            var count: Int
+            let capacity: Int
+        }
+
+        /// Room for `capacity` entries, none made yet.
+        static func make(capacity: Int) -> Storage {
+            let made = Storage.create(minimumCapacity: capacity) { _ in Header(count: 0, capacity: capacity) }
+            return unsafeDowncast(made, to: Storage.self)
+        }
+
+        deinit {
+            // Only entries that hold a reference are destroyed, one at a
+            // time: most hold none (short keys, numbers, short strings),
+            // and destroying one is a chain of outlined calls that checks
+            // the same tags (≈ 60 instructions an entry; `deinitialize(count:)`
+            // over all of them calls the runtime's generic array destroy,
+            // which makes the same calls).
+            withUnsafeMutablePointers { header, entries in
+                for i in 0..<header.pointee.count where entries[i].holdsReference {
+                    (entries + i).deinitialize(count: 1)
+                }
+            }
+        }
+    }
+
+    /// nil when there are no entries and never were (no allocation).
+    private var storage: Storage?
 
     /// No entries.
-    public init() { entries = [] }
+    public init() { storage = nil }
 
     /// From a dictionary (`.nil` values are dropped: a nil field is absent).
     public init(_ dictionary: [LuaString: LuaValue]) {
-        entries = dictionary.compactMap { $0.value.isNil ? nil : Entry(key: $0.key, value: $0.value) }
+        var entries = dictionary.compactMap { $0.value.isNil ? nil : Entry(key: $0.key, value: $0.value) }
         entries.sort { $0.key < $1.key }
+        self.init(sorted: entries)
     }
 
     /// From entries in any order, as if set one by one: a repeated key
@@ -41,7 +86,7 @@ public struct LuaFields: Sendable, Hashable {
             }
         }
         if ascending {
-            self.entries = entries
+            self.init(sorted: entries)
             return
         }
         // A stable sort by key, then the last of each run of equal keys.
@@ -55,20 +100,59 @@ public struct LuaFields: Sendable, Hashable {
             if n + 1 < order.count, LuaString.compare(entries[order[n + 1]].key, entries[i].key) == 0 { continue }
             if !entries[i].value.isNil { kept.append(entries[i]) }
         }
-        self.entries = kept
+        self.init(sorted: kept)
     }
 
     /// From entries already in ascending key order with unique keys.
     init(sorted entries: [Entry]) {
-        self.entries = entries
+        self.init(sortedCount: entries.count) { target in
+            entries.withUnsafeBufferPointer { source in
+                if let base = source.baseAddress { target.initialize(from: base, count: source.count) }
+            }
+        }
     }
 
-    public var count: Int { entries.count }
-    public var isEmpty: Bool { entries.isEmpty }
+    /// `count` entries in ascending key order with unique keys, which
+    /// `initialize` makes in place (all of them: it must not throw or stop
+    /// early). No intermediate array: what the value reader builds with.
+    @inline(__always)
+    init(sortedCount count: Int, initialize: (UnsafeMutablePointer<Entry>) -> Void) {
+        guard count > 0 else {
+            storage = nil
+            return
+        }
+        let made = Storage.make(capacity: count)
+        made.withUnsafeMutablePointers { header, entries in
+            initialize(entries)
+            header.pointee.count = count
+        }
+        storage = made
+    }
+
+    /// The entries in ascending key order, keys unique, as an array (a
+    /// copy: iterating the fields themselves copies nothing).
+    public var entries: [Entry] { withUnsafeBufferPointer { Array($0) } }
+
+    /// Calls `body` with the entries in place, in ascending key order.
+    public func withUnsafeBufferPointer<R>(_ body: (UnsafeBufferPointer<Entry>) throws -> R) rethrows -> R {
+        guard let storage else { return try body(UnsafeBufferPointer(start: nil, count: 0)) }
+        return try storage.withUnsafeMutablePointers { header, entries in
+            try body(UnsafeBufferPointer(start: entries, count: header.pointee.count))
+        }
+    }
+
+    /// True when both hold the same allocation (so the same entries), or
+    /// both have none.
+    func sharesStorage(with other: LuaFields) -> Bool { storage === other.storage }
+
+    // Through the header's pointer: `header` is a class's stored property,
+    // whose every read is checked for exclusive access at run time.
+    public var count: Int { storage?.withUnsafeMutablePointerToHeader { $0.pointee.count } ?? 0 }
+    public var isEmpty: Bool { count == 0 }
     /// The keys in ascending byte order.
-    public var keys: [LuaString] { entries.map(\.key) }
+    public var keys: [LuaString] { map(\.key) }
     /// The values in key order.
-    public var values: [LuaValue] { entries.map(\.value) }
+    public var values: [LuaValue] { map(\.value) }
 
     /// The value for `key`, or nil. Setting nil (or `.nil`) removes the entry.
     public subscript(key: LuaString) -> LuaValue? {
@@ -76,24 +160,59 @@ public struct LuaFields: Sendable, Hashable {
             let (index, found) = position(of: key)
             // `.none` spelled out: LuaValue is ExpressibleByNilLiteral, so a
             // bare `nil` here became `.some(.nil)`, a field that is there.
-            return found ? entries[index].value : Optional<LuaValue>.none
+            return found ? self[index].value : Optional<LuaValue>.none
         }
         set {
             let (index, found) = position(of: key)
             switch (newValue, found) {
-            case (nil, true), (.nil?, true): entries.remove(at: index)
+            case (nil, true), (.nil?, true): remove(at: index)
             case (nil, false), (.nil?, false): break
-            case (let value?, true): entries[index].value = value
-            case (let value?, false): entries.insert(Entry(key: key, value: value), at: index)
+            case (let value?, true): withUniqueEntries(room: 0) { entries, _ in entries[index].value = value }
+            case (let value?, false): insert(Entry(key: key, value: value), at: index)
             }
         }
     }
 
     /// Binary search: where `key` is, or where it would go.
     private func position(of key: LuaString) -> (Int, Bool) {
-        // Over the buffer: no bounds check or array retain at each step.
-        entries.withUnsafeBufferPointer { buffer in
+        // Over the buffer: no bounds check or retain at each step.
+        withUnsafeBufferPointer { buffer in
             Self.position(of: key, count: buffer.count) { buffer[$0].key }
+        }
+    }
+
+    /// Calls `body` with the entries and their count, in storage this value
+    /// alone holds with room for `room` more entries: the same storage when
+    /// it is unshared and has the room, else a copy (copy on write).
+    private mutating func withUniqueEntries<R>(room: Int, _ body: (UnsafeMutablePointer<Entry>, inout Int) -> R) -> R {
+        let count = self.count
+        let capacity = storage?.withUnsafeMutablePointerToHeader { $0.pointee.capacity } ?? 0
+        if storage == nil || !isKnownUniquelyReferenced(&storage) || capacity < count + room {
+            let copy = Storage.make(capacity: capacity < count + room ? Swift.max(4, 2 * (count + room)) : capacity)
+            copy.withUnsafeMutablePointers { header, target in
+                withUnsafeBufferPointer { source in
+                    if let base = source.baseAddress { target.initialize(from: base, count: source.count) }
+                }
+                header.pointee.count = count
+            }
+            storage = copy
+        }
+        return storage!.withUnsafeMutablePointers { header, entries in body(entries, &header.pointee.count) }
+    }
+
+    private mutating func insert(_ entry: Entry, at index: Int) {
+        withUniqueEntries(room: 1) { entries, count in
+            (entries + index + 1).moveInitialize(from: entries + index, count: count - index)
+            (entries + index).initialize(to: entry)
+            count += 1
+        }
+    }
+
+    private mutating func remove(at index: Int) {
+        withUniqueEntries(room: 0) { entries, count in
+            (entries + index).deinitialize(count: 1)
+            (entries + index).moveInitialize(from: entries + index + 1, count: count - index - 1)
+            count -= 1
         }
     }
 
@@ -116,8 +235,31 @@ public struct LuaFields: Sendable, Hashable {
 
 extension LuaFields: RandomAccessCollection {
     public var startIndex: Int { 0 }
-    public var endIndex: Int { entries.count }
-    public subscript(position: Int) -> Entry { entries[position] }
+    public var endIndex: Int { count }
+    public subscript(position: Int) -> Entry {
+        precondition(position >= 0 && position < count, "LuaFields index out of range")
+        return storage!.withUnsafeMutablePointerToElements { $0[position] }
+    }
+
+    public func withContiguousStorageIfAvailable<R>(_ body: (UnsafeBufferPointer<Entry>) throws -> R) rethrows -> R? {
+        try withUnsafeBufferPointer(body)
+    }
+}
+
+extension LuaFields {
+    /// Equal entries in the same order (keys are sorted and unique, so the
+    /// same fields).
+    public static func == (lhs: LuaFields, rhs: LuaFields) -> Bool {
+        if lhs.sharesStorage(with: rhs) { return true }
+        return lhs.withUnsafeBufferPointer { a in rhs.withUnsafeBufferPointer { b in a.elementsEqual(b) } }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        withUnsafeBufferPointer { entries in
+            hasher.combine(entries.count)
+            for entry in entries { hasher.combine(entry) }
+        }
+    }
 }
 
 extension LuaFields: ExpressibleByDictionaryLiteral {

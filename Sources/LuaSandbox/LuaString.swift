@@ -103,6 +103,13 @@ public struct LuaString: Sendable {
         storage = .inline(first, second, UInt8(count))
     }
 
+    /// True when the bytes are in an allocation of their own (over 16 bytes).
+    @inline(__always)
+    var holdsReference: Bool {
+        if case .heap = storage { return true }
+        return false
+    }
+
     /// Number of bytes (Lua's `#s`).
     public var count: Int {
         switch storage {

@@ -18,6 +18,17 @@ public enum LuaValue: Sendable, Hashable {
 }
 
 extension LuaValue {
+    /// False when destroying the value releases nothing (nil, booleans,
+    /// numbers, strings of up to 16 bytes).
+    @inline(__always)
+    var holdsReference: Bool {
+        switch self {
+        case .nil, .boolean, .integer, .number: return false
+        case .string(let s): return s.holdsReference
+        case .table: return true
+        }
+    }
+
     /// The Lua type name: "nil", "boolean", "number", "string" or "table".
     public var typeName: String {
         switch self {

@@ -1,7 +1,7 @@
 import LuaSandbox
 import Testing
 
-/// `LuaFields` keeps its entries sorted in one array, inserting and removing
+/// `LuaFields` keeps its entries sorted in one allocation, inserting and removing
 /// in place: these check it against a dictionary through random changes.
 @Suite("Fields changed one by one")
 struct LuaFieldsTests {

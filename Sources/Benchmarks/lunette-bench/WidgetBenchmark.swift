@@ -102,10 +102,23 @@ enum WidgetBenchmark {
     /// for the larger), and the difference of the two counts over `calls`,
     /// the calls between the sizes, is one call's cost (start-up and
     /// teardown cancel out); the median of `repeats` such differences.
+    ///
+    /// Lua seeds its string hashes from `time(NULL)` and addresses, and a
+    /// seed moves a 10-field call by up to ≈ 10% (where a table's keys
+    /// collide). Run as they came, the two sizes of a difference had two
+    /// seeds, and the difference (2 × one seed's cost − the other's) moved
+    /// by twice as much: the same binary counted 10,610 to 11,866 a call.
+    /// So the two sizes of one repeat run with the same fixed clock (a
+    /// preloaded `time`, `fixedClockLibrary`), under valgrind, whose
+    /// addresses are the same from run to run, hence the same seed; each
+    /// repeat has a clock of its own, so the median is over `repeats`
+    /// seeds. (Seven seeds of the same binary: 11,108 to 11,324.)
     static func perCallInstructions(of executable: String, loops: [(small: [String], large: [String])], calls: Double,
                                     repeats: Int) throws -> Result<[Double], InstructionsUnavailable> {
         let runs = Array(repeatElement(loops.flatMap { [$0.small, $0.large] }, count: repeats).joined())
-        return try processInstructions(of: executable, runs: runs, strippingDebugInfo: true).map { counts in
+        let perRepeat = 2 * loops.count
+        let clocks = runs.indices.map { 1_790_000_000 + 86_413 * ($0 / perRepeat) }
+        return try processInstructions(of: executable, runs: runs, strippingDebugInfo: true, fixedClocks: clocks).map { counts in
             loops.indices.map { k in
                 median((0..<repeats).map { r in
                     let at = 2 * (r * loops.count + k)
@@ -172,22 +185,35 @@ enum WidgetBenchmark {
     /// deadline watchdog, which publishes the clock that watched calls take
     /// as their start, could go unscheduled for a whole run and the calls
     /// read a clock each instead (10 instructions more than when run natively).
-    static func processInstructions(of executable: String, runs: [[String]], strippingDebugInfo: Bool) throws -> Result<[Double], InstructionsUnavailable> {
+    ///
+    /// With `fixedClocks` (one for each run), each run's `time` returns its
+    /// clock (`fixedClockLibrary`, preloaded): see `perCallInstructions`.
+    static func processInstructions(of executable: String, runs: [[String]], strippingDebugInfo: Bool,
+                                    fixedClocks: [Int]? = nil) throws -> Result<[Double], InstructionsUnavailable> {
         guard let valgrind = executableOnPath("valgrind") else { return .failure(InstructionsUnavailable(reason: "valgrind not installed")) }
         var program = executable
-        var folder: URL?
-        defer { if let folder { try? FileManager.default.removeItem(at: folder) } }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("lunette-bench-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(at: folder) }
         if strippingDebugInfo {
             guard let strip = executableOnPath("strip") else { return .failure(InstructionsUnavailable(reason: "strip not installed")) }
-            let made = FileManager.default.temporaryDirectory.appendingPathComponent("lunette-bench-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
-            try FileManager.default.createDirectory(at: made, withIntermediateDirectories: false)
-            folder = made
-            program = made.appendingPathComponent((executable as NSString).lastPathComponent).path
+            program = folder.appendingPathComponent((executable as NSString).lastPathComponent).path
             try FileManager.default.copyItem(atPath: executable, toPath: program)
             _ = try output(of: URL(fileURLWithPath: strip), ["-g", program])
         }
-        return .success(try runs.map { arguments in
-            let report = try output(of: URL(fileURLWithPath: valgrind), ["--tool=callgrind", "--fair-sched=yes", "--callgrind-out-file=/dev/null", program] + arguments, standardError: true)
+        var preload: String?
+        if fixedClocks != nil {
+            switch try fixedClockLibrary(in: folder) {
+            case .success(let path): preload = path
+            case .failure(let why): return .failure(why)
+            }
+        }
+        return .success(try runs.indices.map { i in
+            let arguments = runs[i]
+            // valgrind hands LD_PRELOAD on to the program it runs, after its own.
+            let environment = preload.map { ["LD_PRELOAD": $0, "LUNETTE_BENCH_CLOCK": "\(fixedClocks![i])"] } ?? [:]
+            let report = try output(of: URL(fileURLWithPath: valgrind), ["--tool=callgrind", "--fair-sched=yes", "--callgrind-out-file=/dev/null", program] + arguments,
+                                    standardError: true, environment: environment)
             // "==PID== I   refs:      26,152,791"
             guard let line = report.split(separator: "\n").last(where: { $0.contains("I   refs:") }),
                   let count = Double(line.split(separator: " ").last.map { $0.filter(\.isNumber) } ?? "") else {
@@ -198,6 +224,32 @@ enum WidgetBenchmark {
     }
 
     struct InstructionsUnavailable: Error { let reason: String }
+
+    /// A library whose `time` returns `LUNETTE_BENCH_CLOCK` (seconds), built
+    /// in `folder` with the C compiler on PATH (`cc`, else `clang`, as the
+    /// tests build their probe; scripts/bootstrap puts one there). Only
+    /// `time`: the programs time themselves with `clock_gettime`, and Lua
+    /// reads `time(NULL)` for its seed alone.
+    static func fixedClockLibrary(in folder: URL) throws -> Result<String, InstructionsUnavailable> {
+        guard let compiler = executableOnPath("cc") ?? executableOnPath("clang") else {
+            return .failure(InstructionsUnavailable(reason: "no C compiler (cc or clang) to build the fixed clock"))
+        }
+        let source = folder.appendingPathComponent("fixed_clock.c")
+        let library = folder.appendingPathComponent("fixed_clock.so").path
+        try """
+            #include <stdlib.h>
+            #include <time.h>
+            time_t time(time_t *out) {
+                const char *clock = getenv("LUNETTE_BENCH_CLOCK");
+                time_t now = clock ? (time_t)strtoll(clock, NULL, 10) : 0;
+                if (out) *out = now;
+                return now;
+            }
+
+            """.write(to: source, atomically: true, encoding: .utf8)
+        _ = try output(of: URL(fileURLWithPath: compiler), ["-shared", "-fPIC", "-O2", "-o", library, source.path], standardError: true)
+        return .success(library)
+    }
 
     /// Median wall milliseconds of running `executable arguments` `runs`
     /// times, its output to /dev/null: started with `posix_spawn` and

@@ -13,11 +13,15 @@ let thisExecutable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSym
 
 /// Runs `executable` with `arguments` and returns its standard output (with
 /// `standardError`, its standard error, the output then discarded); a
-/// status other than 0 is an error that names it.
-func output(of executable: URL, _ arguments: [String], standardError: Bool = false) throws -> String {
+/// status other than 0 is an error that names it. `environment` is added to
+/// this process's for it.
+func output(of executable: URL, _ arguments: [String], standardError: Bool = false, environment: [String: String] = [:]) throws -> String {
     let process = Process()
     process.executableURL = executable
     process.arguments = arguments
+    if !environment.isEmpty {
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+    }
     let pipe = Pipe()
     if standardError {
         process.standardOutput = FileHandle.nullDevice

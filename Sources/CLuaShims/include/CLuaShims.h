@@ -16,8 +16,9 @@
 #include <lauxlib.h>
 #include <lualib.h>
 
-/// Size classes of the small-block pool: 16, 32, …, 128 bytes.
-#define LUNETTE_POOL_CLASSES 8
+/// Size classes of the block pool: 16, 32, …, 128 bytes (small), then
+/// 192, 256, …, 512 bytes (medium).
+#define LUNETTE_POOL_CLASSES 14
 
 /// Per-state bookkeeping shared by the allocator, the trampoline and the
 /// protected-call helper. It is the allocator's `ud`; Swift owns its memory
@@ -59,10 +60,11 @@ typedef struct lunette_host {
     /// (clock, random, output, host services): a run of main.lua that made
     /// none can be snapshot instead of run again (lunette_snapshot_take).
     uint64_t effects;
-    /// The state's small blocks (see lunette_alloc in shims.c): per size
-    /// class, the chunks with a free block; and one empty chunk kept back.
+    /// The state's pooled blocks (see lunette_alloc in shims.c): per size
+    /// class, the chunks with a free block; and for each chunk size (small
+    /// blocks', medium blocks'), one empty chunk kept back.
     void *pool_partial[LUNETTE_POOL_CLASSES];
-    void *pool_spare;
+    void *pool_spare[2];
     size_t pool_held;   ///< bytes of the chunks the state holds (the spare too)
     size_t pool_live;   ///< of `used`, the bytes of blocks in those chunks
     int closing;        ///< lunette_close has begun (finalizers may run): no fast paths

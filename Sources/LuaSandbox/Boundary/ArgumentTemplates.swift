@@ -77,9 +77,9 @@ struct ArgumentTemplates {
 
     /// The same storage (hence the same entries: see the type's note).
     private static func sameStorage(_ a: LuaTable, _ b: LuaTable) -> Bool {
-        a.array.count == b.array.count && a.fields.entries.count == b.fields.entries.count
+        a.array.count == b.array.count
             && a.array.withUnsafeBufferPointer { x in b.array.withUnsafeBufferPointer { y in x.baseAddress == y.baseAddress } }
-            && a.fields.entries.withUnsafeBufferPointer { x in b.fields.entries.withUnsafeBufferPointer { y in x.baseAddress == y.baseAddress } }
+            && a.fields.sharesStorage(with: b.fields)
     }
 
     /// The table's levels, or nil when it has more than `maximumLevels` or,

@@ -214,7 +214,7 @@ extension LuaTable {
         array.withUnsafeBufferPointer { items in
             for i in items.indices { size += items[i].encodedSize }
         }
-        fields.entries.withUnsafeBufferPointer { entries in
+        fields.withUnsafeBufferPointer { entries in
             for i in entries.indices { size += entries[i].key.count + 3 + entries[i].value.encodedSize }
         }
         return size
