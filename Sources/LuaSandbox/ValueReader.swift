@@ -326,9 +326,10 @@ struct TapeDecoder {
         }
         if nfields == 0 { return LuaTable(array: array) }
         // Made in place in the fields' own storage: no array to grow.
+        let children = order + fieldsAt
         let fields = LuaFields(sortedCount: nfields) { entries in
             for k in 0..<nfields {
-                let child = order[fieldsAt + k]
+                let child = children[k]
                 let field = slots + child
                 let key = string(field.pointee.key, field.pointee.key_len, packed: field.pointee.key_words)
                 (entries + k).initialize(to: LuaFields.Entry(key: key, value: value(at: child)))

@@ -17,8 +17,8 @@
 #include <lualib.h>
 
 /// Size classes of the block pool: 16, 32, …, 128 bytes (small), then
-/// 192, 256, …, 512 bytes (medium).
-#define LUNETTE_POOL_CLASSES 14
+/// 256, 384 and 512 bytes (medium).
+#define LUNETTE_POOL_CLASSES 11
 
 /// Per-state bookkeeping shared by the allocator, the trampoline and the
 /// protected-call helper. It is the allocator's `ud`; Swift owns its memory
