@@ -203,6 +203,33 @@ struct MemoryCapTests {
         #expect(try result.get() == [2309])
     }
 
+    /// Medium blocks (129 to 512 bytes) come from 2 KB chunks of one class
+    /// each (256, 384, 512): strings kept one in three pin every chunk of
+    /// each class in turn, and the cap counts those chunks too.
+    @Test(.enabled(if: lunette_pool_enabled() != 0, "the pool is off under AddressSanitizer"))
+    func pinningMediumChunksEndsWithTheCap() throws {
+        let pinning = """
+            local kept = {}
+            for _, length in ipairs({ 200, 330, 460 }) do   -- 24 + length + 1 bytes: classes 256, 384, 512
+              local batch = {}
+              for i = 1, 450000 // (25 + length) do batch[i] = string.rep("x", length - 8) .. string.pack(">I8", length * 100000 + i) end
+              for i = 1, #batch, 3 do kept[#kept + 1] = batch[i] end
+              batch = nil
+            end
+            return #kept
+            """
+        let error = try failure(pinning, limits: LuaLimits(memory: 1 << 20, timeout: .seconds(10)))
+        guard case .memory(let m) = error else {
+            Issue.record("expected a memory error, got \(String(describing: error))")
+            return
+        }
+        #expect(m.limit == 1 << 20)
+        // With room for the chunks, the same script runs to its end.
+        let (_, result) = try sandboxed(pinning, limits: LuaLimits(memory: 64 << 20, timeout: .seconds(10)))
+        let keptPerClass: [Int] = [200, 330, 460].map { length in (450_000 / (25 + length) + 2) / 3 }
+        #expect(try result.get() == [.integer(Int64(keptPerClass.reduce(0, +)))])
+    }
+
     /// Chunks pinned by small strings count against the cap for large
     /// blocks too: the large strings after them get the rest of the cap,
     /// not a whole cap of their own.
