@@ -102,7 +102,9 @@ enum BoundaryBenchmark {
     /// `--only-trivial-calls` here, `--only-call` and `--only-trivial` in
     /// the C baseline) at 5 and 10 batches of 1,000 calls. Lua seeds its
     /// string hashes from the time and from addresses, which moves a
-    /// table-making count from run to run: each figure is a median.
+    /// table-making count from seed to seed: both sizes of a difference
+    /// run with one fixed clock, and each figure is a median over seeds
+    /// (`WidgetBenchmark.perCallInstructions`).
     static func callInstructions(bench: String, baseline: String, repeats: Int)
         throws -> Result<(call: Double, reading: Double, trivial: Double, cCall: Double, cTrivial: Double), WidgetBenchmark.InstructionsUnavailable> {
         func loop(_ flag: String) -> (small: [String], large: [String]) { ([flag, "5"], [flag, "10"]) }
