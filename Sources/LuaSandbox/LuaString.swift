@@ -106,8 +106,10 @@ public struct LuaString: Sendable {
     /// True when the bytes are in an allocation of their own (over 16 bytes).
     @inline(__always)
     var holdsReference: Bool {
-        if case .heap = storage { return true }
-        return false
+        switch storage {
+        case .inline: return false
+        case .heap: return true
+        }
     }
 
     /// Number of bytes (Lua's `#s`).

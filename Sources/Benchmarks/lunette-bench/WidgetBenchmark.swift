@@ -113,9 +113,21 @@ enum WidgetBenchmark {
     /// addresses are the same from run to run, hence the same seed; each
     /// repeat has a clock of its own, so the median is over `repeats`
     /// seeds. (Seven seeds of the same binary: 11,108 to 11,324.)
+    ///
+    /// The seed also takes in an address on the main thread's stack, which
+    /// sits below the arguments and the environment: so the two sizes'
+    /// arguments are made the same length (numbers padded with zeros,
+    /// "05" and "10"), or a pair would have two seeds in one environment
+    /// in sixteen.
     static func perCallInstructions(of executable: String, loops: [(small: [String], large: [String])], calls: Double,
                                     repeats: Int) throws -> Result<[Double], InstructionsUnavailable> {
-        let runs = Array(repeatElement(loops.flatMap { [$0.small, $0.large] }, count: repeats).joined())
+        let padded = loops.map { loop in (small: zip(loop.small, loop.large).map { small, large in
+            small.allSatisfy(\.isNumber) && small.count < large.count ? String(repeating: "0", count: large.count - small.count) + small : small
+        }, large: loop.large) }
+        for loop in padded where loop.small.map(\.utf8.count) != loop.large.map(\.utf8.count) {
+            throw BenchError("the two sizes' arguments must be as long as each other (Lua's hash seed takes in a stack address): \(loop.small) and \(loop.large)")
+        }
+        let runs = Array(repeatElement(padded.flatMap { [$0.small, $0.large] }, count: repeats).joined())
         let perRepeat = 2 * loops.count
         let clocks = runs.indices.map { 1_790_000_000 + 86_413 * ($0 / perRepeat) }
         return try processInstructions(of: executable, runs: runs, strippingDebugInfo: true, fixedClocks: clocks).map { counts in
