@@ -847,7 +847,7 @@ __attribute__((always_inline)) static inline int lunette_tape_walk(lua_State *L,
 int lunette_tape_read(lua_State *L, int idx, lunette_tape *tape, int max_depth, size_t max_bytes) {
     tape->nslots = tape->norder = tape->npending = tape->npath = tape->nlong = 0;
     tape->budget = max_bytes;
-    return lunette_tape_walk(L, lua_absindex(L, idx), tape, 0, max_depth);
+    return lunette_tape_walk(L, idx > 0 ? idx : lua_absindex(L, idx), tape, 0, max_depth);
 }
 
 // For lunette_tape_read_range: copies a long string into the arena and

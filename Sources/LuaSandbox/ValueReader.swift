@@ -80,10 +80,9 @@ struct ValueReader {
     }
 
     private mutating func read<B: ValueBuilder>(at index: Int32, root: String, as builder: B.Type) throws(LuaValueError) -> B.Value {
-        // Only tables need the C walk, which takes plain data only; a scalar
-        // is one step of the Swift walk.
-        if stack.type(at: index) == .table,
-           stack.readTape(at: index, into: tape, maxDepth: limits.maxDepth, maxBytes: budget) {
+        // The C walk takes plain data only, and reads its type itself
+        // (asking it here first was one more Lua API call a result).
+        if stack.readTape(at: index, into: tape, maxDepth: limits.maxDepth, maxBytes: budget) {
             budget = Int(tape.pointee.budget)
             return B.plain(TapeDecoder(tape: tape).value(at: 0))
         }
