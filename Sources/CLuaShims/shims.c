@@ -21,8 +21,8 @@
 // - medium: 256, 384 and 512 bytes, from 2 KB chunks. Among them are the
 //   node arrays of tables of 5 to 16 fields (8 and 16 nodes: 192 and 384
 //   bytes), which a provider's entry makes on every call. (Classes 64
-//   bytes apart, and 4 KB chunks, took 91 KB a loaded bundle against 73;
-//   these take 79.)
+//   bytes apart, and 4 KB chunks, took 91 KB a loaded bundle against 73
+//   with no medium classes; these take 83.)
 // Chunks come from a process-wide supply for each chunk size, carved from
 // regions of 64 that malloc gives as they are needed, and a chunk whose
 // blocks are all free goes back to it: a state holds the chunks its live

@@ -1,9 +1,10 @@
 /// The string-keyed entries of a `LuaTable`, kept sorted by key bytes.
 ///
-/// A sorted array (one allocation) rather than a hash map: plain-data tables are small
-/// (entries, configurations), so building one costs a short sort instead of
-/// hashing every key, iteration order is deterministic (JSON output, equality,
-/// descriptions), and lookups are a binary search.
+/// A sorted array (one allocation of its own) rather than a hash map:
+/// plain-data tables are small (entries, configurations), so building one
+/// costs a short sort instead of hashing every key, iteration order is
+/// deterministic (JSON output, equality, descriptions), and lookups are a
+/// binary search.
 public struct LuaFields: @unchecked Sendable, Hashable {
     // @unchecked Sendable: its storage (a ManagedBuffer, never Sendable) is
     // shared only while no one writes it; a writer copies it first unless
