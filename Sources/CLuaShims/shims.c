@@ -269,6 +269,10 @@ __attribute__((noinline)) static void *lunette_alloc_general(lunette_host *h, vo
 // chunk with room (under the cap); everything else, lunette_alloc_general.
 static void *lunette_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
     lunette_host *h = (lunette_host *)ud;
+    // Lua frees empty parts (a table's missing array part, say) as NULL
+    // blocks of size 0: 25 a widget call, each a trip through the general
+    // path's frame for nothing.
+    if (ptr == NULL && nsize == 0) return NULL;
     if (LUNETTE_POOL && nsize == 0 && ptr != NULL && osize <= LUNETTE_POOL_LARGEST) {
         lunette_pool_free(h, ptr, osize);
         h->used -= osize;
