@@ -350,21 +350,25 @@ public final class LuaState {
         let outermost = callDepth == 0
         if !arguments.isEmpty {
             let pusher = ValuePusher(stack: stack, maxDepth: conversionLimits.maxDepth)
-            for (i, argument) in arguments.enumerated() {
-                do throws(PathedValueError) {
-                    // Templates only for an outermost call: a copy runs the
-                    // template's constructor, Lua code, unprotected, which must
-                    // not meet a hook or a deadline an outer call armed.
-                    if outermost, case .table(let table) = argument, table.count >= ArgumentTemplates.minimumEntries {
-                        try argumentTemplates.push(table, on: stack, maxDepth: pusher.maxDepth) { () throws(PathedValueError) in
-                            try pusher.push(argument)
+            // Over the buffer: an iterator's element is a copy, and a
+            // table's copy retains and releases both its parts.
+            try arguments.withUnsafeBufferPointer { (arguments) throws(LuaError) in
+                for i in arguments.indices {
+                    do throws(PathedValueError) {
+                        // Templates only for an outermost call: a copy runs the
+                        // template's constructor, Lua code, unprotected, which must
+                        // not meet a hook or a deadline an outer call armed.
+                        if outermost, case .table(let table) = arguments[i], table.count >= ArgumentTemplates.minimumEntries {
+                            try argumentTemplates.push(table, on: stack, maxDepth: pusher.maxDepth) { () throws(PathedValueError) in
+                                try pusher.push(arguments[i])
+                            }
+                        } else {
+                            try pusher.push(arguments[i])
                         }
-                    } else {
-                        try pusher.push(argument)
+                    } catch {
+                        stack.setTop(base)
+                        throw .value(error.rooted(at: "argument #\(i + 1)"))
                     }
-                } catch {
-                    stack.setTop(base)
-                    throw .value(error.rooted(at: "argument #\(i + 1)"))
                 }
             }
         }
