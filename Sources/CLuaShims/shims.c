@@ -215,27 +215,34 @@ __attribute__((always_inline)) static inline void lunette_pool_free(lunette_host
     }
 }
 
-// Counts bytes per state and refuses growth past the cap while script code
-// runs. In host mode an allocation never fails by policy: a failure there
-// would longjmp through Swift, so a real out-of-memory aborts instead.
-// (lunette_alloc below takes the common cases first.)
+// Whether growing a state by `grow` bytes is subject to its cap: only
+// growth, only with a cap, only while script code runs.
+static inline int lunette_capped(const lunette_host *h, size_t grow) {
+    return grow > 0 && h->limit != 0 && h->in_host == 0;
+}
+
+// Counts a block of `old` bytes that is now `nsize`, and the script's peak:
+// host-mode allocations (arguments, the traceback of a failure) are not
+// counted in it, so it never passes the cap.
+static inline void lunette_count(lunette_host *h, size_t old, size_t nsize) {
+    h->last_refused = 0;
+    h->used = h->used - old + nsize;
+    if (h->used > h->peak && h->in_host == 0) h->peak = h->used;
+}
+
+// What lunette_alloc does not take itself: new blocks the pool cannot give
+// from a chunk with room, and every resize. Refuses growth past the cap
+// while script code runs (the footprint is never less than `used`). In host
+// mode an allocation never fails by policy: a failure there would longjmp
+// through Swift, so a real out-of-memory aborts instead.
 __attribute__((noinline)) static void *lunette_alloc_general(lunette_host *h, void *ptr, size_t osize, size_t nsize) {
     size_t old = ptr ? osize : 0;
-    if (nsize == 0) {
-        if (ptr != NULL) {
-            if (lunette_pooled(old)) lunette_pool_free(h, ptr, old); else free(ptr);
-        }
-        h->used -= old;
-        return NULL;
-    }
-    // Growth of script code is capped; the footprint is never less than `used`.
-    int capped = nsize > old && h->limit != 0 && h->in_host == 0;
+    int capped = lunette_capped(h, nsize > old ? nsize - old : 0);
     if (capped && lunette_footprint(h) + (nsize - old) > h->limit) {
         h->hit_limit = 1;
         h->last_refused = 1;
         return NULL;
     }
-    h->last_refused = 0;
     void *p;
     if (ptr != NULL && !lunette_pooled(old) && !lunette_pooled(nsize)) {
         p = realloc(ptr, nsize);
@@ -255,38 +262,33 @@ __attribute__((noinline)) static void *lunette_alloc_general(lunette_host *h, vo
             fprintf(stderr, "lunette: out of memory in host code (%zu bytes)\n", nsize);
             abort();
         }
+        h->last_refused = 0;
         return NULL;
     }
-    h->used = h->used - old + nsize;
-    // The peak is the script's: host-mode allocations (arguments, the
-    // traceback of a failure) are not counted, so it never passes the cap.
-    if (h->used > h->peak && h->in_host == 0) h->peak = h->used;
+    lunette_count(h, old, nsize);
     return p;
 }
 
-// Lua's allocator. The two cases most allocations are, with no more work
-// than they need: freeing a pooled block, and a new pooled block from a
-// chunk with room (under the cap); everything else, lunette_alloc_general.
+// Lua's allocator (see lunette_alloc_general for the cap). Frees, and new
+// pooled blocks from a chunk with room under the cap, are taken here with
+// no more work than they need; the rest goes to lunette_alloc_general.
 static void *lunette_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
     lunette_host *h = (lunette_host *)ud;
-    // Lua frees empty parts (a table's missing array part, say) as NULL
-    // blocks of size 0: 25 a widget call, each a trip through the general
-    // path's frame for nothing.
-    if (ptr == NULL && nsize == 0) return NULL;
-    if (LUNETTE_POOL && nsize == 0 && ptr != NULL && osize <= LUNETTE_POOL_LARGEST) {
-        lunette_pool_free(h, ptr, osize);
-        h->used -= osize;
+    if (nsize == 0) {
+        // Lua frees empty parts (a table's missing array part, say) as NULL
+        // blocks: 25 a widget call.
+        if (ptr != NULL) {
+            if (lunette_pooled(osize)) lunette_pool_free(h, ptr, osize); else free(ptr);
+            h->used -= osize;
+        }
         return NULL;
     }
-    if (LUNETTE_POOL && ptr == NULL && nsize - 1 < LUNETTE_POOL_LARGEST) {   // 1 ≤ nsize ≤ largest
+    if (LUNETTE_POOL && ptr == NULL && nsize <= LUNETTE_POOL_LARGEST) {
         unsigned cls = lunette_class(nsize);
         lunette_chunk *c = h->pool_partial[cls];
-        int capped = h->limit != 0 && h->in_host == 0;
-        if (c != NULL && !(capped && lunette_footprint(h) + nsize > h->limit)) {
+        if (c != NULL && !(lunette_capped(h, nsize) && lunette_footprint(h) + nsize > h->limit)) {
             void *block = lunette_chunk_block(h, c, cls, nsize);
-            h->last_refused = 0;
-            h->used += nsize;
-            if (h->used > h->peak && h->in_host == 0) h->peak = h->used;
+            lunette_count(h, 0, nsize);
             return block;
         }
     }
@@ -739,11 +741,11 @@ static void lunette_order_fields(lunette_tape *t, lunette_field *items, size_t n
     }
 }
 
-static inline int lunette_tape_walk(lua_State *L, int idx, lunette_tape *restrict t, int depth, int max_depth);
+static inline int lunette_tape_walk(lua_State *L, int idx, lunette_tape *t, int depth, int max_depth);
 
 // Reads the table at absolute index `idx` into slot `self`. Not inlined:
 // it is the walk's only recursion, while the values it reads are inlined.
-__attribute__((noinline)) static int lunette_tape_table(lua_State *L, int idx, lunette_tape *restrict t, size_t self, int depth, int max_depth) {
+__attribute__((noinline)) static int lunette_tape_table(lua_State *L, int idx, lunette_tape *t, size_t self, int depth, int max_depth) {
     const void *identity = lua_topointer(L, idx);
     if (depth >= max_depth) return 0;
     for (size_t i = 0; i < t->npath; i++) if (t->path[i] == identity) return 0;   // cycle
@@ -814,7 +816,7 @@ __attribute__((noinline)) static int lunette_tape_table(lua_State *L, int idx, l
 
 // Reads the value at absolute index `idx` into a new slot. Always inlined
 // into the table walk, so a field that is not a table costs no call.
-__attribute__((always_inline)) static inline int lunette_tape_walk(lua_State *L, int idx, lunette_tape *restrict t, int depth, int max_depth) {
+__attribute__((always_inline)) static inline int lunette_tape_walk(lua_State *L, int idx, lunette_tape *t, int depth, int max_depth) {
     if (t->budget < 16) return 0;
     t->budget -= 16;
     if (!lunette_reserve((void **)&t->slots, &t->slots_cap, t->nslots + 1, sizeof *t->slots)) return 0;

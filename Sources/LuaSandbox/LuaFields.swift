@@ -46,6 +46,16 @@ public struct LuaFields: @unchecked Sendable, Hashable {
             return unsafeDowncast(made, to: Storage.self)
         }
 
+        /// Room for `capacity` entries, holding copies of `entries`.
+        static func make(copying entries: UnsafeBufferPointer<Entry>, capacity: Int) -> Storage {
+            let made = make(capacity: capacity)
+            made.withUnsafeMutablePointers { header, target in
+                if let base = entries.baseAddress { target.initialize(from: base, count: entries.count) }
+                header.pointee.count = entries.count
+            }
+            return made
+        }
+
         deinit {
             // Only entries that hold a reference are destroyed, one at a
             // time: most hold none (short keys, numbers, short strings),
@@ -106,11 +116,7 @@ public struct LuaFields: @unchecked Sendable, Hashable {
 
     /// From entries already in ascending key order with unique keys.
     init(sorted entries: [Entry]) {
-        self.init(sortedCount: entries.count) { target in
-            entries.withUnsafeBufferPointer { source in
-                if let base = source.baseAddress { target.initialize(from: base, count: source.count) }
-            }
-        }
+        storage = entries.isEmpty ? nil : entries.withUnsafeBufferPointer { Storage.make(copying: $0, capacity: $0.count) }
     }
 
     /// `count` entries in ascending key order with unique keys, which
@@ -186,17 +192,11 @@ public struct LuaFields: @unchecked Sendable, Hashable {
     /// alone holds with room for `room` more entries: the same storage when
     /// it is unshared and has the room, else a copy (copy on write).
     private mutating func withUniqueEntries<R>(room: Int, _ body: (UnsafeMutablePointer<Entry>, inout Int) -> R) -> R {
-        let count = self.count
+        let needed = count + room
         let capacity = storage?.withUnsafeMutablePointerToHeader { $0.pointee.capacity } ?? 0
-        if storage == nil || !isKnownUniquelyReferenced(&storage) || capacity < count + room {
-            let copy = Storage.make(capacity: capacity < count + room ? Swift.max(4, 2 * (count + room)) : capacity)
-            copy.withUnsafeMutablePointers { header, target in
-                withUnsafeBufferPointer { source in
-                    if let base = source.baseAddress { target.initialize(from: base, count: source.count) }
-                }
-                header.pointee.count = count
-            }
-            storage = copy
+        // (No storage is never uniquely referenced.)
+        if !isKnownUniquelyReferenced(&storage) || capacity < needed {
+            storage = withUnsafeBufferPointer { Storage.make(copying: $0, capacity: capacity < needed ? Swift.max(4, 2 * needed) : capacity) }
         }
         return storage!.withUnsafeMutablePointers { header, entries in body(entries, &header.pointee.count) }
     }

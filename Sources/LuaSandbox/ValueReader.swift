@@ -73,8 +73,7 @@ struct ValueReader {
         var results: [B.Value] = []
         results.reserveCapacity(Int(last - first + 1))
         for index in first...last {
-            let root = first == last ? "result" : "result #\(index - first + 1)"
-            results.append(try read(at: index, root: root, as: builder))
+            results.append(try read(at: index, root: "result #\(index - first + 1)", as: builder))
         }
         return results
     }

@@ -173,61 +173,52 @@ struct MemoryCapTests {
         #expect(state.memoryPeak < 6 << 20)
     }
 
-    /// Small blocks come from 1 KB chunks of one size class each. A script
-    /// that keeps one string in every chunk of one class, drops the rest, and
-    /// does it again for each class, keeps little alive but pins a chunk for
-    /// every string it kept: the cap counts the chunks a state holds, so
-    /// this ends at the cap instead of holding several times it.
-    @Test(.enabled(if: lunette_pool_enabled() != 0, "the pool is off under AddressSanitizer"))
-    func pinningChunksEndsWithTheCap() throws {
-        let pinning = """
-            local kept = {}
-            for class = 3, 8 do
-              local length = class * 16 - 30   -- a string of 25 + length bytes: in this class
-              local count = 450000 // (25 + length)
-              local batch = {}
-              for i = 1, count do batch[i] = string.rep("x", length - 8) .. string.pack(">I8", class * 100000 + i) end
-              for i = 1, #batch, 16 do kept[#kept + 1] = batch[i] end
-              batch = nil
-            end
-            return #kept
-            """
-        let error = try failure(pinning, limits: LuaLimits(memory: 2 << 20, timeout: .seconds(10)))
-        guard case .memory(let m) = error else {
-            Issue.record("expected a memory error, got \(String(describing: error))")
-            return
-        }
-        #expect(m.limit == 2 << 20)
-        // With room for the chunks, the same script runs to its end.
-        let (_, result) = try sandboxed(pinning, limits: LuaLimits(memory: 64 << 20, timeout: .seconds(10)))
-        #expect(try result.get() == [2309])
-    }
+    /// A script that makes strings of each length in turn (each length in
+    /// one size class), keeps one in `stride` and drops the rest: it keeps
+    /// little alive, but when `stride` is at most a chunk's blocks it pins
+    /// every chunk it filled.
+    struct Pinning: Sendable, CustomTestStringConvertible {
+        let testDescription: String
+        let lengths: [Int]
+        let stride: Int
+        let cap: Int
 
-    /// Medium blocks (129 to 512 bytes) come from 2 KB chunks of one class
-    /// each (256, 384, 512): strings kept one in three pin every chunk of
-    /// each class in turn, and the cap counts those chunks too.
-    @Test(.enabled(if: lunette_pool_enabled() != 0, "the pool is off under AddressSanitizer"))
-    func pinningMediumChunksEndsWithTheCap() throws {
-        let pinning = """
+        var script: String {
+            """
             local kept = {}
-            for _, length in ipairs({ 200, 330, 460 }) do   -- 24 + length + 1 bytes: classes 256, 384, 512
+            for _, length in ipairs({ \(lengths.map(String.init).joined(separator: ", ")) }) do   -- strings of 25 + length bytes
               local batch = {}
               for i = 1, 450000 // (25 + length) do batch[i] = string.rep("x", length - 8) .. string.pack(">I8", length * 100000 + i) end
-              for i = 1, #batch, 3 do kept[#kept + 1] = batch[i] end
+              for i = 1, #batch, \(stride) do kept[#kept + 1] = batch[i] end
               batch = nil
             end
             return #kept
             """
-        let error = try failure(pinning, limits: LuaLimits(memory: 1 << 20, timeout: .seconds(10)))
+        }
+
+        var kept: Int { lengths.reduce(0) { $0 + (450_000 / (25 + $1) + stride - 1) / stride } }
+    }
+
+    static let pinnings = [
+        // 16, 32, …, 128 bytes from 1 KB chunks: at least 7 blocks a chunk.
+        Pinning(testDescription: "small blocks", lengths: (3...8).map { $0 * 16 - 30 }, stride: 16, cap: 2 << 20),
+        // 256, 384 and 512 bytes from 2 KB chunks: at least 3 blocks a chunk.
+        Pinning(testDescription: "medium blocks", lengths: [200, 330, 460], stride: 3, cap: 1 << 20),
+    ]
+
+    /// The cap counts the chunks a state holds, so a script that pins a
+    /// chunk with each string it keeps ends at the cap instead of holding
+    /// several times it; with room for the chunks it runs to its end.
+    @Test(.enabled(if: lunette_pool_enabled() != 0, "the pool is off under AddressSanitizer"), arguments: pinnings)
+    func pinningChunksEndsWithTheCap(_ pinning: Pinning) throws {
+        let error = try failure(pinning.script, limits: LuaLimits(memory: pinning.cap, timeout: .seconds(10)))
         guard case .memory(let m) = error else {
             Issue.record("expected a memory error, got \(String(describing: error))")
             return
         }
-        #expect(m.limit == 1 << 20)
-        // With room for the chunks, the same script runs to its end.
-        let (_, result) = try sandboxed(pinning, limits: LuaLimits(memory: 64 << 20, timeout: .seconds(10)))
-        let keptPerClass: [Int] = [200, 330, 460].map { length in (450_000 / (25 + length) + 2) / 3 }
-        #expect(try result.get() == [.integer(Int64(keptPerClass.reduce(0, +)))])
+        #expect(m.limit == pinning.cap)
+        let (_, result) = try sandboxed(pinning.script, limits: LuaLimits(memory: 64 << 20, timeout: .seconds(10)))
+        #expect(try result.get() == [.integer(Int64(pinning.kept))])
     }
 
     /// Chunks pinned by small strings count against the cap for large
