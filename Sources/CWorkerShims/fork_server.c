@@ -125,9 +125,8 @@ int lunette_fork_server_start(int sock, int lockdown, int timeout_ms, int *to_ch
     return pid;
 }
 
-int lunette_fork_server_ready(int sock, int timeout_ms) {
-    int32_t value;
-    if (lunette_receive_answer(sock, 'Y', &value, timeout_ms) == 0) return 1;
+int lunette_fork_server_ready(int sock, int timeout_ms, int32_t *word) {
+    if (lunette_receive_answer(sock, 'Y', word, timeout_ms) == 0) return 1;
     return errno == ETIMEDOUT ? 0 : -1;
 }
 
@@ -186,8 +185,8 @@ static void lunette_answer(int sock, unsigned char tag, int32_t value) {
     (void)lunette_send_message(sock, answer, NULL, 0);
 }
 
-int lunette_fork_server_serve(int sock) {
-    lunette_answer(sock, 'Y', 0);
+int lunette_fork_server_serve(int sock, int32_t ready) {
+    lunette_answer(sock, 'Y', ready);
     for (;;) {
         unsigned char request[5];
         struct iovec io = { request, sizeof request };
@@ -238,14 +237,8 @@ int lunette_fork_server_serve(int sock) {
             lunette_answer(sock, 'E', EPROTO);
             continue;
         }
-        // A fork copies only the thread that calls it: with another thread
-        // alive (holding a lock, say), the copy could deadlock. Never here.
-        if (lunette_fork_server_threads() != 1) {
-            close(fds[0]);
-            close(fds[1]);
-            lunette_answer(sock, 'E', ENOTSUP);
-            continue;
-        }
+        // One thread (the caller checked, and this loop starts none): a
+        // fork copies only the thread that calls it.
         pid_t pid = fork();
         if (pid == 0) {
             // The worker: the pipes become its standard input and output,

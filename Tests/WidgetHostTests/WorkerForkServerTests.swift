@@ -28,8 +28,6 @@ struct WorkerForkServerTests {
         return out
     }
 
-    /// With no store (`deadline` given), a hung worker is killed at the
-    /// deadline and the grace, without the wait for the store's lock.
     /// The fork server's pid once it has started and warmed up (it starts
     /// off the calling thread, beside a host's first worker; a start before
     /// it is ready spawns its worker), waiting up to 10 s; nil if none did,
@@ -43,6 +41,8 @@ struct WorkerForkServerTests {
         return nil
     }
 
+    /// With no store (`deadline` given), a hung worker is killed at the
+    /// deadline and the grace, without the wait for the store's lock.
     func runtime(_ fixture: BundleFixture, _ workers: BundleWorkers, deadline: Double? = nil) throws -> WidgetRuntime {
         var policy = HostPolicy.standard
         if let deadline { policy.timelineDeadline = .init(soft: deadline, hard: deadline) }
@@ -162,6 +162,7 @@ struct WorkerForkServerTests {
         let warm = Date().addingTimeInterval(10)
         while !server.isReady && Date() < warm { usleep(1000) }
         #expect(server.isReady)
+        #expect(server.rehearsed, "the server rehearsed a worker's first requests in its warm-up")
         let first = try WorkerProcess(forkedBy: server, lockdown: .never)
         #expect(kill(server.processIdentifier, SIGSTOP) == 0)
         let began = ContinuousClock.now

@@ -1,6 +1,8 @@
 #ifndef LUNETTE_CWORKERSHIMS_H
 #define LUNETTE_CWORKERSHIMS_H
 
+#include <stdint.h>
+
 /// What a worker process drops once it is ready (docs/plugins.md, "Worker
 /// processes"). Each returns 0 when it holds, -1 with errno when the kernel
 /// refused it, and -2 where the system has no such thing (not Linux, or a
@@ -53,15 +55,15 @@ int lunette_fork_server_spawn(const char *path, char *const argv[], char *const 
 
 /// Whether the server on `sock` is ready (its warm-up done; it says so
 /// once): waits up to `timeout_ms` (0: not at all). 1 ready (from then on
-/// it serves), 0 not yet, -1 with errno (EPIPE: it is gone).
-int lunette_fork_server_ready(int sock, int timeout_ms);
+/// it serves; *word is the word it sent, lunette_fork_server_serve's
+/// `ready`), 0 not yet, -1 with errno (EPIPE: it is gone).
+int lunette_fork_server_ready(int sock, int timeout_ms, int32_t *word);
 
 /// Asks the server on `sock` (ready) for a worker that locks down as `lockdown`
 /// says (a byte the worker's main reads): its standard input reads a new
 /// pipe whose write end goes to *to_child, its standard output writes one
 /// whose read end goes to *from_child. Returns the worker's pid, or -1 with
-/// errno (EPIPE: the server is gone; ENOTSUP: it had another thread, so it
-/// may not fork; ETIMEDOUT: no answer within `timeout_ms`, after which the
+/// errno (EPIPE: the server is gone; ETIMEDOUT: no answer within `timeout_ms`, after which the
 /// socket may hold a late answer: do not use it again). The worker is the
 /// server's child: reap it with lunette_fork_server_reap, once it has
 /// exited (a pidfd says when).
@@ -75,13 +77,16 @@ int lunette_fork_server_reap(int sock, int pid, int timeout_ms, int *status);
 int lunette_pidfd_open(int pid);
 int lunette_pidfd_send_signal(int pidfd, int sig);
 
-/// The server's loop on `sock` (its standard input). Returns in each
-/// worker it forks, with the request's lockdown byte (0 or more); in the
-/// server, -1 when the host closed the socket, -2 when it cannot read it.
-int lunette_fork_server_serve(int sock);
+/// The server's loop on `sock` (its standard input), first sending the
+/// host the word `ready`. The process must have one thread (a fork copies
+/// only the forking thread; lunette_fork_server_threads), and the loop
+/// starts none. Returns in each worker it forks, with the request's
+/// lockdown byte (0 or more); in the server, -1 when the host closed the
+/// socket, -2 when it cannot read it.
+int lunette_fork_server_serve(int sock, int32_t ready);
 
 /// The threads of this process (from /proc/self/stat), or -1 where that
-/// cannot be read: a fork server forks only while it is 1.
+/// cannot be read: a fork server serves only when it is 1.
 int lunette_fork_server_threads(void);
 
 #endif

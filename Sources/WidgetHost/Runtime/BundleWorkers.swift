@@ -138,12 +138,17 @@ public final class BundleWorkers: @unchecked Sendable {
         }
         WorkerProcess.stopAll(all)
         WorkerProcess.waitForBackgroundStops()
-        // A server still starting (its spawn takes a millisecond or so) is waited for, then let go too.
+        // A server still starting (its spawn takes a millisecond or so) is
+        // waited for, then let go too: released here, after the lock, since
+        // its deinit waits for it to exit.
+        var released: WorkerForkServer?
         while !forking.lock.withLock({ () -> Bool in
             if forking.starting { return false }
+            released = forking.server
             forking.server = nil
             return true
         }) { usleep(200) }
+        withExtendedLifetime(released) {}
     }
 
     /// Stops the idle workers of bundle `id`, of every version (a plugin
@@ -356,6 +361,9 @@ public final class BundleWorkers: @unchecked Sendable {
     /// (then it is not tried again).
     private func forkServer() -> WorkerForkServer? {
         let slot = forking
+        // A server let go is released after the lock (its deinit waits for it to exit).
+        var released: WorkerForkServer?
+        defer { withExtendedLifetime(released) {} }
         return slot.lock.withLock { () -> WorkerForkServer? in
             if let server = slot.server, server.isUsable {
                 // Still warming up: this start spawns its worker rather than wait.
@@ -366,6 +374,7 @@ public final class BundleWorkers: @unchecked Sendable {
                 slot.refused = true
                 Self.logger.warning("the worker fork server \(server.processIdentifier) failed before it started a worker; workers are spawned instead")
             }
+            released = slot.server
             slot.server = nil
             guard !slot.refused, !slot.starting else { return nil }
             // Started off the caller's thread: its spawn (the exec) is not

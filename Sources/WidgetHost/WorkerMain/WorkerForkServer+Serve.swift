@@ -11,8 +11,8 @@ extension WorkerForkServer {
     /// exits when its host closes the socket (status 0), or when it cannot
     /// serve (status 3, with why on standard error).
     public static func serve() -> Lockdown {
-        warmUp()
-        let code = lunette_fork_server_serve(0)
+        let rehearsed = warmUp()
+        let code = lunette_fork_server_serve(0, rehearsed ? 1 : 0)
         if code == -1 { Foundation.exit(0) }
         guard code >= 0, Int(code) < Lockdown.allCases.count else {
             let why = code >= 0 ? "a request with an unknown lockdown (\(code))" : "cannot read the host's requests: \(String(cString: strerror(errno)))"
@@ -26,12 +26,17 @@ extension WorkerForkServer {
     /// do first on its own (`rehearse`), and reads what a worker reads
     /// before it locks down (the time zone, the main thread's stack, the
     /// processors). The server must stay single-threaded to fork: it exits
-    /// (status 3, with why) when its warm-up left another thread.
-    static func warmUp() {
+    /// (status 3, with why) when its warm-up left another thread. Returns
+    /// whether the rehearsal succeeded (the host learns it: `rehearsed`).
+    static func warmUp() -> Bool {
         tzset()
         LuaState.measureStack()   // the main thread's stack, which every worker keeps
         _ = ProcessInfo.processInfo.activeProcessorCount
-        do { try LuaState.withoutWatchdogThread { try rehearse() } } catch {
+        var rehearsed = false
+        do {
+            try LuaState.withoutWatchdogThread { try rehearse() }
+            rehearsed = true
+        } catch {
             // Workers still start right: each does the rest itself.
             FileHandle.standardError.write(Data("lunette worker --fork-server: warm-up incomplete: \(error)\n".utf8))
         }
@@ -40,6 +45,7 @@ extension WorkerForkServer {
             FileHandle.standardError.write(Data("lunette worker --fork-server: its warm-up left \(threads) threads; a fork server must have one\n".utf8))
             Foundation.exit(3)
         }
+        return rehearsed
     }
 
     /// A worker's first requests, played once in the server: a one-widget

@@ -99,11 +99,10 @@ public final class WorkerForkServer: @unchecked Sendable {
 
     /// Whether a request's failure with `why` leaves the server unusable:
     /// the socket failed or is out of step (the server is gone, broke the
-    /// protocol, did not answer in time), or the server may not fork
-    /// (ENOTSUP: another thread). Anything else (EAGAIN, ENOMEM, EMFILE…)
-    /// fails that request only.
+    /// protocol, did not answer in time). Anything else (EAGAIN, ENOMEM,
+    /// EMFILE…) fails that request only.
     private static func breaks(_ why: Int32) -> Bool {
-        [EPIPE, ECONNRESET, ENOTCONN, EPROTO, ETIMEDOUT, EBADF, ENOTSOCK, ENOTSUP].contains(why)
+        [EPIPE, ECONNRESET, ENOTCONN, EPROTO, ETIMEDOUT, EBADF, ENOTSOCK].contains(why)
     }
 
     private var timeoutMs: Int32 { Int32(clamping: Int((answerTimeout * 1000).rounded(.up))) }
@@ -120,17 +119,26 @@ public final class WorkerForkServer: @unchecked Sendable {
     public var isUsable: Bool { lock.withLock { !broken } }
 
     private var ready = false
+    private var rehearsedFirst = false
 
     /// Whether it has finished its warm-up and serves, without waiting (a
     /// host spawns a worker rather than wait for it). A server that ended
     /// before it was ready is unusable.
     public var isReady: Bool { lock.withLock { checkReady(waiting: 0) } }
 
+    /// Whether, ready, it had rehearsed a worker's first requests in its
+    /// warm-up (`rehearse`): false while it is not ready, and when the
+    /// rehearsal failed (its workers then do that work each).
+    public var rehearsed: Bool { lock.withLock { checkReady(waiting: 0) && rehearsedFirst } }
+
     /// Whether it is ready, waiting up to `waiting` ms for its word. Under `lock`.
     private func checkReady(waiting ms: Int32) -> Bool {
         if ready || broken { return ready && !broken }
-        switch lunette_fork_server_ready(socket, ms) {
-        case 1: ready = true
+        var word: Int32 = 0
+        switch lunette_fork_server_ready(socket, ms, &word) {
+        case 1:
+            ready = true
+            rehearsedFirst = word != 0
         case 0: break
         default: giveUp(errno)
         }
@@ -138,8 +146,8 @@ public final class WorkerForkServer: @unchecked Sendable {
     }
 
     /// A new worker: its pid and the host's ends of its pipes (its input,
-    /// its output). Throws when the server cannot fork one (it is gone, or
-    /// has another thread); the server is then unusable.
+    /// its output). Throws when the server cannot fork one: when it is gone
+    /// or out of step, it is then unusable.
     func start(lockdown: Lockdown) throws -> (pid: Int32, toWorker: Int32, fromWorker: Int32) {
         try lock.withLock {
             guard !broken else { throw WorkerProtocolError("the fork server is gone") }
