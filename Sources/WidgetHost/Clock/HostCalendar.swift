@@ -2,53 +2,108 @@ import Foundation
 
 /// Calendar arithmetic in the host's time zone: what `clock.startOfDay`,
 /// `clock.nextMidnight`, `clock.components` and `clock.add` compute, and how
-/// ISO 8601 text is read and written. Gregorian calendar; weekday 1 is
-/// Sunday, as in Lua's `os.date("*t")`.
+/// ISO 8601 text is read and written. Proleptic Gregorian calendar; weekday
+/// 1 is Sunday, as in Lua's `os.date("*t")`.
+///
+/// A zone of the system's tz database is computed from its file
+/// (`ZoneRules`: a binary search, no Foundation or ICU); any other zone
+/// Foundation knows (e.g. "GMT+0200") goes through Foundation's `Calendar`,
+/// with the same answers.
 public struct HostCalendar: Sendable {
-    /// The time zone days start and end in.
-    public let timeZone: TimeZone
-    private let calendar: Calendar
+    /// The time zone's name ("Europe/Paris", "UTC").
+    public let identifier: String
+    private let zone: Zone
 
+    private enum Zone: Sendable {
+        case rules(ZoneRules)
+        case foundation(Calendar)
+    }
+
+    /// The time zone as Foundation's (made on each use).
+    public var timeZone: TimeZone {
+        switch zone {
+        case .rules(let rules): return TimeZone(identifier: rules.identifier) ?? TimeZone(secondsFromGMT: Int(rules.offset(at: 0)))!
+        case .foundation(let calendar): return calendar.timeZone
+        }
+    }
+
+    /// The calendar of Foundation's `timeZone`: from the tz database when it
+    /// has a zone of that name, else through Foundation.
     public init(timeZone: TimeZone) {
-        self.timeZone = timeZone
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = timeZone
-        self.calendar = calendar
+        if let rules = ZoneRules(named: timeZone.identifier) { self.init(rules) } else { self.init(foundation: timeZone) }
     }
 
     /// The calendar of an IANA time zone name ("Europe/Paris", "UTC"), or
     /// nil when the name is unknown.
     public init?(timeZoneNamed name: String) {
-        guard let zone = TimeZone(identifier: name) else { return nil }
-        self.init(timeZone: zone)
+        if let rules = ZoneRules(named: name) {
+            self.init(rules)
+        } else if let zone = TimeZone(identifier: name) {
+            self.init(foundation: zone)
+        } else {
+            return nil
+        }
+    }
+
+    init(_ rules: ZoneRules) {
+        identifier = rules.identifier
+        zone = .rules(rules)
+    }
+
+    /// The same zone computed by Foundation's `Calendar` (the fallback, and
+    /// what the tests compare `ZoneRules` with).
+    init(foundation timeZone: TimeZone) {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        identifier = timeZone.identifier
+        zone = .foundation(calendar)
     }
 
     /// The time zone named by `TZ` in the environment (with or without the
-    /// leading ":"), else the system's.
+    /// leading ":"), else the system's (`/etc/localtime`).
     public static func fromEnvironment() -> HostCalendar {
         // getenv, not ProcessInfo's environment, which copies all of it into a dictionary.
         if let value = getenv("TZ"), case var name = String(cString: value), !name.isEmpty {
             if name.hasPrefix(":") { name.removeFirst() }
             if let calendar = HostCalendar(timeZoneNamed: name) { return calendar }
         }
-        return HostCalendar(timeZone: .current)
+        if let rules = ZoneRules.system() { return HostCalendar(rules) }
+        return HostCalendar(foundation: .current)
     }
 
     /// UTC.
-    public static let utc = HostCalendar(timeZone: TimeZone(identifier: "UTC")!)
+    public static let utc = HostCalendar(ZoneRules(fixed: "UTC", offset: 0))
+
+    /// Whether the zone is computed from the tz database (tests).
+    var usesZoneRules: Bool {
+        if case .rules = zone { return true }
+        return false
+    }
 
     // MARK: Days
 
     /// The first instant of the day that contains `t`.
     public func startOfDay(_ t: Double) -> Double {
-        calendar.startOfDay(for: Date(timeIntervalSince1970: t)).timeIntervalSince1970
+        switch zone {
+        case .rules(let rules):
+            let day = localDay(of: t, rules)
+            return Double(rules.instant(local: day * 86_400))
+        case .foundation(let calendar):
+            return calendar.startOfDay(for: Date(timeIntervalSince1970: t)).timeIntervalSince1970
+        }
     }
 
     /// The first instant of the day after the one that contains `t`.
     public func nextMidnight(_ t: Double) -> Double {
-        let start = calendar.startOfDay(for: Date(timeIntervalSince1970: t))
-        guard let next = calendar.date(byAdding: .day, value: 1, to: start) else { return startOfDay(t) + 86_400 }
-        return next.timeIntervalSince1970
+        switch zone {
+        case .rules(let rules):
+            let day = localDay(of: t, rules)
+            return Double(rules.instant(local: (day + 1) * 86_400))
+        case .foundation(let calendar):
+            let date = Date(timeIntervalSince1970: t)
+            guard let day = calendar.dateInterval(of: .day, for: date) else { return startOfDay(t) + 86_400 }
+            return day.end.timeIntervalSince1970
+        }
     }
 
     /// Local date and time of `t`.
@@ -58,32 +113,86 @@ public struct HostCalendar: Sendable {
 
     /// The local date and time of `t` (seconds rounded down).
     public func components(_ t: Double) -> Components {
-        let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second, .weekday],
-                                        from: Date(timeIntervalSince1970: t.rounded(.down)))
-        return Components(year: c.year ?? 0, month: c.month ?? 0, day: c.day ?? 0, hour: c.hour ?? 0,
-                          minute: c.minute ?? 0, second: c.second ?? 0, weekday: c.weekday ?? 0)
+        switch zone {
+        case .rules(let rules):
+            let whole = Self.wholeSeconds(t)
+            let local = whole + Int64(rules.offset(at: whole))
+            let days = PosixRule.floorDiv(local, 86_400)
+            let inDay = Int(local - days * 86_400)
+            let (year, month, day) = ISODate.civil(fromDays: days)
+            // 1970-01-01 was a Thursday: weekday 5, counting Sunday as 1.
+            let weekday = Int(((days % 7) + 7 + 4) % 7) + 1
+            return Components(year: year, month: month, day: day, hour: inDay / 3600, minute: inDay / 60 % 60,
+                              second: inDay % 60, weekday: weekday)
+        case .foundation(let calendar):
+            let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second, .weekday],
+                                            from: Date(timeIntervalSince1970: t.rounded(.down)))
+            return Components(year: c.year ?? 0, month: c.month ?? 0, day: c.day ?? 0, hour: c.hour ?? 0,
+                              minute: c.minute ?? 0, second: c.second ?? 0, weekday: c.weekday ?? 0)
+        }
     }
 
     /// `t` moved by whole calendar days (the same wall-clock time, across
     /// daylight-saving changes), then by a fixed number of seconds.
     public func add(_ t: Double, days: Int, seconds: Double) -> Double {
-        var moved = t
-        if days != 0, let date = calendar.date(byAdding: .day, value: days, to: Date(timeIntervalSince1970: t)) {
-            moved = date.timeIntervalSince1970
+        guard days != 0 else { return t + seconds }
+        switch zone {
+        case .rules(let rules):
+            let whole = Self.wholeSeconds(t)
+            guard days.magnitude < 100_000_000 else { return t + seconds }   // as Foundation, which gives no date
+            // A wall-clock time that happens twice is its earlier instant going
+            // forward, and the one at t's own offset going back: Foundation's
+            // choices (ZoneRulesTests compare them).
+            let offset = rules.offset(at: whole)
+            let moved = rules.instant(local: whole + Int64(offset) + Int64(days) * 86_400, prefer: days < 0 ? offset : nil)
+            return Double(moved) + (t - Double(whole)) + seconds
+        case .foundation(let calendar):
+            var moved = t
+            if let date = calendar.date(byAdding: .day, value: days, to: Date(timeIntervalSince1970: t)) {
+                moved = date.timeIntervalSince1970
+            }
+            return moved + seconds
         }
-        return moved + seconds
     }
 
     /// The instant of a local wall-clock time, or nil when it is not a valid date.
     public func instant(year: Int, month: Int, day: Int, hour: Int = 0, minute: Int = 0, second: Double = 0) -> Double? {
-        var c = DateComponents()
-        (c.year, c.month, c.day, c.hour, c.minute, c.second) = (year, month, day, hour, minute, Int(second.rounded(.down)))
-        guard let date = calendar.date(from: c) else { return nil }
-        return date.timeIntervalSince1970 + (second - second.rounded(.down))
+        let whole = second.rounded(.down)
+        switch zone {
+        case .rules(let rules):
+            guard (1...12).contains(month), (1...ISODate.daysIn(month: month, year: year)).contains(day),
+                  (0...23).contains(hour), (0...59).contains(minute), whole >= 0, whole < 61, abs(year) < 1_000_000 else { return nil }
+            let local = ISODate.daysFromCivil(year: year, month: month, day: day) * 86_400
+                + Int64(hour * 3600 + minute * 60) + Int64(whole)
+            return Double(rules.instant(local: local)) + (second - whole)
+        case .foundation(let calendar):
+            var c = DateComponents()
+            (c.year, c.month, c.day, c.hour, c.minute, c.second) = (year, month, day, hour, minute, Int(whole))
+            guard let date = calendar.date(from: c) else { return nil }
+            return date.timeIntervalSince1970 + (second - whole)
+        }
     }
 
     /// Seconds east of UTC at `t`.
     public func utcOffset(_ t: Double) -> Int {
-        timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: t))
+        switch zone {
+        case .rules(let rules): return Int(rules.offset(at: Self.wholeSeconds(t)))
+        case .foundation(let calendar): return calendar.timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: t))
+        }
+    }
+
+    /// Days since 1970-01-01 of `t`'s local date.
+    private func localDay(of t: Double, _ rules: ZoneRules) -> Int64 {
+        let whole = Self.wholeSeconds(t)
+        return PosixRule.floorDiv(whole + Int64(rules.offset(at: whole)), 86_400)
+    }
+
+    /// `t` rounded down to whole seconds, within ±2^50 s (35 million
+    /// years, past every date a script can name; the arithmetic on it
+    /// cannot overflow).
+    private static func wholeSeconds(_ t: Double) -> Int64 {
+        let limit = Double(1 << 50)
+        guard t.isFinite else { return t.isNaN ? 0 : (t > 0 ? 1 << 50 : -(1 << 50)) }
+        return Int64(min(max(t.rounded(.down), -limit), limit))
     }
 }

@@ -96,7 +96,7 @@ public struct SimulationPage {
     /// "Europe/Paris, UTC+01:00" (both offsets when the run crosses a change).
     private var zoneCaption: String {
         let a = report.calendar.offsetText(report.start), b = report.calendar.offsetText(report.end)
-        return "\(report.calendar.timeZone.identifier), UTC" + (a == b ? a : "\(a) → UTC\(b)")
+        return "\(report.calendar.identifier), UTC" + (a == b ? a : "\(a) → UTC\(b)")
     }
 
     // MARK: - Widgets

@@ -10,7 +10,7 @@ extension SimulationReport {
     /// content (entries, messages, logs) wraps at `width` columns, indented
     /// under its column; nil never wraps. Nothing is cut.
     public func text(width: Int?) -> String {
-        var out = "Simulation of \(bundle): \(localTime(start, withDay: true)) → \(localTime(end, withDay: true)) (\(Self.duration(end - start)), \(calendar.timeZone.identifier))\n"
+        var out = "Simulation of \(bundle): \(localTime(start, withDay: true)) → \(localTime(end, withDay: true)) (\(Self.duration(end - start)), \(calendar.identifier))\n"
         out += "policy: budget \(policy.budget) per \(Self.duration(policy.budgetWindow)) per \(policy.budgetScope.rawValue), "
             + "reloads ≥ \(Self.duration(policy.minimumReloadInterval)) apart" + (policy.developerMode ? ", developer mode (no budget, no floor)" : "") + "\n"
         out += "\(instances.count) widget(s), \(providerCalls) provider calls in \(fixedText(wallSeconds, decimals: 2)) s\n"

@@ -50,7 +50,7 @@ public enum TimelineOutput {
     public static func text(_ result: ProviderResult<Timeline>, widget: WidgetConfiguration, at: Double, calendar: HostCalendar,
                             width: Int? = nil) -> String {
         let outcome = result.outcome
-        var out = "\(widget) at \(ISODate.format(at)) (\(calendar.timeZone.identifier))\n"
+        var out = "\(widget) at \(ISODate.format(at)) (\(calendar.identifier))\n"
         for line in outcome.logs { out += "  \(line.level.linePrefix)\(line.text)\n" }
         guard let timeline = result.value else {
             out += (outcome.diagnostic?.text ?? "failed") + "\n"

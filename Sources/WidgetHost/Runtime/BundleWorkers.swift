@@ -218,7 +218,7 @@ public final class BundleWorkers: @unchecked Sendable {
         let policy = WorkerWire.policy(services.policy)
         let storeDir: JSONValue = services.store.map { .of($0.root) } ?? .null
         let grants: JSONValue = services.grants.map { .list($0.sorted().map { .of($0) }) } ?? .null
-        let zone = services.calendar.timeZone.identifier
+        let zone = services.calendar.identifier
         let open = JSONValue.record([
             ("op", .of("open")), ("path", .of(bundle.path)), ("manifest", .base64(bundle.manifestBytes)),
             ("main", .list([.of(bundle.main.chunkName), .base64(bundle.main.bytes)])), ("modules", .list(sources)),
