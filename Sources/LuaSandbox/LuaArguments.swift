@@ -177,6 +177,19 @@ public struct LuaArguments {
         return LuaFunctionRef(state: state, popping: stack)
     }
 
+    /// Sets field `key` of table argument `n` to `function` (raw), which
+    /// must belong to this state: for host glue that receives functions the
+    /// host compiled (`LuaState.loadReusingCompiled`), which a Swift
+    /// function cannot return as a value.
+    public func set(_ function: LuaFunctionRef, as key: String, inTable n: Int) throws(LuaFunctionError) {
+        guard n <= count, stack.type(at: Int32(n)) == .table else { throw expected("table", n) }
+        guard function.owner == ObjectIdentifier(state) else { throw LuaFunctionError("the function belongs to another Lua state") }
+        guard stack.reserve(2) else { throw LuaFunctionError("stack overflow") }
+        stack.push(key)
+        stack.push(reference: function.reference)
+        stack.rawSet(Int32(n))
+    }
+
     /// The chunk and line of the function `level` calls up the stack (0 is
     /// this Swift function, 1 its caller…), or nil when there is no such
     /// Lua function. Chunk names are as loaded, without Lua's "@".

@@ -98,62 +98,18 @@ extension LuaState {
         }
     }
 
-    /// Glue compiled in this process, by chunk name and source: every new
-    /// state runs the same few chunks, and loading their binary form skips
-    /// the compile (≈ 290 k instructions a chunk, most of a glue's cost).
-    private static let compiledGlue = CompiledGlueCache()
-    private static let compiledGlueLimit = 64
-
-    private struct CompiledGlue {
-        var binary: [UInt8]
-        /// States that loaded it from `binary` (tests check the path runs).
-        var binaryLoads = 0
-    }
-
-    /// The compiled glue, behind a lock (an `NSLock`: ThreadSanitizer
-    /// builds see its ordering, which they did not for `Mutex` here).
-    private final class CompiledGlueCache: @unchecked Sendable {
-        private let lock = NSLock()
-        private var chunks: [String: CompiledGlue] = [:]
-
-        func withLock<R>(_ body: (inout [String: CompiledGlue]) -> R) -> R {
-            lock.withLock { body(&chunks) }
-        }
-    }
-
     /// How many states loaded the glue `source` named `name` from its
     /// compiled form (for tests).
     package static func binaryLoads(ofGlue source: String, name: String) -> Int {
-        compiledGlue.withLock { $0["[host \(name)]\u{0}" + source]?.binaryLoads ?? 0 }
+        binaryLoads(of: Array(source.utf8), name: "[host \(name)]")
     }
 
     /// The glue chunk `source` as a function: from its binary form when this
-    /// process compiled it before, else compiled from text and kept. Only
-    /// the host's own glue goes this way; script code is loaded as text.
+    /// process compiled it before (every new state runs the same few chunks,
+    /// and loading their binary form skips the compile, ≈ 290 k instructions
+    /// a chunk), else compiled from text and kept (`LuaCompiledChunks`).
     private func loadGlue(_ source: String, name: String) throws(LuaError) -> LuaFunctionRef {
-        let key = name + "\u{0}" + source
-        let stack = stack
-        if let cached = Self.compiledGlue.withLock({ $0[key]?.binary }) {
-            try stack.reserveOrThrow(2)
-            let status = cached.withUnsafeBytes { stack.loadHostBinary($0, chunkName: "@" + name) }
-            if status == LuaLifecycle.ok {
-                Self.compiledGlue.withLock { $0[key]?.binaryLoads += 1 }
-                return LuaFunctionRef(state: self, popping: stack)
-            }
-            stack.pop()   // cannot happen (bytes this process wrote); compile from text instead
-        }
-        let chunk = try load(source, name: name)
-        try stack.reserveOrThrow(1)
-        stack.push(reference: chunk.reference)
-        let binary = stack.dumpFunction()
-        stack.pop()
-        // `runGlue` is public: a host passing ever new sources would grow the
-        // cache without end, so it keeps the first few (the host's glue is
-        // a handful of chunks).
-        if let binary {
-            Self.compiledGlue.withLock { if $0[key] == nil && $0.count < Self.compiledGlueLimit { $0[key] = CompiledGlue(binary: binary) } }
-        }
-        return chunk
+        try loadReusingCompiled(LuaCompiledChunks.Key(name: name, text: Array(source.utf8)))
     }
 
     /// In the sandbox, replaces global `name` by its read-only view.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import LuaSandbox
 @testable import WidgetHost
 
 @Suite("Bundles and their declarations")
@@ -179,5 +180,38 @@ struct BundleTests {
         let errors = fixture.loadErrors()
         #expect(errors.count == 1)
         #expect(errors.first?.contains("module 'cycle.a' is required while it loads (a require cycle)") == true, "\(errors)")
+    }
+
+    @Test func aModulesSyntaxErrorNamesItsFileAndLine() throws {
+        let fixture = try BundleFixture(main: """
+            local ok, message = pcall(require, "util.bad")
+            assert(not ok)
+            widget { kind = "A", placeholder = function() return { message = message } end, timeline = function() end }
+            """, files: ["util/bad.lua": "local x =\nreturn x +"])
+        let (runtime, _) = try fixture.runtime()
+        let widget = try runtime.configuration(kind: "A")
+        let message = runtime.placeholder(widget).value?.content["message"].stringValue ?? ""
+        #expect(message.hasPrefix(fixture.path + "/util/bad.lua:2:"), "\(message)")
+        #expect(message.contains("unexpected symbol"), "\(message)")
+    }
+
+    /// main.lua and the modules are compiled once a process: the load's
+    /// sandbox compiles them, the call's loads their binary form.
+    @Test func aBundlesChunksAreCompiledOncePerProcess() throws {
+        let token = UUID().uuidString   // texts no other test compiled
+        let module = "return { token = '\(token)' }"
+        let fixture = try BundleFixture(main: """
+            local m = require("util.m")
+            widget { kind = "A", placeholder = function() return { token = m.token } end, timeline = function() end }
+            """ + "\n-- \(token)", files: ["util/m.lua": module])
+        let (runtime, _) = try fixture.runtime()
+        let bundle = runtime.bundle
+        let moduleSource = try #require(bundle.modules["util.m"])
+        #expect(LuaState.binaryLoads(of: bundle.main.bytes, name: bundle.main.chunkName) == 1, "the glue loads what the syntax check compiled")
+        #expect(LuaState.binaryLoads(of: moduleSource.bytes, name: moduleSource.chunkName) == 0)
+        let widget = try runtime.configuration(kind: "A")
+        #expect(runtime.placeholder(widget).value?.content["token"].stringValue == token)
+        #expect(LuaState.binaryLoads(of: bundle.main.bytes, name: bundle.main.chunkName) == 2, "the placeholder's sandbox loads the binary form")
+        #expect(LuaState.binaryLoads(of: moduleSource.bytes, name: moduleSource.chunkName) == 1)
     }
 }

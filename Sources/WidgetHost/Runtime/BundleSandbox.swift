@@ -157,8 +157,9 @@ final class BundleSandbox {
         }
         try installHost()
         if role == .load {
-            // Compile main.lua once on the host's side first, for a syntax error with its line.
-            _ = try state.load(bytes: bundle.main.bytes, name: bundle.main.chunkName)
+            // Compile main.lua on the host's side first, for a syntax error
+            // with its line (the glue then loads what this compiled).
+            _ = try state.loadReusingCompiled(bytes: bundle.main.bytes, name: bundle.main.chunkName)
         }
         try installBundle()
     }
@@ -349,11 +350,27 @@ final class BundleSandbox {
         recorder.add(to: &declare)
         try state.runGlue(DeclarationRecorder.glue, name: "declarations", functions: declare)
         var module = LuaModule(name: "bundle")
-        module.add("main", replayable: true) { _ in [.string(LuaString(bytes: main.bytes)), .string(main.chunkName)] }
-        module.add("source", replayable: true) { args in
-            let name = try args.text(1)
-            guard let source = modules[name] else { return [] }
-            return [.string(LuaString(bytes: source.bytes)), .string(source.chunkName)]
+        // compile(into, key, name): main.lua (name nil) or the module `name`,
+        // compiled into into[key]: true; false when the bundle has no such
+        // module; nil and the message on a syntax error. Each text is
+        // compiled once a process: states after the first load its binary
+        // form (`loadReusingCompiled`).
+        module.add("compile", replayable: true) { args in
+            let source: ScriptBundle.Source
+            if args.isNil(3) {
+                source = main
+            } else {
+                guard let found = modules[try args.text(3)] else { return [.boolean(false)] }
+                source = found
+            }
+            let function: LuaFunctionRef
+            do {
+                function = try args.state.loadReusingCompiled(bytes: source.bytes, name: source.chunkName)
+            } catch LuaError.syntax(let error) {
+                return [.nil, .string(LuaString(error.description))]
+            }
+            try args.set(function, as: try args.text(2), inTable: 1)
+            return [.boolean(true)]
         }
         let capabilities = self.capabilities, id = bundle.manifest.id
         module.add("absent", replayable: true) { args in

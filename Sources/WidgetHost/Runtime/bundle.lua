@@ -2,12 +2,12 @@
 -- Runs with the state's own globals as _ENV (where the libraries and host
 -- modules live). Each call's globals are a table that reads through to them;
 -- _G, load and require work on the call's table. Called with the host's
--- function table (main, source, absent, setenv); returns the function that
+-- function table (compile, absent, setenv); returns the function that
 -- begins a call, the function that returns what a snapshot of main.lua's
 -- work starts from, and the one that returns the glue's own objects (which
 -- a snapshot leaves alone).
 local raw = ...
-local setenv, source, main_source, absent = raw.setenv, raw.source, raw.main, raw.absent
+local setenv, compile, absent = raw.setenv, raw.compile, raw.absent
 local base, stock_load, select, setmetatable, error, pcall, host_require =
   _ENV, load, select, setmetatable, error, pcall, require
 local globals_meta = { __index = base, __metatable = false }
@@ -30,18 +30,17 @@ base.require = function(name)
   if value ~= nil then return value end
   local f = compiled[name]
   if f == nil then
-    local text, chunk = source(name)
-    if text == nil then
+    -- The module's chunk, compiled by the host into compiled[name].
+    local found, message = compile(compiled, name, name)
+    if found == nil then error(message, 0) end
+    if not found then
       local why = absent(name)
       if why then error("module '" .. name .. "' is not available: " .. why, 2) end
       local ok, host = pcall(host_require, name)
       if ok then return host end
       error("module '" .. name .. "' not found: no " .. name:gsub("%.", "/") .. ".lua in the bundle, and no host module of that name", 2)
     end
-    local message
-    f, message = stock_load(text, "@" .. chunk, "t", base)
-    if f == nil then error(message, 0) end
-    compiled[name] = f
+    f = compiled[name]
   end
   if loading[name] then error("module '" .. name .. "' is required while it loads (a require cycle)", 2) end
   loading[name] = true
@@ -53,8 +52,10 @@ base.require = function(name)
   return value
 end
 
-local text, chunk = main_source()
-local main = stock_load(text, "@" .. chunk, "t", base)
+local holder = {}
+local found, message = compile(holder, "main")
+if not found then error(message, 0) end
+local main = holder.main
 
 -- A call begins: new globals, modules to load again, main.lua.
 local function begin()

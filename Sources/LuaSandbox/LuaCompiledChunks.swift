@@ -1,0 +1,110 @@
+import Foundation
+
+/// Chunks this process compiled from text, kept in Lua's binary form by
+/// chunk name and text, so that the next state loading the same text loads
+/// the binary instead of compiling it again (≈ 100 instructions a byte of
+/// source against a few a byte; a widget's main.lua of 4 KB is ≈ 0.4 M
+/// instructions to compile).
+///
+/// Only binaries `lua_dump` wrote in this process from text Lua compiled go
+/// in, and they are loaded only for that same name and text: a binary chunk
+/// from anywhere else (which Lua does not check) never reaches `lua_load`.
+/// Bounded by `limit` bytes (names, texts and binaries); the oldest go first.
+final class LuaCompiledChunks: @unchecked Sendable {
+    /// The process's store.
+    static let shared = LuaCompiledChunks(limit: 8 << 20)
+
+    struct Key: Hashable {
+        let name: String
+        let text: [UInt8]
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(name)
+            text.withUnsafeBytes { hasher.combine(bytes: $0) }
+        }
+        var size: Int { name.utf8.count + text.count }
+    }
+
+    private struct Entry {
+        var binary: [UInt8]
+        /// Loads of `binary` (tests check the path runs).
+        var loads = 0
+    }
+
+    // An NSLock: ThreadSanitizer builds see its ordering, which they did not for `Mutex` here.
+    private let lock = NSLock()
+    private var entries: [Key: Entry] = [:]
+    /// Keys in the order they came, for eviction.
+    private var order: [Key] = []
+    private var first = 0
+    private var bytes = 0
+    let limit: Int
+
+    init(limit: Int) { self.limit = limit }
+
+    /// The binary form of `key`, counted as loaded.
+    func binary(_ key: Key) -> [UInt8]? {
+        lock.withLock {
+            guard entries[key] != nil else { return nil }
+            entries[key]!.loads += 1
+            return entries[key]!.binary
+        }
+    }
+
+    /// Keeps `binary` for `key`, dropping the oldest entries past the limit.
+    func keep(_ binary: [UInt8], for key: Key) {
+        let size = key.size + binary.count
+        guard size <= limit / 4 else { return }   // one huge chunk would push out everything else
+        lock.withLock {
+            guard entries[key] == nil else { return }
+            entries[key] = Entry(binary: binary)
+            order.append(key)
+            bytes += size
+            while bytes > limit, first < order.count {
+                let old = order[first]
+                first += 1
+                if let entry = entries.removeValue(forKey: old) { bytes -= old.size + entry.binary.count }
+            }
+            if first > 64 && first * 2 > order.count {
+                order.removeFirst(first)
+                first = 0
+            }
+        }
+    }
+
+    /// Loads of the binary kept for `key` (tests).
+    func loads(_ key: Key) -> Int { lock.withLock { entries[key]?.loads ?? 0 } }
+}
+
+extension LuaState {
+    /// Compiles `bytes` (text only) as `load(bytes:name:)` does, or, when
+    /// this process compiled the same text under the same name before, loads
+    /// its binary form instead (`LuaCompiledChunks`): for sources compiled in
+    /// many states, like a bundle's main.lua and modules.
+    public func loadReusingCompiled(bytes: [UInt8], name: String) throws(LuaError) -> LuaFunctionRef {
+        try loadReusingCompiled(LuaCompiledChunks.Key(name: name, text: bytes))
+    }
+
+    /// How many loads of `bytes` named `name` came from its binary form (tests).
+    package static func binaryLoads(of bytes: [UInt8], name: String) -> Int {
+        LuaCompiledChunks.shared.loads(LuaCompiledChunks.Key(name: name, text: bytes))
+    }
+
+    func loadReusingCompiled(_ key: LuaCompiledChunks.Key) throws(LuaError) -> LuaFunctionRef {
+        let stack = stack
+        if let binary = LuaCompiledChunks.shared.binary(key) {
+            try stack.reserveOrThrow(2)
+            let status = binary.withUnsafeBytes { stack.loadHostBinary($0, chunkName: "@" + key.name) }
+            if status == LuaLifecycle.ok { return LuaFunctionRef(state: self, popping: stack) }
+            defer { stack.pop() }
+            if status == LuaLifecycle.memoryStatus { throw .memory(memoryError()) }
+            // Cannot happen otherwise (bytes this process wrote): compile the text instead.
+        }
+        let chunk = try load(bytes: key.text, name: key.name)
+        try stack.reserveOrThrow(1)
+        stack.push(reference: chunk.reference)
+        let binary = stack.dumpFunction()
+        stack.pop()
+        if let binary { LuaCompiledChunks.shared.keep(binary, for: key) }
+        return chunk
+    }
+}
