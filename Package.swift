@@ -31,7 +31,7 @@ let package = Package(
         ),
         // The project's C code: the boundary pieces that may raise Lua errors (CLuaShims),
         // and the worker's lockdown (CWorkerShims).
-        .target(name: "CLuaShims", dependencies: ["CLua"]),
+        .target(name: "CLuaShims", dependencies: ["CLua", "CFastLock"]),
         // What a worker process drops once it is ready: no_new_privs and a
         // seccomp filter (Linux; stubs elsewhere). prctl is variadic: C it is.
         .target(name: "CWorkerShims"),
@@ -49,8 +49,12 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
+        // A lock for the short critical sections of every call (C11 atomics
+        // and a futex: ThreadSanitizer sees it, as it does not the standard
+        // library's Mutex).
+        .target(name: "CFastLock"),
         // The app-group store: no Lua inside, so an app can link it alone.
-        .target(name: "SharedStore", dependencies: ["CSQLite", "LunetteJSON"]),
+        .target(name: "SharedStore", dependencies: ["CSQLite", "CFastLock", "LunetteJSON"]),
         // The host's own log (swift-log): details a script must not see,
         // such as database paths, go there; scripts' log lines too. Its
         // figures (calls, durations, kills, reloads, pushes) go to swift-metrics.

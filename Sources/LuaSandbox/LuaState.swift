@@ -490,10 +490,11 @@ public final class LuaState {
         ValueReader(stack, limits: conversionLimits, tape: tape)
     }
 
-    /// Reads the calling thread's stack size now, for its later calls (on a
-    /// process's main thread it is read from /proc/self/maps): a process
-    /// that will lose the right to open files (a locked-down worker) calls
-    /// it first, or each of its calls would go through a thread of the pool.
+    /// Reads the calling thread's stack size now, for its later calls (on
+    /// Linux, a thread other than the main one is measured from
+    /// /proc/self/maps): a process that will lose the right to open files
+    /// (a locked-down worker) calls it first, or each of its calls would go
+    /// through a thread of the pool.
     public static func measureStack() {
         _ = lunette_thread_stack_size()
     }

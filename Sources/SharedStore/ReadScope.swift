@@ -11,7 +11,7 @@ import Foundation
 final class ReadScope: @unchecked Sendable {
     /// The store the scope is for (its `ReadScope.Owner`).
     let owner: Owner
-    private let lock = NSLock()
+    private let lock = FastLock()
     /// (Both only under `lock`: no run-time exclusivity checks.)
     @exclusivity(unchecked) private var parked: [StoreGroup] = []
     @exclusivity(unchecked) private var ended = false

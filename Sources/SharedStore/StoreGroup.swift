@@ -14,7 +14,7 @@ public final class StoreGroup: @unchecked Sendable {
     public let path: String
     public let limits: StoreLimits
 
-    private let lock = NSLock()
+    private let lock = FastLock()
     /// The store's identity in `ReadScope`s: a finished call's read
     /// transaction is parked only inside one of its store's scopes. Held, so
     /// that no later store can take its identity while this group lives.

@@ -34,6 +34,21 @@ struct CompiledChunksTests {
         #expect(LuaState.binaryLoads(of: text, name: "bad.lua") == 0)
     }
 
+    /// Texts hashed alike (same name, length, first and last 64 bytes) are
+    /// still told apart by their whole text.
+    @Test func textsThatDifferOnlyInTheMiddleAreDifferentChunks() throws {
+        let edge = "--" + String(repeating: "x", count: 80) + "\n"
+        let a = Array((edge + "return 'a'\n" + edge).utf8), b = Array((edge + "return 'b'\n" + edge).utf8)
+        let name = "middle-\(UUID().uuidString).lua"
+        var results: [LuaValue] = []
+        for text in [a, b, a, b] {
+            let state = try LuaState(profile: .sandbox)
+            results += try state.call(try state.loadReusingCompiled(bytes: text, name: name), [])
+        }
+        #expect(results == ["a", "b", "a", "b"])
+        #expect(LuaState.binaryLoads(of: a, name: name) == 1 && LuaState.binaryLoads(of: b, name: name) == 1)
+    }
+
     @Test func theStoreKeepsToItsLimitDroppingTheOldest() {
         let store = LuaCompiledChunks(limit: 4_096)
         let keys = (0..<12).map { LuaCompiledChunks.Key(name: "c\($0)", text: Array(repeating: UInt8(ascii: "x"), count: 300)) }

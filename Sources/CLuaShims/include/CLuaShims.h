@@ -62,9 +62,11 @@ typedef struct lunette_host {
     uint64_t effects;
     /// The state's pooled blocks (see lunette_alloc in shims.c): per size
     /// class, the chunks with a free block; and for each chunk size (small
-    /// blocks', medium blocks'), one empty chunk kept back.
+    /// blocks', medium blocks'), up to LUNETTE_POOL_SPARES empty chunks
+    /// kept back (a list through their `next`).
     void *pool_partial[LUNETTE_POOL_CLASSES];
     void *pool_spare[2];
+    unsigned pool_spares[2];
     size_t pool_held;   ///< bytes of the chunks the state holds (the spare too)
     size_t pool_live;   ///< of `used`, the bytes of blocks in those chunks
     int closing;        ///< lunette_close has begun (finalizers may run): no fast paths

@@ -1,5 +1,6 @@
 import Foundation
 import LuaSandbox
+import SharedStore
 
 /// Ends the call a runtime is running, from any thread: a task's
 /// cancellation handler, a supervisor. The call stops as at its deadline
@@ -10,7 +11,7 @@ import LuaSandbox
 /// calls), a cancel also stops the calls that would start after it, until
 /// the scope ends; outside one, it affects only the call running now.
 public final class CallCanceller: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = FastLock()
     /// The call now running: an in-process call's handle, or a worker's
     /// cancel (at most one is set). The handle is kept as it is, not wrapped
     /// in a closure: a provider call sets it, and a closure would be an

@@ -1,0 +1,24 @@
+import CFastLock
+
+/// A lock for short critical sections taken on every call: one atomic
+/// exchange each way when uncontended (`CFastLock`), where an `NSLock` costs
+/// ≈ 75 instructions a lock and unlock. Not recursive, as `NSLock`.
+package final class FastLock: @unchecked Sendable {
+    private let state: UnsafeMutablePointer<lunette_fast_lock>
+
+    package init() {
+        state = .allocate(capacity: 1)
+        lunette_fast_lock_init(state)
+    }
+
+    deinit { state.deallocate() }
+
+    @inline(__always) package func lock() { lunette_fast_lock_lock(state) }
+    @inline(__always) package func unlock() { lunette_fast_lock_unlock(state) }
+
+    @inline(__always) package func withLock<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
+        lunette_fast_lock_lock(state)
+        defer { lunette_fast_lock_unlock(state) }
+        return try body()
+    }
+}
