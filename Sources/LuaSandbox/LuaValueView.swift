@@ -165,6 +165,28 @@ public struct LuaValueView {
         }
     }
 
+    /// What the value is, with a string's length: one read of the value
+    /// where asking `stringByteCount`, `doubleValue`, `boolValue` and
+    /// `isTable` in turn reads it (and checks the view is still valid) four
+    /// times.
+    public enum Shape: Equatable {
+        case `nil`, boolean, number, table
+        case string(bytes: Int)
+    }
+
+    /// The value's `Shape`.
+    @inlinable
+    public var shape: Shape {
+        let slot = slot
+        switch slot.pointee.type {
+        case LuaType.boolean.rawValue: return .boolean
+        case LuaType.number.rawValue: return .number
+        case LuaType.string.rawValue: return .string(bytes: slot.pointee.len)
+        case LuaType.table.rawValue: return .table
+        default: return .nil
+        }
+    }
+
     /// True for nil.
     @inlinable
     public var isNil: Bool { slot.pointee.type == LuaType.nil.rawValue }

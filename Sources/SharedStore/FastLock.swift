@@ -4,7 +4,7 @@ import CFastLock
 /// exchange each way when uncontended (`CFastLock`), where an `NSLock` costs
 /// ≈ 75 instructions a lock and unlock. Not recursive, as `NSLock`.
 package final class FastLock: @unchecked Sendable {
-    private let state: UnsafeMutablePointer<lunette_fast_lock>
+    @usableFromInline let state: UnsafeMutablePointer<lunette_fast_lock>
 
     package init() {
         state = .allocate(capacity: 1)
@@ -13,10 +13,13 @@ package final class FastLock: @unchecked Sendable {
 
     deinit { state.deallocate() }
 
-    @inline(__always) package func lock() { lunette_fast_lock_lock(state) }
-    @inline(__always) package func unlock() { lunette_fast_lock_unlock(state) }
+    // Inlinable: its users are in other modules (WidgetHost's call
+    // canceller), where a generic `withLock` was not specialized (≈ 120
+    // instructions a widget call in its unspecialized form).
+    @inlinable package func lock() { lunette_fast_lock_lock(state) }
+    @inlinable package func unlock() { lunette_fast_lock_unlock(state) }
 
-    @inline(__always) package func withLock<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
+    @inlinable package func withLock<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
         lunette_fast_lock_lock(state)
         defer { lunette_fast_lock_unlock(state) }
         return try body()

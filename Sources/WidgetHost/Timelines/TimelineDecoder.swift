@@ -168,10 +168,13 @@ enum TimelineDecoder {
 /// decoder: values of entries, read in place).
 extension LuaValueView {
     var encodedSize: Int {
-        if let length = stringByteCount { return length + 2 }
-        if doubleValue != nil { return 8 }
-        if boolValue != nil { return 5 }
-        guard isTable else { return 4 }
+        switch shape {
+        case .string(let bytes): return bytes + 2
+        case .number: return 8
+        case .boolean: return 5
+        case .nil: return 4
+        case .table: break
+        }
         let items = arrayCount, fields = fieldCount
         var size = 2 + max(0, items + fields - 1)
         for i in 0..<items { size += item(i).encodedSize }
