@@ -82,6 +82,23 @@ func report(_ title: String, _ unit: String, baseline: Double, lunette: Double, 
 }
 
 /// The store: Lua against the raw sqlite3 C API, and the app's write latency.
+func sandboxFigures() throws {
+    print("\nSandbox cost (sandbox with deadline, memory and output caps vs trusted with none; median of 3 rounds)")
+    let fib = try SandboxBenchmark.compare(SandboxBenchmark.fib, rounds: quick ? 3 : 7)
+    reportAgainst("fib(27)", "ms", baselineName: "trusted", baseline: fib.trusted, name: "sandbox", value: fib.sandbox, goal: 1.10)
+    let strings = try SandboxBenchmark.compare(SandboxBenchmark.strings, rounds: quick ? 3 : 7)
+    reportAgainst("string loop (find, gsub, format)", "ms", baselineName: "trusted", baseline: strings.trusted,
+                  name: "sandbox", value: strings.sandbox, goal: 1.25)
+    let budgeted = try SandboxBenchmark.compare(SandboxBenchmark.fib, rounds: quick ? 3 : 7, budget: true)
+    print("fib(27) + instruction budget (hook on; info)".padding(toLength: 45, withPad: " ", startingAt: 0)
+          + "trusted \(figure(budgeted.trusted)) ms   sandbox \(figure(budgeted.sandbox)) ms   ratio \(figure(budgeted.sandbox / budgeted.trusted, decimals: 2))")
+    let deadline = quick ? 200 : 1000
+    let overshoot = try SandboxBenchmark.worstOvershoot(deadline: .milliseconds(deadline))
+    let met = overshoot.ms <= 100 ? "met" : "MISSED"
+    print("worst overshoot past a \(deadline) ms deadline over \(overshoot.count) hostile scripts: "
+          + "\(figure(overshoot.ms)) ms (\(overshoot.script))   (goal ≤ 100 ms: \(met))")
+}
+
 func storeFigures() throws {
     let rounds = quick ? 3 : 5
     let (raw, lua) = try StoreBenchmark.compare(rounds: rounds)
@@ -255,6 +272,9 @@ onlyPart("--only-dev") { try devFigures() }
 
 // --only-widgets: just the widget figures.
 onlyPart("--only-widgets") { try widgetFigures() }
+
+// --only-sandbox: just the sandbox's cost against a trusted state (fib, the string loop, the worst deadline overshoot).
+onlyPart("--only-sandbox") { try sandboxFigures() }
 
 // --only-store: just the store figures.
 onlyPart("--only-store") { try storeFigures() }
@@ -456,20 +476,7 @@ onlyPart("--only-boundary-round") {
 do {
     try boundaryFigures()
 
-    print("\nSandbox cost (sandbox with deadline, memory and output caps vs trusted with none; median of 3 rounds)")
-    let fib = try SandboxBenchmark.compare(SandboxBenchmark.fib, rounds: quick ? 3 : 7)
-    reportAgainst("fib(27)", "ms", baselineName: "trusted", baseline: fib.trusted, name: "sandbox", value: fib.sandbox, goal: 1.10)
-    let strings = try SandboxBenchmark.compare(SandboxBenchmark.strings, rounds: quick ? 3 : 7)
-    reportAgainst("string loop (find, gsub, format)", "ms", baselineName: "trusted", baseline: strings.trusted,
-                  name: "sandbox", value: strings.sandbox, goal: 1.25)
-    let budgeted = try SandboxBenchmark.compare(SandboxBenchmark.fib, rounds: quick ? 3 : 7, budget: true)
-    print("fib(27) + instruction budget (hook on; info)".padding(toLength: 45, withPad: " ", startingAt: 0)
-          + "trusted \(figure(budgeted.trusted)) ms   sandbox \(figure(budgeted.sandbox)) ms   ratio \(figure(budgeted.sandbox / budgeted.trusted, decimals: 2))")
-    let deadline = quick ? 200 : 1000
-    let overshoot = try SandboxBenchmark.worstOvershoot(deadline: .milliseconds(deadline))
-    let met = overshoot.ms <= 100 ? "met" : "MISSED"
-    print("worst overshoot past a \(deadline) ms deadline over \(overshoot.count) hostile scripts: "
-          + "\(figure(overshoot.ms)) ms (\(overshoot.script))   (goal ≤ 100 ms: \(met))")
+    try sandboxFigures()
     try storeFigures()
     try widgetFigures()
     try scalingFigures()
