@@ -11,6 +11,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #endif
+#if defined(__GLIBC__)
+extern void *__libc_stack_end;   // glibc's: the main thread's stack start (exported by ld.so)
+extern char **environ;
+#endif
 #include <stdlib.h>
 #include <string.h>
 
@@ -102,6 +106,20 @@ static lunette_supply_of_size lunette_supply[2];
 // The state's real footprint: blocks outside the pool, and the chunks held.
 static inline size_t lunette_footprint(const lunette_host *h) { return h->used - h->pool_live + h->pool_held; }
 
+static void lunette_pool_release(lunette_host *h);
+
+// Whether growing the footprint by `grow` passes the cap. The empty chunks
+// kept back count in the footprint: before refusing, they go back to the
+// supply (then a script is refused at the cap, not up to 6 KB before it).
+static int lunette_over_cap(lunette_host *h, size_t grow) {
+    if (lunette_footprint(h) + grow <= h->limit) return 0;
+    if (h->pool_spares[0] + h->pool_spares[1] > 0) {
+        lunette_pool_release(h);
+        if (lunette_footprint(h) + grow <= h->limit) return 0;
+    }
+    return 1;
+}
+
 // A chunk of `kind` for the state; `capped`: refused (NULL) when it would pass the cap.
 static lunette_chunk *lunette_chunk_take(lunette_host *h, unsigned kind, int capped) {
     lunette_chunk *c = h->pool_spare[kind];
@@ -111,7 +129,7 @@ static lunette_chunk *lunette_chunk_take(lunette_host *h, unsigned kind, int cap
         return c;
     }
     size_t bytes = lunette_chunk_bytes(kind);
-    if (capped && lunette_footprint(h) + bytes > h->limit) {
+    if (capped && lunette_over_cap(h, bytes)) {
         h->hit_limit = 1;
         h->last_refused = 1;
         return NULL;
@@ -254,7 +272,7 @@ static inline void lunette_count(lunette_host *h, size_t old, size_t nsize) {
 __attribute__((noinline)) static void *lunette_alloc_general(lunette_host *h, void *ptr, size_t osize, size_t nsize) {
     size_t old = ptr ? osize : 0;
     int capped = lunette_capped(h, nsize > old ? nsize - old : 0);
-    if (capped && lunette_footprint(h) + (nsize - old) > h->limit) {
+    if (capped && lunette_over_cap(h, nsize - old)) {
         h->hit_limit = 1;
         h->last_refused = 1;
         return NULL;
@@ -313,8 +331,9 @@ static void *lunette_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
 
 int lunette_pool_enabled(void) { return LUNETTE_POOL; }
 
-// Gives the pool's last chunks back to the supply: after lua_close every
-// block is free, so only the spares are left.
+// Gives the state's spare (empty) chunks back to the supply: at the cap
+// (lunette_over_cap), and after lua_close, when every block is free and
+// only the spares are left.
 static void lunette_pool_release(lunette_host *h) {
     for (unsigned kind = 0; kind < 2; kind++) {
         while (h->pool_spare[kind] != NULL) {
@@ -576,6 +595,21 @@ int lunette_load(lua_State *L, const void *buf, size_t len, const char *chunknam
 
 int lunette_load_host_binary(lua_State *L, const void *buf, size_t len, const char *chunkname) {
     return luaL_loadbufferx(L, (const char *)buf, len, chunkname, "b");
+}
+
+int lunette_load_charged(lua_State *L, const void *buf, size_t len, const char *chunkname, int binary) {
+    lunette_host *h = lunette_host_of(L);
+    int saved = h->in_host;
+    // Back to the level of the script that called the Swift function (the
+    // trampoline counted one up): the cap applies and the peak counts. The
+    // load catches its own errors, a refused allocation among them.
+    if (h->active && h->in_host > 0) h->in_host--;
+    int status = luaL_loadbufferx(L, buf != NULL ? (const char *)buf : "", len, chunkname, binary ? "b" : "t");
+    h->in_host = saved;
+    // Out of memory in a script's load ends its call, as everywhere in the
+    // sandbox: the trampoline raises the kill when the Swift function returns.
+    if (status == LUA_ERRMEM && h->active && h->killed == LUNETTE_KILL_NONE) h->killed = LUNETTE_KILL_MEMORY;
+    return status;
 }
 
 typedef struct { unsigned char *bytes; size_t len, cap; } lunette_dump_buffer;
@@ -952,17 +986,28 @@ static __attribute__((noinline)) size_t lunette_measure_thread_stack(void) {
 #if defined(__APPLE__)
     size = pthread_get_stacksize_np(pthread_self());
 #elif defined(__linux__)
-    // The main thread's stack grows up to RLIMIT_STACK (the kernel keeps
-    // mappings at least that far below it), which is what glibc's
-    // pthread_getattr_np reports for it too, after reading /proc/self/maps
-    // with sscanf (≈ 0.11 M instructions and a file, on every process's
-    // first call).
+#if defined(__GLIBC__)
+    // The main thread's stack may grow to RLIMIT_STACK, which holds the
+    // arguments and environment above the stack's start too. That is what
+    // glibc's pthread_getattr_np reports for it (the limit less the area
+    // above __libc_stack_end), after reading /proc/self/maps with sscanf:
+    // ≈ 0.11 M instructions and a file on every process's first call. Here
+    // the area's top is the end of the highest environment string (the
+    // kernel puts them at the top, below only the executable's name).
     struct rlimit limit;
     if (syscall(SYS_gettid) == getpid() && getrlimit(RLIMIT_STACK, &limit) == 0) {
+        uintptr_t start = (uintptr_t)__libc_stack_end, top = start;
+        for (char **e = environ; e != NULL && *e != NULL; e++) {
+            uintptr_t end = (uintptr_t)*e + strlen(*e) + 1;
+            if (end > top && end - start < (64u << 20)) top = end;   // strings a process set later live elsewhere
+        }
+        size_t above = (size_t)(top - start) + 4096;   // and the executable's name, and alignment
         size = limit.rlim_cur == RLIM_INFINITY ? SIZE_MAX / 2 : (size_t)limit.rlim_cur;
+        size = size > above ? size - above : 0;
         lunette_cached_stack_size = size;
         return size;
     }
+#endif
     pthread_attr_t attr;
     if (pthread_getattr_np(pthread_self(), &attr) == 0) {
         void *addr = NULL;

@@ -51,8 +51,9 @@ final class LuaCompiledChunks: @unchecked Sendable {
     // An NSLock: ThreadSanitizer builds see its ordering, which they did not for `Mutex` here.
     private let lock = NSLock()
     private var entries: [Key: Entry] = [:]
-    /// Keys in the order they came, for eviction.
-    private var order: [Key] = []
+    /// Keys in the order they came, for eviction (an evicted key's slot is
+    /// nil: a key holds its whole text, which must not outlive its entry).
+    private var order: [Key?] = []
     private var first = 0
     private var bytes = 0
     let limit: Int
@@ -78,9 +79,9 @@ final class LuaCompiledChunks: @unchecked Sendable {
             order.append(key)
             bytes += size
             while bytes > limit, first < order.count {
-                let old = order[first]
+                if let old = order[first], let entry = entries.removeValue(forKey: old) { bytes -= old.size + entry.binary.count }
+                order[first] = nil
                 first += 1
-                if let entry = entries.removeValue(forKey: old) { bytes -= old.size + entry.binary.count }
             }
             if first > 64 && first * 2 > order.count {
                 order.removeFirst(first)
@@ -98,8 +99,13 @@ extension LuaState {
     /// this process compiled the same text under the same name before, loads
     /// its binary form instead (`LuaCompiledChunks`): for sources compiled in
     /// many states, like a bundle's main.lua and modules.
-    public func loadReusingCompiled(bytes: [UInt8], name: String) throws(LuaError) -> LuaFunctionRef {
-        try loadReusingCompiled(LuaCompiledChunks.Key(name: name, text: bytes))
+    ///
+    /// `chargedToScript`: from a Swift function a script called (a
+    /// `require` in host glue), the load counts against the running call's
+    /// memory cap and peak, as the script's own `load` would; past the cap
+    /// it throws `LuaError.memory`.
+    public func loadReusingCompiled(bytes: [UInt8], name: String, chargedToScript: Bool = false) throws(LuaError) -> LuaFunctionRef {
+        try loadReusingCompiled(LuaCompiledChunks.Key(name: name, text: bytes), chargedToScript: chargedToScript)
     }
 
     /// How many loads of `bytes` named `name` came from its binary form (tests).
@@ -107,17 +113,17 @@ extension LuaState {
         LuaCompiledChunks.shared.loads(LuaCompiledChunks.Key(name: name, text: bytes))
     }
 
-    func loadReusingCompiled(_ key: LuaCompiledChunks.Key) throws(LuaError) -> LuaFunctionRef {
+    func loadReusingCompiled(_ key: LuaCompiledChunks.Key, chargedToScript: Bool = false) throws(LuaError) -> LuaFunctionRef {
         let stack = stack
         if let binary = LuaCompiledChunks.shared.binary(key) {
             try stack.reserveOrThrow(2)
-            let status = binary.withUnsafeBytes { stack.loadHostBinary($0, chunkName: "@" + key.name) }
+            let status = binary.withUnsafeBytes { stack.loadHostBinary($0, chunkName: "@" + key.name, chargedToScript: chargedToScript) }
             if status == LuaLifecycle.ok { return LuaFunctionRef(state: self, popping: stack) }
             defer { stack.pop() }
             if status == LuaLifecycle.memoryStatus { throw .memory(memoryError()) }
             // Cannot happen otherwise (bytes this process wrote): compile the text instead.
         }
-        let chunk = try load(bytes: key.text, name: key.name)
+        let chunk = try load(bytes: key.text, name: key.name, chargedToScript: chargedToScript)
         try stack.reserveOrThrow(1)
         stack.push(reference: chunk.reference)
         let binary = stack.dumpFunction()

@@ -212,18 +212,22 @@ public final class LuaState {
 
     /// Compiles a chunk given as bytes (text only).
     public func load(bytes: [UInt8], name: String) throws(LuaError) -> LuaFunctionRef {
+        try load(bytes: bytes, name: name, chargedToScript: false)
+    }
+
+    func load(bytes: [UInt8], name: String, chargedToScript: Bool) throws(LuaError) -> LuaFunctionRef {
         let result = bytes.withUnsafeBufferPointer { buffer in
-            Result { () throws(LuaError) -> LuaFunctionRef in try load(buffer, name: name) }
+            Result { () throws(LuaError) -> LuaFunctionRef in try load(buffer, name: name, chargedToScript: chargedToScript) }
         }
         return try result.get()
     }
 
-    private func load(_ buffer: UnsafeBufferPointer<UInt8>, name: String) throws(LuaError) -> LuaFunctionRef {
+    private func load(_ buffer: UnsafeBufferPointer<UInt8>, name: String, chargedToScript: Bool = false) throws(LuaError) -> LuaFunctionRef {
         let stack = stack
         try stack.reserveOrThrow(2)
         // "@name": Lua prints the name as given, and when it is longer than
         // LUA_IDSIZE keeps its end ("...dir/file.lua"), where file and line are.
-        let status = stack.load(buffer, chunkName: "@" + name)
+        let status = stack.load(buffer, chunkName: "@" + name, chargedToScript: chargedToScript)
         if status != LuaLifecycle.ok {
             defer { stack.pop() }
             if status == LuaLifecycle.memoryStatus { throw .memory(memoryError()) }

@@ -214,4 +214,27 @@ struct BundleTests {
         #expect(LuaState.binaryLoads(of: bundle.main.bytes, name: bundle.main.chunkName) == 2, "the placeholder's sandbox loads the binary form")
         #expect(LuaState.binaryLoads(of: moduleSource.bytes, name: moduleSource.chunkName) == 1)
     }
+
+    /// A module is compiled when a script requires it, under the call's
+    /// memory cap (as Lua's `load` from the script would be): one whose
+    /// compile alone needs ≈ 11 MB ends a 4 MB call with a memory error,
+    /// and the state never holds more than the cap.
+    @Test func aModulesCompileIsChargedToTheCallThatRequiresIt() throws {
+        var constants = "return function() return {\n"
+        for i in 0..<200_000 { constants += "'k\(i)',\n" }
+        constants += "} end\n"
+        let fixture = try BundleFixture(main: """
+            widget { kind = "A", placeholder = function() return {} end,
+              timeline = function()
+                local big = require("util.big")
+                return { entries = { { date = clock.now(), n = #big() } } }
+              end }
+            """, manifest: #"{ "id": "com.example.test", "appGroups": ["group.test"], "limits": { "memoryMB": 4 } }"#,
+            files: ["util/big.lua": constants])
+        let (runtime, _) = try fixture.runtime()
+        let outcome = runtime.timeline(try runtime.configuration(kind: "A")).outcome
+        #expect(outcome.status == .memory, "\(outcome.status) \(outcome.message ?? "")")
+        let state = try #require(runtime.pool.sandbox(for: .timeline)).state
+        #expect(state.memoryUsed <= 5 << 20, "the state holds \(state.memoryUsed) bytes")
+    }
 }

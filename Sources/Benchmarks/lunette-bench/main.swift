@@ -81,7 +81,8 @@ func report(_ title: String, _ unit: String, baseline: Double, lunette: Double, 
     print(line)
 }
 
-/// The store: Lua against the raw sqlite3 C API, and the app's write latency.
+/// The sandbox's cost: a sandboxed state against a trusted one, and the
+/// worst overshoot of a deadline over hostile scripts.
 func sandboxFigures() throws {
     print("\nSandbox cost (sandbox with deadline, memory and output caps vs trusted with none; median of 3 rounds)")
     let fib = try SandboxBenchmark.compare(SandboxBenchmark.fib, rounds: quick ? 3 : 7)
@@ -99,6 +100,7 @@ func sandboxFigures() throws {
           + "\(figure(overshoot.ms)) ms (\(overshoot.script))   (goal ≤ 100 ms: \(met))")
 }
 
+/// The store: Lua against the raw sqlite3 C API, and the app's write latency.
 func storeFigures() throws {
     let rounds = quick ? 3 : 5
     let (raw, lua) = try StoreBenchmark.compare(rounds: rounds)

@@ -354,10 +354,18 @@ int lunette_open_libraries(lua_State *L, unsigned mask);
 /// luaL_loadbufferx; run in host mode so the compile is not capped.
 int lunette_load(lua_State *L, const void *buf, size_t len, const char *chunkname);
 
-/// Loads a binary chunk (mode "b"), for the host's own glue only: chunks it
-/// compiled itself in this process and kept (`lunette_dump_function`).
-/// Never for script code, whose binary chunks the sandbox refuses.
+/// Loads a binary chunk (mode "b") that the host compiled itself in this
+/// process from text and kept (`lunette_dump_function`,
+/// `LuaCompiledChunks`): never bytes from anywhere else, which Lua does not
+/// check. Scripts' own binary chunks the sandbox refuses.
 int lunette_load_host_binary(lua_State *L, const void *buf, size_t len, const char *chunkname);
+
+/// `lunette_load` (binary 0) or `lunette_load_host_binary` (binary 1) from
+/// a Swift function a script called, charged to that script: during a call,
+/// the load runs at the script's level, so the memory cap applies (a load
+/// past it returns LUA_ERRMEM) and the peak counts it, as a `load` made by
+/// the script itself would.
+int lunette_load_charged(lua_State *L, const void *buf, size_t len, const char *chunkname, int binary);
 
 /// The Lua function on top of the stack as a binary chunk with its debug
 /// information (`lua_dump`), in memory from malloc (free it with `free`);

@@ -311,14 +311,17 @@ struct LuaStack {
     /// Compiles a text chunk and pushes it, or the error message
     /// (`lunette_load`: `luaL_loadbufferx` with mode "t" catches its own
     /// errors; runs in host mode). Returns the status.
-    func load(_ buffer: UnsafeBufferPointer<UInt8>, chunkName: String) -> Int32 {
-        lunette_load(L, UnsafeRawPointer(buffer.baseAddress), buffer.count, chunkName)
+    func load(_ buffer: UnsafeBufferPointer<UInt8>, chunkName: String, chargedToScript: Bool = false) -> Int32 {
+        chargedToScript ? lunette_load_charged(L, UnsafeRawPointer(buffer.baseAddress), buffer.count, chunkName, 0)
+            : lunette_load(L, UnsafeRawPointer(buffer.baseAddress), buffer.count, chunkName)
     }
 
-    /// Loads a binary chunk of the host's own glue, which `dumpFunction`
-    /// made in this process (mode "b"; never for script code).
-    func loadHostBinary(_ buffer: UnsafeRawBufferPointer, chunkName: String) -> Int32 {
-        lunette_load_host_binary(L, buffer.baseAddress, buffer.count, chunkName)
+    /// Loads a binary chunk that `dumpFunction` made in this process from
+    /// text Lua compiled (mode "b"; `LuaCompiledChunks`), never bytes from
+    /// anywhere else.
+    func loadHostBinary(_ buffer: UnsafeRawBufferPointer, chunkName: String, chargedToScript: Bool = false) -> Int32 {
+        chargedToScript ? lunette_load_charged(L, buffer.baseAddress, buffer.count, chunkName, 1)
+            : lunette_load_host_binary(L, buffer.baseAddress, buffer.count, chunkName)
     }
 
     /// The function on top as a binary chunk with its debug information;

@@ -8,7 +8,8 @@ import Foundation
 /// A zone of the system's tz database is computed from its file
 /// (`ZoneRules`: a binary search, no Foundation or ICU); any other zone
 /// Foundation knows (e.g. "GMT+0200") goes through Foundation's `Calendar`,
-/// with the same answers.
+/// with the same answers from 1583 on (before, Foundation's calendar is
+/// Julian; the tz path, like `ISODate`, stays Gregorian).
 public struct HostCalendar: Sendable {
     /// The time zone's name ("Europe/Paris", "UTC").
     public let identifier: String
@@ -22,7 +23,10 @@ public struct HostCalendar: Sendable {
     /// The time zone as Foundation's (made on each use).
     public var timeZone: TimeZone {
         switch zone {
-        case .rules(let rules): return TimeZone(identifier: rules.identifier) ?? TimeZone(secondsFromGMT: Int(rules.offset(at: 0)))!
+        case .rules(let rules):
+            // A zone Foundation does not know by name: its offset now, fixed.
+            let now = Int64(Date().timeIntervalSince1970)
+            return TimeZone(identifier: rules.identifier) ?? TimeZone(secondsFromGMT: Int(rules.offset(at: now))) ?? TimeZone(secondsFromGMT: 0)!
         case .foundation(let calendar): return calendar.timeZone
         }
     }
@@ -139,7 +143,9 @@ public struct HostCalendar: Sendable {
         switch zone {
         case .rules(let rules):
             let whole = Self.wholeSeconds(t)
-            guard days.magnitude < 100_000_000 else { return t + seconds }   // as Foundation, which gives no date
+            // Past ±10^10 days (27 million years) the sum is not made, as the
+            // Foundation path does when Foundation gives no date.
+            guard days.magnitude < 10_000_000_000 else { return t + seconds }
             // A wall-clock time that happens twice is its earlier instant going
             // forward, and the one at t's own offset going back: Foundation's
             // choices (ZoneRulesTests compare them).
@@ -158,10 +164,11 @@ public struct HostCalendar: Sendable {
     /// The instant of a local wall-clock time, or nil when it is not a valid date.
     public func instant(year: Int, month: Int, day: Int, hour: Int = 0, minute: Int = 0, second: Double = 0) -> Double? {
         let whole = second.rounded(.down)
+        // Fields out of range are no date, in both paths (Foundation would carry them over).
+        guard (1...12).contains(month), year.magnitude < 1_000_000, (1...ISODate.daysIn(month: month, year: year)).contains(day),
+              (0...23).contains(hour), (0...59).contains(minute), whole >= 0, whole < 61 else { return nil }
         switch zone {
         case .rules(let rules):
-            guard (1...12).contains(month), (1...ISODate.daysIn(month: month, year: year)).contains(day),
-                  (0...23).contains(hour), (0...59).contains(minute), whole >= 0, whole < 61, abs(year) < 1_000_000 else { return nil }
             let local = ISODate.daysFromCivil(year: year, month: month, day: day) * 86_400
                 + Int64(hour * 3600 + minute * 60) + Int64(whole)
             return Double(rules.instant(local: local)) + (second - whole)

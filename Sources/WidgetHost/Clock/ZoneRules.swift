@@ -55,25 +55,25 @@ struct ZoneRules: Sendable {
     }
 
     /// The system's zone: its name from `/etc/localtime`'s link into the
-    /// database (else Debian's `/etc/timezone`), or nil when neither says.
+    /// database; or, when `/etc/localtime` is a copy (as in many
+    /// containers), Debian's `/etc/timezone` when the zone it names has the
+    /// same bytes. Nil otherwise (`HostCalendar` then asks Foundation).
     static func system() -> ZoneRules? {
         var buffer = [CChar](repeating: 0, count: 1024)
         let n = readlink("/etc/localtime", &buffer, buffer.count - 1)
         if n > 0 {
             let target = buffer[..<n].map { UInt8(bitPattern: $0) }
             let marker = Array("zoneinfo/".utf8)
-            if let at = (0...max(0, target.count - marker.count)).first(where: { target[$0...].starts(with: marker) }) {
-                var name = String(decoding: target[(at + marker.count)...], as: UTF8.self)
-                // posix/ is the same zone under another folder.
-                if name.hasPrefix("posix/") { name.removeFirst(6) }
-                if let rules = ZoneRules(named: name) { return rules }
-            }
+            guard let at = (0...max(0, target.count - marker.count)).first(where: { target[$0...].starts(with: marker) }) else { return nil }
+            var name = String(decoding: target[(at + marker.count)...], as: UTF8.self)
+            // posix/ is the same zone under another folder.
+            if name.hasPrefix("posix/") { name.removeFirst(6) }
+            return ZoneRules(named: name)
         }
-        if let bytes = read("/etc/timezone") {
-            let name = String(decoding: bytes, as: UTF8.self).split(whereSeparator: { $0 == "\n" || $0 == " " }).first.map(String.init) ?? ""
-            if let rules = ZoneRules(named: name) { return rules }
-        }
-        return nil
+        guard let local = read("/etc/localtime"), let named = read("/etc/timezone") else { return nil }
+        let name = String(decoding: named, as: UTF8.self).split(whereSeparator: { $0 == "\n" || $0 == " " }).first.map(String.init) ?? ""
+        guard isZoneName(name), read(database + "/" + name) == local else { return nil }
+        return ZoneRules(named: name)
     }
 
     // MARK: Questions

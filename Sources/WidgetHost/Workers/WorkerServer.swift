@@ -89,7 +89,7 @@ public enum WorkerServer {
     /// everything the worker needs is open.
     public static func lockDown() -> [String] {
         tzset()   // the zone file is read now: os.date needs it later, and cannot open it then
-        LuaState.measureStack()   // the serving thread's stack, read from /proc/self/maps now
+        LuaState.measureStack()   // the serving thread's stack, measured now (before the lockdown)
         _ = ProcessInfo.processInfo.activeProcessorCount   // read from /sys and /proc now
         DispatchQueue.global().sync {}                     // Dispatch sizes its pool from them too
         var missing: [String] = []
