@@ -2,6 +2,7 @@
 // Lunette: widget logic as Lua 5.4 scripts, run by a host that emulates the
 // iOS widget system. Layers (arrows point down only):
 //   lunette, lunette-dev → DevPage (Hummingbird; lunette-dev only) → WidgetHost → (LuaSandbox → CLuaShims → CLua, SharedStore → CSQLite)
+//   CLuaShims and SharedStore take their lock from CFastLock (C, no dependencies).
 //   LuaSandbox, SharedStore and WidgetHost write and read JSON through LunetteJSON.
 import PackageDescription
 
