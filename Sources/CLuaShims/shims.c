@@ -604,7 +604,7 @@ int lunette_load_charged(lua_State *L, const void *buf, size_t len, const char *
     // trampoline counted one up): the cap applies and the peak counts. The
     // load catches its own errors, a refused allocation among them.
     if (h->active && h->in_host > 0) h->in_host--;
-    int status = luaL_loadbufferx(L, buf != NULL ? (const char *)buf : "", len, chunkname, binary ? "b" : "t");
+    int status = binary ? lunette_load_host_binary(L, buf, len, chunkname) : lunette_load(L, buf, len, chunkname);
     h->in_host = saved;
     // Out of memory in a script's load ends its call, as everywhere in the
     // sandbox: the trampoline raises the kill when the Swift function returns.

@@ -205,7 +205,7 @@ public final class LuaState {
     public func load(_ source: String, name: String) throws(LuaError) -> LuaFunctionRef {
         var source = source
         let result = source.withUTF8 { buffer in
-            Result { () throws(LuaError) -> LuaFunctionRef in try load(buffer, name: name) }
+            Result { () throws(LuaError) -> LuaFunctionRef in try load(buffer, name: name, chargedToScript: false) }
         }
         return try result.get()
     }
@@ -222,7 +222,7 @@ public final class LuaState {
         return try result.get()
     }
 
-    private func load(_ buffer: UnsafeBufferPointer<UInt8>, name: String, chargedToScript: Bool = false) throws(LuaError) -> LuaFunctionRef {
+    private func load(_ buffer: UnsafeBufferPointer<UInt8>, name: String, chargedToScript: Bool) throws(LuaError) -> LuaFunctionRef {
         let stack = stack
         try stack.reserveOrThrow(2)
         // "@name": Lua prints the name as given, and when it is longer than

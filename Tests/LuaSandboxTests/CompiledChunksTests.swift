@@ -56,6 +56,14 @@ struct CompiledChunksTests {
         let kept = keys.filter { store.binary($0) != nil }
         #expect(kept.count == 4_096 / (302 + 400))
         #expect(kept == Array(keys.suffix(kept.count)), "the newest stay")
+        // An evicted entry's text is let go: the test's copy is its only
+        // owner again (a write to it then happens in place).
+        var text = Array(repeating: UInt8(ascii: "y"), count: 300)
+        let address = text.withUnsafeBufferPointer { $0.baseAddress }
+        store.keep(Array(repeating: 1, count: 400), for: LuaCompiledChunks.Key(name: "evicted", text: text))
+        for key in keys { store.keep(Array(repeating: 2, count: 400), for: LuaCompiledChunks.Key(name: key.name + "'", text: key.text)) }
+        text[0] = UInt8(ascii: "z")
+        #expect(text.withUnsafeBufferPointer { $0.baseAddress } == address, "the store still holds the evicted text")
         // A chunk larger than a quarter of the store is not kept.
         let big = LuaCompiledChunks.Key(name: "big", text: Array(repeating: 0, count: 2_000))
         store.keep(Array(repeating: 1, count: 100), for: big)

@@ -118,7 +118,8 @@ struct ZoneRulesTests {
         try write("Short", Array(v1.prefix(60)))
         try write("Text", Array("not a zone file".utf8))
         var leap = v1
-        leap[20 + 8 + 3] = 1   // leapcnt = 1 (its record is then missing too)
+        leap[20 + 8 + 3] = 1   // leapcnt = 1, and its record (after the names: no isstd or isut) follows
+        leap += withUnsafeBytes(of: Int32(78_796_800).bigEndian, Array.init) + withUnsafeBytes(of: Int32(1).bigEndian, Array.init)
         try write("Leap", leap)
         for name in ["Short", "Text", "Leap", "Missing"] { #expect(ZoneRules(named: name, database: dir.path) == nil, "\(name)") }
     }
@@ -128,8 +129,15 @@ struct ZoneRulesTests {
         #expect(paris.standard == 3600 && paris.daylight?.offset == 7200)
         // 2031-03-30 01:00 UTC: the last Sunday of March, 02:00 local.
         #expect(paris.offset(at: 1_932_598_800 - 1) == 3600 && paris.offset(at: 1_932_598_800) == 7200)
+        // Southern: daylight from the first Sunday of October to the first of
+        // April, so a year starts in daylight time. 2031-04-06 03:00 AEDT is
+        // 2031-04-05 16:00 UTC; 2031-10-05 02:00 AEST is 2031-10-04 16:00 UTC.
         let sydney = try #require(PosixRule("AEST-10AEDT,M10.1.0,M4.1.0/3"))
-        #expect(sydney.offset(at: 1_925_000_000) == 36_000 + 3600 || sydney.offset(at: 1_925_000_000) == 36_000)
+        let april = ISODate.daysFromCivil(year: 2031, month: 4, day: 5) * 86_400 + 16 * 3600
+        let october = ISODate.daysFromCivil(year: 2031, month: 10, day: 4) * 86_400 + 16 * 3600
+        #expect(sydney.offset(at: ISODate.daysFromCivil(year: 2031, month: 1, day: 1) * 86_400) == 39_600)
+        #expect(sydney.offset(at: april - 1) == 39_600 && sydney.offset(at: april) == 36_000)
+        #expect(sydney.offset(at: october - 1) == 36_000 && sydney.offset(at: october) == 39_600)
         #expect(PosixRule("<-03>3")?.standard == -10_800 && PosixRule("<-03>3")?.daylight == nil)
         #expect(PosixRule("<+0545>-5:45")?.standard == 20_700)
         let julian = try #require(PosixRule("XST5XDT,J60/0,J300/-1"))

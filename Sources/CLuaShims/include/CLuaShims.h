@@ -364,7 +364,7 @@ int lunette_load_host_binary(lua_State *L, const void *buf, size_t len, const ch
 /// a Swift function a script called, charged to that script: during a call,
 /// the load runs at the script's level, so the memory cap applies (a load
 /// past it returns LUA_ERRMEM) and the peak counts it, as a `load` made by
-/// the script itself would.
+/// the script itself would. Outside a call it is the plain load.
 int lunette_load_charged(lua_State *L, const void *buf, size_t len, const char *chunkname, int binary);
 
 /// The Lua function on top of the stack as a binary chunk with its debug

@@ -121,11 +121,10 @@ public struct HostCalendar: Sendable {
         case .rules(let rules):
             let whole = Self.wholeSeconds(t)
             let local = whole + Int64(rules.offset(at: whole))
-            let days = PosixRule.floorDiv(local, 86_400)
+            let days = ISODate.floorDiv(local, 86_400)
             let inDay = Int(local - days * 86_400)
             let (year, month, day) = ISODate.civil(fromDays: days)
-            // 1970-01-01 was a Thursday: weekday 5, counting Sunday as 1.
-            let weekday = Int(((days % 7) + 7 + 4) % 7) + 1
+            let weekday = ISODate.weekday(ofDay: days) + 1   // Sunday is 1
             return Components(year: year, month: month, day: day, hour: inDay / 3600, minute: inDay / 60 % 60,
                               second: inDay % 60, weekday: weekday)
         case .foundation(let calendar):
@@ -191,7 +190,7 @@ public struct HostCalendar: Sendable {
     /// Days since 1970-01-01 of `t`'s local date.
     private func localDay(of t: Double, _ rules: ZoneRules) -> Int64 {
         let whole = Self.wholeSeconds(t)
-        return PosixRule.floorDiv(whole + Int64(rules.offset(at: whole)), 86_400)
+        return ISODate.floorDiv(whole + Int64(rules.offset(at: whole)), 86_400)
     }
 
     /// `t` rounded down to whole seconds, within ±2^50 s (35 million

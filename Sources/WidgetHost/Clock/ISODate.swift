@@ -13,7 +13,7 @@ public enum ISODate {
         var millis = Int(((t - whole) * 1000).rounded())
         var seconds = Int64(whole)
         if millis == 1000 { seconds += 1; millis = 0 }
-        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let days = floorDiv(seconds, 86_400)
         let inDay = Int(seconds - days * 86_400)
         let (y, m, d) = civil(fromDays: days)
         var text = "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))T\(pad(inDay / 3600, 2)):\(pad(inDay / 60 % 60, 2)):\(pad(inDay % 60, 2))"
@@ -74,6 +74,12 @@ public enum ISODate {
     }
 
     // MARK: Civil dates (proleptic Gregorian, days since 1970-01-01)
+
+    /// `a / b` rounded toward minus infinity (`b` > 0): the day of an instant before 1970 too.
+    static func floorDiv(_ a: Int64, _ b: Int64) -> Int64 { a >= 0 ? a / b : -((-a + b - 1) / b) }
+
+    /// The weekday of day `days` since 1970-01-01 (a Thursday): 0 is Sunday.
+    static func weekday(ofDay days: Int64) -> Int { Int(((days % 7) + 7 + 4) % 7) }
 
     static func daysFromCivil(year: Int, month: Int, day: Int) -> Int64 {
         let y = Int64(month <= 2 ? year - 1 : year)

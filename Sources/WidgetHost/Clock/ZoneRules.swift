@@ -81,13 +81,19 @@ struct ZoneRules: Sendable {
     /// Seconds east of UTC at `t` (whole seconds since 1970, UTC).
     func offset(at t: Int64) -> Int32 {
         if let rule, t > ruleStart { return rule.offset(at: t) }
-        // The last transition at or before t.
+        let after = transitionsBefore(t, including: true)
+        return after == 0 ? initialOffset : offsets[after - 1]
+    }
+
+    /// How many transitions come before `t` (or at it, `including`): a
+    /// binary search.
+    private func transitionsBefore(_ t: Int64, including: Bool) -> Int {
         var lo = 0, hi = transitions.count
         while lo < hi {
             let mid = (lo + hi) / 2
-            if transitions[mid] <= t { lo = mid + 1 } else { hi = mid }
+            if transitions[mid] < t || (including && transitions[mid] == t) { lo = mid + 1 } else { hi = mid }
         }
-        return lo == 0 ? initialOffset : offsets[lo - 1]
+        return lo
     }
 
     /// Where the footer's rule takes over: after the last transition.
@@ -126,12 +132,7 @@ struct ZoneRules: Sendable {
     /// Calls `body` with each change of offset in [from, to): its instant
     /// and the offset after it, in order.
     private func forEachTransition(from: Int64, to: Int64, _ body: (Int64, Int32) -> Void) {
-        var lo = 0, hi = transitions.count
-        while lo < hi {
-            let mid = (lo + hi) / 2
-            if transitions[mid] < from { lo = mid + 1 } else { hi = mid }
-        }
-        var i = lo
+        var i = transitionsBefore(from, including: false)
         while i < transitions.count, transitions[i] < to {
             body(transitions[i], offsets[i])
             i += 1
@@ -296,8 +297,7 @@ struct PosixRule: Sendable, Equatable {
                 return january1 + Int64(n)
             case .monthWeek(let month, let week, let weekday):
                 let first = ISODate.daysFromCivil(year: year, month: month, day: 1)
-                let firstWeekday = Int(((first % 7) + 7 + 4) % 7)   // 1970-01-01 was a Thursday (4)
-                var day = 1 + (weekday - firstWeekday + 7) % 7 + (week - 1) * 7
+                var day = 1 + (weekday - ISODate.weekday(ofDay: first) + 7) % 7 + (week - 1) * 7
                 let length = ISODate.daysIn(month: month, year: year)
                 while day > length { day -= 7 }
                 return first + Int64(day - 1)
@@ -325,42 +325,30 @@ struct PosixRule: Sendable, Equatable {
         daylight = (dst, start, end)
     }
 
-    /// Seconds east of UTC at `t`.
+    /// Seconds east of UTC at `t`: the offset after the last change at or
+    /// before it (a year has two; the window holds at least one).
     func offset(at t: Int64) -> Int32 {
-        guard daylight != nil else { return standard }
         var result = standard
-        var latest = Int64.min
-        // Every change of t's year and the one before it: the last one at or before t wins.
-        let year = ISODate.civil(fromDays: Self.floorDiv(t, 86_400)).0
-        for y in (year - 1)...(year + 1) {
-            for (at, offset) in changes(in: y) where at <= t && at > latest {
-                latest = at
-                result = offset
-            }
-        }
+        forEachTransition(from: t - 400 * 86_400, to: t + 1) { _, offset in result = offset }
         return result
     }
 
-    /// Calls `body` with each change in [from, to), in order.
+    /// Calls `body` with each change in [from, to), in order (each year's
+    /// two, year after year; nothing allocated).
     func forEachTransition(from: Int64, to: Int64, _ body: (Int64, Int32) -> Void) {
-        guard daylight != nil, from < to else { return }
-        let first = ISODate.civil(fromDays: Self.floorDiv(from, 86_400)).0 - 1
-        let last = ISODate.civil(fromDays: Self.floorDiv(to, 86_400)).0 + 1
-        var all: [(Int64, Int32)] = []
-        for y in first...last { all += changes(in: y) }
-        for (at, offset) in all.sorted(by: { $0.0 < $1.0 }) where at >= from && at < to { body(at, offset) }
+        guard let daylight, from < to else { return }
+        let first = ISODate.civil(fromDays: ISODate.floorDiv(from, 86_400)).0 - 1
+        let last = ISODate.civil(fromDays: ISODate.floorDiv(to, 86_400)).0 + 1
+        for year in first...last {
+            // A change's time is local time before it (daylight starts at standard time).
+            let start = (daylight.start.days(in: year) * 86_400 + daylight.start.time - Int64(standard), daylight.offset)
+            let end = (daylight.end.days(in: year) * 86_400 + daylight.end.time - Int64(daylight.offset), standard)
+            let (a, b) = start.0 <= end.0 ? (start, end) : (end, start)
+            if a.0 >= from && a.0 < to { body(a.0, a.1) }
+            if b.0 >= from && b.0 < to { body(b.0, b.1) }
+        }
     }
 
-    /// The year's two changes: UTC instant and the offset after it. A change's
-    /// time is local time before it (daylight starts at standard time).
-    private func changes(in year: Int) -> [(Int64, Int32)] {
-        guard let daylight else { return [] }
-        let start = daylight.start.days(in: year) * 86_400 + daylight.start.time - Int64(standard)
-        let end = daylight.end.days(in: year) * 86_400 + daylight.end.time - Int64(daylight.offset)
-        return [(start, daylight.offset), (end, standard)]
-    }
-
-    static func floorDiv(_ a: Int64, _ b: Int64) -> Int64 { a >= 0 ? a / b : -((-a + b - 1) / b) }
 
     private struct Parser {
         let bytes: [UInt8]

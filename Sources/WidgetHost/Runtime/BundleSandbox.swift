@@ -365,10 +365,10 @@ final class BundleSandbox {
             }
             let function: LuaFunctionRef
             do {
-                // A module loads when a script requires it: charged to its
-                // call (the memory cap, as Lua's `load` would be). main.lua
-                // loads as the glue is installed, on the host's side.
-                function = try args.state.loadReusingCompiled(bytes: source.bytes, name: source.chunkName, chargedToScript: !args.isNil(3))
+                // Charged to the running call (its memory cap, as Lua's
+                // `load` would be): a module's, when a script requires it.
+                // main.lua loads as the glue is installed, when no call runs.
+                function = try args.state.loadReusingCompiled(bytes: source.bytes, name: source.chunkName, chargedToScript: true)
             } catch LuaError.syntax(let error) {
                 return [.nil, .string(LuaString(error.description))]
             }

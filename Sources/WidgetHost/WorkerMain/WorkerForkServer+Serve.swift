@@ -52,8 +52,8 @@ extension WorkerForkServer {
     /// bundle with an app group (in a scratch folder, removed after) is
     /// opened from the `open` request a host would send, and its timeline
     /// is called from a `call` message. What that does first in a process —
-    /// the Swift runtime's lookups of the types these paths use, the
-    /// calendar's and SQLite's first use, the host's Lua glue compiled
+    /// the Swift runtime's lookups of the types these paths use, SQLite's
+    /// first use, the host's Lua glue compiled
     /// (each worker then loads it from its binary form, `LuaState.runGlue`),
     /// the code's pages mapped — every forked worker then finds done. No
     /// watchdog thread starts (`withoutWatchdogThread`); all of it is freed
@@ -74,7 +74,6 @@ extension WorkerForkServer {
               end }
             """.utf8))
         let calendar = HostCalendar.utc
-        _ = HostCalendar.fromEnvironment()
         let bundle = try ScriptBundle.load(root: scratch, manifest: BundleManifest.read(file), manifestBytes: manifestBytes,
                                            sources: (main, [:]), grants: nil, calendar: calendar)
         let services = HostServices(store: SharedStore(root: scratch + "/store"), clock: VirtualClock(1_795_000_000), calendar: calendar)
