@@ -2,7 +2,8 @@
 // Lunette: widget logic as Lua 5.4 scripts, run by a host that emulates the
 // iOS widget system. Layers (arrows point down only):
 //   lunette, lunette-dev → DevPage (Hummingbird; lunette-dev only) → WidgetHost → (LuaSandbox → CLuaShims → CLua, SharedStore → CSQLite)
-//   CLuaShims and SharedStore take their lock from CFastLock (C, no dependencies).
+//   CLuaShims takes its lock from CFastLock (C, no dependencies); LuaSandbox, SharedStore and
+//   WidgetHost their locks, threads and child processes from LunetteSystem (no Foundation classes).
 //   LuaSandbox, SharedStore and WidgetHost write and read JSON through LunetteJSON.
 import PackageDescription
 
@@ -43,7 +44,7 @@ let package = Package(
         // writer and a located parser. No dependencies, so the store and the
         // sandbox can share it and stay independent of each other.
         .target(name: "LunetteJSON"),
-        .target(name: "LuaSandbox", dependencies: ["CLua", "CLuaShims", "LunetteJSON"]),
+        .target(name: "LuaSandbox", dependencies: ["CLua", "CLuaShims", "LunetteJSON", "LunetteSystem"]),
         // The system's SQLite 3, found through pkg-config.
         .systemLibrary(
             name: "CSQLite",
@@ -54,14 +55,18 @@ let package = Package(
         // and a futex: ThreadSanitizer sees it, as it does not the standard
         // library's Mutex).
         .target(name: "CFastLock"),
+        // The host's locks, condition and threads on that lock and pthreads,
+        // so that no module the CLI links needs Foundation's classes (one
+        // referenced links all of Foundation and ICU in: docs/ARCHITECTURE.md).
+        .target(name: "LunetteSystem", dependencies: ["CFastLock", "CWorkerShims"]),
         // The app-group store: no Lua inside, so an app can link it alone.
-        .target(name: "SharedStore", dependencies: ["CSQLite", "CFastLock", "LunetteJSON"]),
+        .target(name: "SharedStore", dependencies: ["CSQLite", "LunetteSystem", "LunetteJSON"]),
         // The host's own log (swift-log): details a script must not see,
         // such as database paths, go there; scripts' log lines too. Its
         // figures (calls, durations, kills, reloads, pushes) go to swift-metrics.
         .target(
             name: "WidgetHost",
-            dependencies: ["LuaSandbox", "SharedStore", "LunetteJSON", "CWorkerShims", "CHostFastPaths", .product(name: "Logging", package: "swift-log"),
+            dependencies: ["LuaSandbox", "SharedStore", "LunetteJSON", "LunetteSystem", "CWorkerShims", "CHostFastPaths", .product(name: "Logging", package: "swift-log"),
                            .product(name: "CoreMetrics", package: "swift-metrics")],
             // The host's Lua glue, beside the service each belongs to, compiled into the binary.
             resources: [
@@ -77,13 +82,14 @@ let package = Package(
                                                 .product(name: "Logging", package: "swift-log")]),
         // What the two command-line executables share: `lunette dev`'s
         // options and help, the host log's set-up.
-        .target(name: "LunetteCommandLine", dependencies: [.product(name: "ArgumentParser", package: "swift-argument-parser"),
+        .target(name: "LunetteCommandLine", dependencies: ["LunetteSystem", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                                                            .product(name: "Logging", package: "swift-log")]),
         .executableTarget(
             name: "lunette",
             dependencies: [
                 "WidgetHost",
                 "LunetteCommandLine",
+                "LunetteSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -118,6 +124,7 @@ let package = Package(
         .testTarget(name: "LunetteJSONTests", dependencies: ["LunetteJSON"]),
         .testTarget(name: "LuaSandboxTests", dependencies: ["LuaSandbox", "LunetteJSON", "CLua", "CLuaShims"]),
         .testTarget(name: "SharedStoreTests", dependencies: ["SharedStore", "CSQLite"]),
+        .testTarget(name: "LunetteSystemTests", dependencies: ["LunetteSystem", "CLuaShims"]),
         .testTarget(name: "LunetteCLITests", dependencies: ["lunette", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
         .testTarget(name: "WidgetHostTests", dependencies: ["WidgetHost", "SharedStore", "DevPage", .product(name: "Logging", package: "swift-log"),
                                                             .product(name: "CoreMetrics", package: "swift-metrics"),

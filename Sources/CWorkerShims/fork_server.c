@@ -41,16 +41,7 @@ int lunette_fork_server_spawn(const char *path, char *const argv[], char *const 
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) return -1;
     // Standard input is the socket; standard output goes nowhere (each
     // worker gets its own); standard error is the host's, as a worker's.
-    int pid = lunette_spawn_attached(path, argv, envp, pair[1], -1);
-    int e = errno;
-    close(pair[1]);
-    if (pid < 0) {
-        close(pair[0]);
-        errno = e;
-        return -1;
-    }
-    *sock = pair[0];
-    return pid;
+    return lunette_spawn_hand_over(lunette_spawn_attached(path, argv, envp, pair[1], -1), pair[1], pair[0], sock);
 }
 
 // Sends `message` (5 bytes) with `fds` (0 or 2 descriptors).

@@ -1,5 +1,10 @@
 import CLuaShims
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import LunetteSystem
 
 /// Ends a state's running call from any thread — a task's cancellation
 /// handler, a supervisor — as its deadline would: the call stops within
@@ -7,7 +12,7 @@ import Foundation
 /// marked `cancelled`. A call that is not running is not affected; the
 /// handle does nothing once its state is gone.
 public final class LuaCancelHandle: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = FastLock()
     private var host: UnsafeMutablePointer<lunette_host>?
 
     init(_ host: UnsafeMutablePointer<lunette_host>) { self.host = host }

@@ -1,4 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import LunetteSystem
 
 /// Chunks this process compiled from text, kept in Lua's binary form by
 /// chunk name and text, so that the next state loading the same text loads
@@ -49,7 +54,7 @@ final class LuaCompiledChunks: @unchecked Sendable {
     }
 
     // An NSLock: ThreadSanitizer builds see its ordering, which they did not for `Mutex` here.
-    private let lock = NSLock()
+    private let lock = FastLock()
     private var entries: [Key: Entry] = [:]
     /// Keys in the order they came, for eviction (an evicted key's slot is
     /// nil: a key holds its whole text, which must not outlive its entry).

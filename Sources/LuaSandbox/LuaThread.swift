@@ -1,4 +1,10 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import LunetteSystem
+import Dispatch
 import CLuaShims
 
 /// A host-owned thread with a large stack that runs Lua work serially.
@@ -25,16 +31,15 @@ public final class LuaThread: @unchecked Sendable {
     public static let defaultStackSize = 16 << 20
 
     private let queue = JobQueue()
-    private let thread: Thread
+    private let name: String
+    private let thread: HostThread.ID
 
     /// Starts the thread. It ends when this object is released, after the
     /// work already given to it.
     public init(name: String = "lunette.lua", stackSize: Int = LuaThread.defaultStackSize) {
         let queue = self.queue
-        thread = Thread { queue.runUntilStopped() }
-        thread.name = name
-        thread.stackSize = stackSize
-        thread.start()
+        self.name = name
+        thread = HostThread.start(name: name, stackSize: stackSize) { queue.runUntilStopped() }
     }
 
     deinit {
@@ -42,7 +47,7 @@ public final class LuaThread: @unchecked Sendable {
     }
 
     /// True when the caller is this thread.
-    public var isCurrent: Bool { Thread.current == thread }
+    public var isCurrent: Bool { HostThread.same(HostThread.current, thread) }
 
     /// Runs `body` on this thread and waits for it (inline when already on it).
     public func sync<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
@@ -89,7 +94,7 @@ extension LuaThread: SerialExecutor {
     }
 
     public func checkIsolated() {
-        precondition(isCurrent, "not on LuaThread \(thread.name ?? "")")
+        precondition(isCurrent, "not on LuaThread \(name)")
     }
 }
 
@@ -103,7 +108,7 @@ public final class LuaThreadPool: @unchecked Sendable {
     public static let shared = LuaThreadPool(limit: max(2, ProcessInfo.processInfo.activeProcessorCount))
 
     public let limit: Int
-    private let condition = NSCondition()
+    private let condition = Condition()
     private var idle: [LuaThread] = []
     private var count = 0
 
@@ -141,7 +146,7 @@ public final class LuaThreadPool: @unchecked Sendable {
 
 /// The jobs of one LuaThread, shared with the thread itself.
 private final class JobQueue: @unchecked Sendable {
-    private let condition = NSCondition()
+    private let condition = Condition()
     private var jobs: [() -> Void] = []
     private var stopped = false
 

@@ -1,5 +1,10 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import LunetteSystem
 
 /// `lunette dev`'s help and options, shared by the two executables that
 /// parse them: `lunette`, which lists `dev` among its commands, checks its
@@ -51,8 +56,7 @@ public struct DevOptions: ParsableArguments {
     public init() {}
 
     public func validate() throws {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: bundle, isDirectory: &isDirectory), isDirectory.boolValue else {
+        guard FileKind(atPath: bundle) == .directory else {
             throw ValidationError("\(bundle): no such bundle directory")
         }
         if let seconds, !(seconds > 0) { throw ValidationError("--seconds must be positive, not \(seconds)") }

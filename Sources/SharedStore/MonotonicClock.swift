@@ -1,4 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+import Glibc
+#else
 import Foundation
+#endif
 
 /// The monotonic clock (CLOCK_MONOTONIC) in nanoseconds, for times measured
 /// on hot paths (a read transaction's age, a widget call's elapsed time):

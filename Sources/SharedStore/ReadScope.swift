@@ -1,4 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import LunetteSystem
 
 /// One `SharedStore.reusingReadTransactions` scope: the groups whose read
 /// transactions calls parked in it, ended with it.

@@ -1,4 +1,10 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+import Glibc
+#else
 import Foundation
+#endif
+import LunetteSystem
 
 /// The root of the app-group stores: one directory with a folder per group.
 ///
@@ -18,7 +24,7 @@ public final class SharedStore: @unchecked Sendable {
     public let limits: StoreLimits
     public let durability: StoreDurability
 
-    private let lock = NSLock()
+    private let lock = FastLock()
     private var groups: [String: StoreGroup] = [:]
     private let scopeOwner = ReadScope.Owner()
 
@@ -48,7 +54,7 @@ public final class SharedStore: @unchecked Sendable {
         }
         if let explicit, !explicit.isEmpty { return explicit }
         if let fromEnvironment = variable("LUNETTE_STORE"), !fromEnvironment.isEmpty { return fromEnvironment }
-        let home = variable("HOME").flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        let home = variable("HOME").flatMap { $0.isEmpty ? nil : $0 } ?? FileManager.default.homeDirectoryForCurrentUser.path
         return home + "/.lunette/store"
     }
 
@@ -82,7 +88,7 @@ public final class SharedStore: @unchecked Sendable {
                 try FileManager.default.createDirectory(atPath: root + "/" + id, withIntermediateDirectories: true,
                                                         attributes: [.posixPermissions: 0o700])
             } catch {
-                throw StoreError(.database, "cannot create the store folder \(root)/\(id): \(error.localizedDescription)")
+                throw StoreError(.database, "cannot create the store folder \(root)/\(id): \(errorText(error))")
             }
         }
         let group = try StoreGroup(id: id, path: path, create: create, limits: limits, durability: durability, scopeOwner: scopeOwner)

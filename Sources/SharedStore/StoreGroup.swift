@@ -1,4 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import LunetteSystem
 
 /// One app group's store: keys with typed values, and files, shared by the
 /// app, its scripts and other processes.

@@ -1,5 +1,10 @@
 import Dispatch
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import LunetteSystem
 
 /// What changed in a group.
 public struct StoreChange: Sendable, Equatable {
@@ -24,7 +29,7 @@ public struct StoreChange: Sendable, Equatable {
 /// Keeps an observation alive; cancel it, or let it go, to stop.
 public final class StoreObservation: @unchecked Sendable {
     private let cancelAction: () -> Void
-    private let lock = NSLock()
+    private let lock = FastLock()
     private var cancelled = false
 
     init(cancel: @escaping () -> Void) { cancelAction = cancel }
@@ -51,7 +56,7 @@ final class StoreObservers: @unchecked Sendable {
 
     let group: String
     let path: String
-    private let lock = NSLock()
+    private let lock = FastLock()
     private var observers: [Int: Observer] = [:]
     private var nextID = 0
     private var lastSeen: Int64 = 0

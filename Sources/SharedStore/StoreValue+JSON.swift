@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import LunetteJSON
 
 // JSON for store values: what `lunette store` reads and prints, and the

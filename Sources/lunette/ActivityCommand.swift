@@ -1,5 +1,9 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import WidgetHost
 
 /// `lunette activity BUNDLE start|list|update|push|event|end …`

@@ -1,5 +1,11 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+import Glibc
+#else
 import Foundation
+#endif
+import LunetteSystem
 import WidgetHost
 
 /// Where each file runs: in this process, or in a worker process.
@@ -87,11 +93,10 @@ struct Eval: ParsableCommand {
             if let problem = StoreText.groupProblem(group) { throw ValidationError("--app-group \(group): \(problem)") }
         }
         for file in files {
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: file, isDirectory: &isDirectory) else {
+            guard let kind = FileKind(atPath: file) else {
                 throw ValidationError("\(file): no such file")
             }
-            if isDirectory.boolValue { throw ValidationError("\(file): is a directory, not a Lua file") }
+            if kind == .directory { throw ValidationError("\(file): is a directory, not a Lua file") }
             guard FileManager.default.isReadableFile(atPath: file) else {
                 throw ValidationError("\(file): not readable")
             }
@@ -213,12 +218,12 @@ struct WorkerCommand: ParsableCommand {
         if !refused.isEmpty { FileOutput.standardError.write("lunette worker: not limited: \(refused.joined(separator: ", "))\n") }
         if lockdown == .start { WorkerServer.lockDownSaying() }
         do {
-            try WorkerServer.serve(WorkerChannel(input: .standardInput, output: .standardOutput), lockDownAtOpen: lockdown == .open)
+            try WorkerServer.serve(WorkerChannel(input: STDIN_FILENO, output: STDOUT_FILENO), lockDownAtOpen: lockdown == .open)
         } catch {
             FileOutput.standardError.write("lunette worker: \(error)\n")
-            Foundation.exit(3)
+            SystemCall.exit(3)
         }
-        Foundation.exit(0)
+        SystemCall.exit(0)
     }
 }
 

@@ -1,5 +1,11 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+import Glibc
+#else
 import Foundation
+#endif
+import LunetteSystem
 import WidgetHost
 
 /// Options shared by the commands that run a bundle: the rules the host
@@ -140,9 +146,8 @@ struct CLIUsageFailure: Error, CustomStringConvertible {
 
 /// Fails with a usage error (2) unless `path` is a directory.
 func requireDirectory(_ path: String, what: String = "bundle directory") throws {
-    var isDirectory: ObjCBool = false
-    guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { throw CLIUsageFailure("error: \(path): no such \(what)") }
-    guard isDirectory.boolValue else { throw CLIUsageFailure("error: \(path): not a directory (a bundle is a directory with bundle.json and main.lua)") }
+    guard let kind = FileKind(atPath: path) else { throw CLIUsageFailure("error: \(path): no such \(what)") }
+    guard kind == .directory else { throw CLIUsageFailure("error: \(path): not a directory (a bundle is a directory with bundle.json and main.lua)") }
 }
 
 /// Fails with a usage error (2) unless `path` is a file.

@@ -1,5 +1,9 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import WidgetHost
 
 /// `lunette intent BUNDLE ID [--param name=value]... [--from KIND] [--family F] [--config name=value]... [--json]`

@@ -1,4 +1,10 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+import Glibc
+#else
 import Foundation
+#endif
+import LunetteSystem
 
 /// Unbuffered writes to the standard streams, straight through write(2)
 /// (Foundation's FileHandle added 0.1–0.3 ms to a 2.5 ms start).
@@ -26,7 +32,7 @@ struct FileOutput {
         guard let base = buffer.baseAddress else { return }
         var written = 0
         while written < buffer.count {
-            let n = Foundation.write(descriptor, base + written, buffer.count - written)
+            let n = SystemCall.write(descriptor, base + written, buffer.count - written)
             if n > 0 { written += n; continue }
             if n < 0 && errno == EINTR { continue }
             // Nothing written (0, which would loop for ever) is a failure too.

@@ -1,5 +1,10 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import LunetteSystem
 import WidgetHost
 
 /// `lunette query BUNDLE ID [--ids a,b] [--json]`
@@ -42,7 +47,7 @@ struct QueryCommand: ParsableCommand {
         let answer: QueryAnswer
         do {
             if let ids {
-                answer = try intents.entities(id, ids: ids.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) })
+                answer = try intents.entities(id, ids: ids.split(separator: ",").map { String($0.trimmingWhitespace()) })
             } else {
                 answer = try intents.suggested(id)
             }

@@ -1,5 +1,11 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+import Glibc
+#else
 import Foundation
+#endif
+import LunetteSystem
 import WidgetHost
 
 /// `lunette simulate BUNDLE... [--scenario FILE] [--duration 24h] [--start ISO] [--json] [--html FILE]`
@@ -133,7 +139,7 @@ struct Simulate: ParsableCommand {
         out.write(json ? report.json + "\n" : report.text(width: wide ? nil : TerminalWidth.columns()))
         if let html {
             do { try SimulationPage(report: report).html.write(toFile: html, atomically: true, encoding: .utf8) } catch {
-                throw CLIFailure("error: cannot write \(html): \(error.localizedDescription)")
+                throw CLIFailure("error: cannot write \(html): \(errorText(error))")
             }
             if !json { out.write("\nwrote \(html)\n") }
         }

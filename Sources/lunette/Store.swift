@@ -1,5 +1,9 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import WidgetHost
 
 /// `lunette store get|set|remove|keys|files`: the app's side of the store, from a shell.

@@ -1,5 +1,9 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import WidgetHost
 
 /// `lunette timeline BUNDLE --kind K [--family F] [--at ISO] [--config name=value]... [--json]`

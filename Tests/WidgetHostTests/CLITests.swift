@@ -159,4 +159,43 @@ struct CLITests {
         #expect(help.status == 0)
         #expect(help.stdout.contains("--json"))
     }
+    #if os(Linux)
+    /// The `lunette` executable is built on FoundationEssentials alone: one
+    /// class of Foundation's referenced anywhere in the modules it links
+    /// (an `NSLock`, a `FileHandle`) links all of Foundation and ICU in,
+    /// ≈ 140 more page faults and 0.6 M more instructions on every start
+    /// (docs/ARCHITECTURE.md). The debug build is dynamic: its libraries say it.
+    @Test func theExecutableLinksFoundationEssentialsOnly() throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/ldd")
+        process.arguments = [CLI.binary.path]
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        let libraries = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        try #require(process.terminationStatus == 0 && libraries.contains("libc.so"), "\(libraries)")
+        let linked = libraries.split(separator: "\n").compactMap { $0.split(whereSeparator: { $0 == " " || $0 == "\t" }).first.map(String.init) }
+        if linked.contains(where: { $0.hasPrefix("libswiftCore") }) {
+            // A dynamic build: FoundationEssentials is there, Foundation is not.
+            #expect(linked.contains("libFoundationEssentials.so"), "\(linked)")
+        }
+        for foundation in ["libFoundation.so", "libFoundationInternationalization.so", "lib_FoundationICU.so"] {
+            #expect(!linked.contains(foundation), "\(foundation) is linked: a module of the CLI uses a Foundation-only API")
+        }
+    }
+    #endif
+
+    /// Without ICU (not linked, above), fixed offsets in Foundation's notation
+    /// are still zones, read from their text.
+    @Test func fixedOffsetZonesWorkWithoutICU() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+        for (zone, local) in [("GMT+0200", "2026-11-27 10:00+02:00"), ("UTC-5", "2026-11-27 03:00-05:00"), ("Europe/Paris", "2026-11-27 09:00+01:00")] {
+            let run = try CLI.run(["timeline", root + "/examples/tasks", "--kind", "TaskCount", "--at", "2026-11-27T08:00:00Z", "--tz", zone])
+            #expect(run.status == 0, "\(zone): \(run.stderr)")
+            #expect(run.stdout.contains(local), "\(zone): \(run.stdout)")
+        }
+        let unknown = try CLI.run(["timeline", root + "/examples/tasks", "--kind", "TaskCount", "--tz", "Mars/Olympus"])
+        #expect(unknown.status != 0 && unknown.stderr.contains("--tz Mars/Olympus: not a known IANA time zone"))
+    }
 }

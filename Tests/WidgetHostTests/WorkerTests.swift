@@ -225,7 +225,7 @@ struct WorkerTests {
 
     @Test func theChannelFramesMessagesAndRefusesAnOversizedOne() throws {
         let pipe = Pipe()
-        let channel = WorkerChannel(input: pipe.fileHandleForReading, output: pipe.fileHandleForWriting)
+        let channel = WorkerChannel(input: pipe.fileHandleForReading.fileDescriptor, output: pipe.fileHandleForWriting.fileDescriptor)
         let message = JSONValue.record([("op", .of("log")), ("line", .base64([0xFF, 0x00, 0x41]))])
         try channel.send(message)
         let back = try #require(try channel.receive())
@@ -235,7 +235,7 @@ struct WorkerTests {
         try pipe.fileHandleForWriting.close()
         let ended = Pipe()
         try ended.fileHandleForWriting.close()
-        #expect(try WorkerChannel(input: ended.fileHandleForReading, output: pipe.fileHandleForWriting).receive() == nil, "the end of the stream")
+        #expect(try WorkerChannel(input: ended.fileHandleForReading.fileDescriptor, output: ended.fileHandleForReading.fileDescriptor).receive() == nil, "the end of the stream")
     }
 
     /// The watchdog sleeps after 4 ms without a call, and the next call

@@ -36,6 +36,19 @@ int lunette_worker_sanitized(void);
 /// errno. The caller reaps it (waitpid).
 int lunette_spawn_worker(const char *path, char *const argv[], char *const envp[], int *to_child, int *from_child);
 
+/// Starts the program at `path` (argv, envp: NULL-terminated) as a tool
+/// whose output the host reads (luacheck): in `directory`, its standard
+/// input /dev/null, its standard output a new pipe whose read end goes to
+/// *from_child, its standard error `error_fd`, and no other descriptor of
+/// the caller's; it leads a process group of its own, with no signal
+/// blocked and SIGPIPE at its default. Returns its pid, or -1 with errno.
+/// The caller reaps it (waitpid).
+int lunette_spawn_tool(const char *path, char *const argv[], char *const envp[], const char *directory, int error_fd, int *from_child);
+
+/// Names the calling thread (cut to the system's limit, 15 bytes on Linux,
+/// at a character's boundary).
+void lunette_name_this_thread(const char *name);
+
 /// The processor the calling thread runs on, or -1 where that is not known.
 int lunette_current_cpu(void);
 

@@ -1,4 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import LunetteSystem
 
 /// What `lunette types DIR` writes into a bundle (or any folder of Lua
 /// files): the LuaLS definitions in `.lunette/lunette.d.lua` (a hidden
@@ -77,10 +82,10 @@ public struct EditorFiles: Sendable {
         let files = try plan(force: force)
         do {
             try FileManager.default.createDirectory(atPath: path(Self.definitionsFolder), withIntermediateDirectories: true)
-        } catch { throw .cannotWrite(path(Self.definitionsFolder), "\(error.localizedDescription)") }
+        } catch { throw .cannotWrite(path(Self.definitionsFolder), "\(errorText(error))") }
         for file in files where file.changes {
             do { try Data(file.text.utf8).write(to: URL(fileURLWithPath: path(file.path)), options: .atomic) } catch {
-                throw .cannotWrite(path(file.path), "\(error.localizedDescription)")
+                throw .cannotWrite(path(file.path), "\(errorText(error))")
             }
         }
         return files

@@ -1,4 +1,10 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+import Glibc
+#else
 import Foundation
+#endif
+import LunetteSystem
 
 /// The lint: luacheck (Debian's `lua-check`) over a bundle's Lua files,
 /// with the globals of `ScriptAPI` (`LuacheckConfig`): the bundle's own
@@ -35,39 +41,34 @@ public struct LuaLint: Sendable {
             arguments += ["--config", ".luacheckrc"]
         } else {
             do { try Data(LuacheckConfig.text(api, version: version).utf8).write(to: URL(fileURLWithPath: temporary)) } catch {
-                throw .couldNotRun("cannot write its configuration: \(error.localizedDescription)")
+                throw .couldNotRun("cannot write its configuration: \(errorText(error))")
             }
             arguments += ["--config", temporary]
         }
         arguments += ["--exclude-files", "\(EditorFiles.definitionsFolder)/*", "--", "."]
         let errorsPath = temporary + ".stderr"
-        guard FileManager.default.createFile(atPath: errorsPath, contents: nil), let errors = FileHandle(forWritingAtPath: errorsPath) else {
-            throw .couldNotRun("cannot make a file for its standard error in \(FileManager.default.temporaryDirectory.path)")
+        // Standard error to a file: a pipe left unread could fill and stall luacheck.
+        let errors = open(errorsPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard errors >= 0 else {
+            throw .couldNotRun("cannot make a file for its standard error in \(FileManager.default.temporaryDirectory.path): \(String(cString: strerror(errno)))")
         }
         defer { try? FileManager.default.removeItem(atPath: errorsPath) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.currentDirectoryURL = URL(fileURLWithPath: bundle)
-        let output = Pipe()
-        process.standardOutput = output
-        // Standard error to a file: a pipe left unread could fill and stall luacheck.
-        process.standardError = errors
-        do { try process.run() } catch { throw .couldNotRun(error.localizedDescription) }
         // luacheck takes tens of milliseconds on a bundle; one that hangs is ended.
-        let watchdog = DispatchWorkItem { if process.isRunning { process.terminate() } }
-        DispatchQueue.global().asyncAfter(deadline: .now() + Self.timeout, execute: watchdog)
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        watchdog.cancel()
+        let run: (ending: ToolProcess.Ending, output: [UInt8])
+        do {
+            defer { SystemCall.close(errors) }
+            run = try ToolProcess.run(executable, arguments: arguments, environment: ProcessInfo.processInfo.environment,
+                                      directory: bundle, errorDescriptor: errors, timeout: Self.timeout)
+        } catch { throw .couldNotRun(error.description) }
+        let text = String(decoding: run.output, as: UTF8.self)
         let problem = (try? String(contentsOfFile: errorsPath, encoding: .utf8)) ?? ""
-        guard process.terminationReason == .exit else {
-            throw .couldNotRun("it did not finish within \(Int(Self.timeout)) s and was stopped")
-        }
+        let said = (problem + text).trimmingWhitespace()
+        switch run.ending {
+        case .timedOut: throw .couldNotRun("it did not finish within \(Int(Self.timeout)) s and was stopped")
+        case .killed(let signal): throw .couldNotRun("it was ended by signal \(signal)" + (said.isEmpty ? "" : ": \(said)"))
         // 0: nothing found, 1: warnings, 2: errors; 3 and up: luacheck itself failed.
-        guard process.terminationStatus <= 2 else {
-            let said = (problem + text).trimmingCharacters(in: .whitespacesAndNewlines)
-            throw .couldNotRun("exit status \(process.terminationStatus)" + (said.isEmpty ? "" : ": \(said)"))
+        case .exited(let status) where status > 2: throw .couldNotRun("exit status \(status)" + (said.isEmpty ? "" : ": \(said)"))
+        case .exited: break
         }
         return Self.explain(Self.parse(text), api: api)
     }

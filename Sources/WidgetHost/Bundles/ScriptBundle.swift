@@ -1,4 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+import Glibc
+#else
 import Foundation
+#endif
 import LuaSandbox
 
 /// A bundle of widget scripts: a directory with bundle.json, main.lua and

@@ -1,10 +1,15 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import LunetteSystem
 import LunetteJSON
 
 /// Durations as people write them: "24h", "90m", "1h30m", "45s", "2d", or seconds.
 public enum Durations {
     public static func seconds(_ text: String) -> Double? {
-        var rest = Substring(text.trimmingCharacters(in: .whitespaces))
+        var rest = Substring(text.trimmingWhitespace())
         if rest.hasPrefix("+") { rest = rest.dropFirst() }
         if let plain = Double(rest) { return plain }
         var total = 0.0

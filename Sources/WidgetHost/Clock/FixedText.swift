@@ -1,4 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import LunetteSystem
 
 /// `value` with `decimals` (0...9) digits after the point, exactly as
 /// printf's `%.*f` writes it ("0.80", "-0.00", "0.01" for 0.005), in plain
@@ -19,7 +24,7 @@ package func fixedText(_ value: Double, decimals: Int) -> String {
     for _ in 0..<decimals { scale *= 10 }
     let magnitude = value.magnitude
     guard magnitude.isFinite, magnitude < 4_503_599_627_370_496, magnitude * Double(scale) < 9.2e18 else {
-        return String(format: "%.*f", decimals, value)
+        return cFormat("%.*f", Int32(decimals), value)
     }
     let scaled = magnitude == 0 ? 0 : FixedPoint.roundedScaled(magnitude, scale)
     let sign = value.sign == .minus ? "-" : ""

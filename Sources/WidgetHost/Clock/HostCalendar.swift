@@ -1,15 +1,23 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+import Glibc
+#else
 import Foundation
+#endif
 
 /// Calendar arithmetic in the host's time zone: what `clock.startOfDay`,
 /// `clock.nextMidnight`, `clock.components` and `clock.add` compute, and how
 /// ISO 8601 text is read and written. Proleptic Gregorian calendar; weekday
 /// 1 is Sunday, as in Lua's `os.date("*t")`.
 ///
-/// A zone of the system's tz database is computed from its file
-/// (`ZoneRules`: a binary search, no Foundation or ICU); any other zone
-/// Foundation knows (e.g. "GMT+0200") goes through Foundation's `Calendar`,
-/// with the same answers from 1583 on (before, Foundation's calendar is
-/// Julian; the tz path, like `ISODate`, stays Gregorian).
+/// A zone of the system's tz database is computed from its file, and a
+/// fixed offset written as Foundation writes one ("GMT+0200", "UTC-5") from
+/// its text (`ZoneRules`: a binary search, no Foundation or ICU); any other
+/// zone Foundation knows goes through Foundation's `Calendar`, with the same
+/// answers from 1583 on (before, Foundation's calendar is Julian; the tz
+/// path, like `ISODate`, stays Gregorian). The `lunette` executable links
+/// FoundationEssentials only, without ICU: there, a named zone needs the
+/// system's tz database (Debian's tzdata; scripts/bootstrap installs it).
 public struct HostCalendar: Sendable {
     /// The time zone's name ("Europe/Paris", "UTC").
     public let identifier: String
@@ -40,7 +48,7 @@ public struct HostCalendar: Sendable {
     /// The calendar of an IANA time zone name ("Europe/Paris", "UTC"), or
     /// nil when the name is unknown.
     public init?(timeZoneNamed name: String) {
-        if let rules = ZoneRules(named: name) {
+        if let rules = ZoneRules(named: name) ?? ZoneRules(offsetName: name) {
             self.init(rules)
         } else if let zone = TimeZone(identifier: name) {
             self.init(foundation: zone)

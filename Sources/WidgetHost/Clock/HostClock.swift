@@ -1,5 +1,11 @@
 import CHostFastPaths
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+import Glibc
+#else
 import Foundation
+#endif
+import LunetteSystem
 
 /// Where the host reads "now": the system's clock in real use, a virtual
 /// clock in simulations and tests. Dates are seconds since the Unix epoch.
@@ -67,7 +73,7 @@ public final class SystemClock: HostClock, Sendable {
 public final class VirtualClock: HostClock, @unchecked Sendable {
     /// Serializes moves; reads take no lock (the engine reads the time
     /// several times on every reload).
-    private let lock = NSLock()
+    private let lock = FastLock()
     let storedTime: StoredTime
 
     /// The current virtual time.
@@ -112,7 +118,7 @@ public struct ClockError: Error, Sendable, Equatable, CustomStringConvertible {
 /// entries without waiting for them (+5 min, +1 h, the next reload). Real
 /// time goes on from there; it never goes back.
 public final class SteppedClock: HostClock, @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = FastLock()
     private var offset = 0.0
     private let system = SystemClock()
 

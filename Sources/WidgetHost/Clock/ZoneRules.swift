@@ -14,8 +14,9 @@ import Darwin
 /// most of `lunette timeline`'s start after Lua's own work; every
 /// calendar question after that is thousands more. Here a zone is one file
 /// read and a binary search per question. `HostCalendar` falls back to
-/// Foundation for a zone with no such file (no tzdata installed, or a name
-/// only ICU knows), and ZoneRulesTests check the two agree.
+/// Foundation for a zone with no such file and no fixed offset in its name
+/// (no tzdata installed, or a name only ICU knows), and ZoneRulesTests
+/// check the two agree.
 struct ZoneRules: Sendable {
     /// The zone's name as the host was given it ("Europe/Paris", "UTC").
     let identifier: String
@@ -46,6 +47,42 @@ struct ZoneRules: Sendable {
               let parsed = Self.parse(bytes) else { return nil }
         identifier = name
         (transitions, offsets, initialOffset, rule) = parsed
+    }
+
+    /// A fixed offset written as Foundation's `TimeZone(identifier:)`
+    /// reads one: "GMT" or "UTC", a sign, then hours (one or two digits),
+    /// hours ":" minutes (two digits), or four digits "hhmm"; at most 18
+    /// hours. Named as Foundation names it: "GMT+0230", "GMT-0500", and
+    /// "GMT" for a zero offset. Nil for any other text. (Foundation also
+    /// takes 60 minutes as the next hour, "GMT-12:60"; this does not.)
+    init?(offsetName name: String) {
+        let bytes = Array(name.utf8)
+        guard bytes.count >= 5, bytes[0 ..< 3] == Array("GMT".utf8)[...] || bytes[0 ..< 3] == Array("UTC".utf8)[...],
+              bytes[3] == UInt8(ascii: "+") || bytes[3] == UInt8(ascii: "-") else { return nil }
+        let digits = bytes[4...]
+        func number(_ part: ArraySlice<UInt8>) -> Int? {
+            guard !part.isEmpty, part.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+            return part.reduce(0) { $0 * 10 + Int($1 - 0x30) }
+        }
+        let hours: Int, minutes: Int
+        if let colon = digits.firstIndex(of: UInt8(ascii: ":")) {
+            guard (1 ... 2).contains(colon - digits.startIndex), digits.endIndex - colon == 3,
+                  let h = number(digits[..<colon]), let m = number(digits[(colon + 1)...]) else { return nil }
+            (hours, minutes) = (h, m)
+        } else if digits.count == 4, let h = number(digits.prefix(2)), let m = number(digits.suffix(2)) {
+            (hours, minutes) = (h, m)
+        } else if digits.count <= 2, let h = number(digits) {
+            (hours, minutes) = (h, 0)
+        } else {
+            return nil
+        }
+        let magnitude = hours * 3600 + minutes * 60
+        guard minutes < 60, magnitude <= 18 * 3600 else { return nil }
+        let negative = bytes[3] == UInt8(ascii: "-")
+        if magnitude == 0 { self.init(fixed: "GMT", offset: 0); return }
+        let hhmm = String(hours * 100 + minutes)
+        let text = "GMT" + (negative ? "-" : "+") + String(repeating: "0", count: 4 - hhmm.utf8.count) + hhmm
+        self.init(fixed: text, offset: Int32(negative ? -magnitude : magnitude))
     }
 
     /// Where the tz database lives (`TZDIR` when set, as in glibc).

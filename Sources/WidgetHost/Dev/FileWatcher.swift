@@ -1,4 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import LunetteSystem
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -20,9 +25,8 @@ public final class FileWatcher: @unchecked Sendable {
     private let settle: Double
     private let relevant: @Sendable (String) -> Bool
     private let onChange: @Sendable ([String]) -> Void
-    private let lock = NSLock()
+    private let lock = FastLock()
     private var stopped = false
-    private var thread: Thread?
 
     /// Starts watching `root`. `onChange` gets the changed paths (sorted,
     /// relative to `root`), on the watcher's own thread.
@@ -58,10 +62,9 @@ public final class FileWatcher: @unchecked Sendable {
     }
 
     private func start(_ body: @escaping @Sendable () -> Void) {
-        let thread = Thread { body() }
-        thread.name = "lunette.watch"
-        self.thread = thread
-        thread.start()
+        // 8 MiB, glibc's default that Foundation's Thread had: `onChange`
+        // may run Lua, which needs `LuaState.minimumStackSize` to run inline.
+        HostThread.start(name: "lunette.watch", stackSize: 8 << 20, body)
     }
 
     /// Reports `changed` once nothing more has changed for `settle` seconds.
@@ -75,8 +78,7 @@ public final class FileWatcher: @unchecked Sendable {
     /// Size and modification time of every file under the root.
     private func snapshot() -> [String: (size: Int, modified: Double)] {
         var files: [String: (Int, Double)] = [:]
-        guard let enumerator = FileManager.default.enumerator(atPath: root) else { return files }
-        while let relative = enumerator.nextObject() as? String {
+        for relative in (try? FileManager.default.subpathsOfDirectory(atPath: root)) ?? [] {
             var info = stat()
             guard stat(root + "/" + relative, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { continue }
             #if os(Linux)
@@ -94,7 +96,7 @@ public final class FileWatcher: @unchecked Sendable {
         var pending = Set<String>()
         var quietSince = Date()
         while !isStopped {
-            Thread.sleep(forTimeInterval: min(0.05, settle))
+            HostThread.sleep(min(0.05, settle))
             let now = snapshot()
             var changed = Set<String>()
             for (path, info) in now where last[path].map({ $0.size != info.size || $0.modified != info.modified }) ?? true {
@@ -166,9 +168,8 @@ private final class Inotify: @unchecked Sendable {   // used by the watcher's th
         directories[wd] = relative
         let children = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
         for child in children {
-            var isDirectory: ObjCBool = false
             let childRelative = relative.isEmpty ? child : relative + "/" + child
-            if FileManager.default.fileExists(atPath: root + "/" + childRelative, isDirectory: &isDirectory), isDirectory.boolValue {
+            if FileKind(atPath: root + "/" + childRelative) == .directory {
                 watchTree(childRelative)
             }
         }
@@ -179,8 +180,7 @@ private final class Inotify: @unchecked Sendable {   // used by the watcher's th
     private func files(under relative: String) -> [String] {
         let base = relative.isEmpty ? root : root + "/" + relative
         var out: [String] = []
-        let enumerator = FileManager.default.enumerator(atPath: base)
-        while let child = enumerator?.nextObject() as? String {
+        for child in (try? FileManager.default.subpathsOfDirectory(atPath: base)) ?? [] {
             out.append(relative.isEmpty ? child : relative + "/" + child)
         }
         return out

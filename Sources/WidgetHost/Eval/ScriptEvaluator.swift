@@ -1,4 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import LunetteSystem
 import LuaSandbox
 import SharedStore
 
@@ -88,9 +93,8 @@ public struct ScriptEvaluator {
     }
 
     private static func readFailure(_ path: String) -> String {
-        var isDirectory: ObjCBool = false
-        if !FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) { return "no such file" }
-        if isDirectory.boolValue { return "is a directory" }
+        guard let kind = FileKind(atPath: path) else { return "no such file" }
+        if kind == .directory { return "is a directory" }
         return "permission denied or unreadable"
     }
 }

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A JSON file read for its settings (bundle.json, a scenario, a policy
 /// file), parsed into a located tree (`JSONValue`), and the problems found

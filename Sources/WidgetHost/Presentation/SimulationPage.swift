@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import LuaSandbox
 
 /// The report as one self-contained HTML page (no network, no external

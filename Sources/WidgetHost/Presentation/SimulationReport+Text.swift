@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import LuaSandbox
 
 extension SimulationReport {
@@ -53,7 +57,7 @@ extension SimulationReport {
             out += indent + "    " + when + "\n"
             if let traceback = group.first.diagnostic.traceback {
                 for line in traceback.split(separator: "\n") {
-                    out += indent + "    " + line.replacingOccurrences(of: "\t", with: "  ") + "\n"
+                    out += indent + "    " + line.replacing("\t", with: "  ") + "\n"
                 }
             }
         }

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import LuaSandbox
 
 /// How `lunette timeline` shows one provider call: JSON or text.

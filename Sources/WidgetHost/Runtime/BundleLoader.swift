@@ -1,4 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import LunetteSystem
 import LuaSandbox
 
 /// Loading a bundle: its files are read (Bundles/), then main.lua runs in a
@@ -23,11 +28,10 @@ extension ScriptBundle {
     public static func load(_ path: String, calendar: HostCalendar = .fromEnvironment(),
                             grantsFor: (BundleManifest) -> Set<String>?, workers: BundleWorkers? = nil) throws(LocatedErrors) -> ScriptBundle {
         let root = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: root, isDirectory: &isDirectory) else {
+        guard let kind = FileKind(atPath: root) else {
             throw LocatedErrors([LocatedError(file: root, message: "no such bundle directory")])
         }
-        guard isDirectory.boolValue else {
+        guard kind == .directory else {
             throw LocatedErrors([LocatedError(file: root, message: "a bundle is a directory with bundle.json and main.lua")])
         }
         let (manifest, manifestBytes) = try BundleManifest.loadWithBytes(root + "/bundle.json")

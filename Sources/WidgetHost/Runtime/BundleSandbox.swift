@@ -1,4 +1,10 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+import Glibc
+#else
 import Foundation
+#endif
+import LunetteSystem
 import LuaSandbox
 import Logging
 import SharedStore
@@ -397,7 +403,7 @@ final class BundleSandbox {
 
 /// Numbers calls across threads.
 private final class CallCounter: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = FastLock()
     private var count = 0
 
     func next() -> Int {

@@ -1,11 +1,18 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+import Glibc
+#else
 import Foundation
+#endif
+import Dispatch
+import LunetteSystem
 import Logging
 import LuaSandbox
 
 /// A `BundleWorkers`' fork server, behind its lock: shared with the thread
 /// that starts it, which may finish after its `BundleWorkers` is gone.
 private final class ForkServerSlot: @unchecked Sendable {
-    let lock = NSLock()
+    let lock = FastLock()
     var server: WorkerForkServer?
     /// One could not be started, or failed before its first worker: not tried again.
     var refused = false
@@ -60,14 +67,14 @@ public final class BundleWorkers: @unchecked Sendable {
     /// times cheaper (docs/plugins.md, "How workers start"). Linux with
     /// pidfds; elsewhere, or false, each worker is spawned.
     public let forksWorkers: Bool
-    private let lock = NSLock()
+    private let lock = FastLock()
     /// Idle workers by key, with their keys' order of use (IdleWorkers).
     private var idle = IdleWorkers<WorkerProcess>()
     private var started = 0
     /// Workers in a call now: process id → bundle id.
     private var busy: [Int32: String] = [:]
     /// Serves the app modules' calls of workers (one at a time).
-    private let modules = NSLock()
+    private let modules = FastLock()
     /// The fork server (`forksWorkers`).
     private let forking = ForkServerSlot()
     /// Where a fork server that fails is told (the host's log).
@@ -96,8 +103,10 @@ public final class BundleWorkers: @unchecked Sendable {
     public static let thisExecutable: String = {
         #if os(Linux)
         if let path = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") { return path }
-        #endif
+        return CommandLine.arguments[0]
+        #else
         return Bundle.main.executablePath ?? CommandLine.arguments[0]
+        #endif
     }()
 
     /// Workers started so far (fresh ones after losses included).
@@ -456,7 +465,7 @@ public final class BundleWorkers: @unchecked Sendable {
     }
 
     static func quoted(_ s: String) -> String {
-        "\"" + s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+        "\"" + s.replacing("\\", with: "\\\\").replacing("\"", with: "\\\"") + "\""
     }
 }
 

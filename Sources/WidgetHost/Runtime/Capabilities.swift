@@ -95,7 +95,7 @@ public struct CapabilityCheck: Sendable, Equatable {
     /// value (global 'store')") is absent, when it is a service the bundle
     /// was not given; nil otherwise.
     func whyAbsent(inMessage message: String, bundle: String) -> String? {
-        guard let range = message.range(of: "(global '") else { return nil }
+        guard let range = message.firstRange(of: "(global '") else { return nil }
         let name = message[range.upperBound...].prefix { $0 != "'" }
         return whyAbsent(String(name), bundle: bundle)
     }

@@ -1,4 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import LunetteSystem
 import LuaSandbox
 
 /// A plugin's quotas over a rolling window (issue 17): CPU time, calls,
@@ -84,7 +89,7 @@ public struct PluginTotals: Sendable, Equatable {
 public final class PluginLedger: @unchecked Sendable {
     public let plugin: String
     public let quotas: PluginQuotas
-    private let lock = NSLock()
+    private let lock = FastLock()
     /// Calls in time order; those before `head` have left the window.
     private var recent: [(at: Double, cpu: Double, logBytes: Int)] = []
     private var head = 0
@@ -185,7 +190,7 @@ public final class PluginLedger: @unchecked Sendable {
                                      reason: "\(failures) calls failed in a row (the last: \(lastFailure ?? "?"))")
             } else if let limit = quotas.cpuSeconds, cpu > limit {
                 current = Quarantine(cause: .cpu, since: now,
-                                     reason: "it used \(fixedText(cpu, decimals: 1)) s of CPU in the last \(Self.seconds(quotas.window)), over its quota of \(String(format: "%g", limit)) s")
+                                     reason: "it used \(fixedText(cpu, decimals: 1)) s of CPU in the last \(Self.seconds(quotas.window)), over its quota of \(cFormat("%g", limit)) s")
             } else if let limit = quotas.logBytes, loggedInWindow > limit {
                 current = Quarantine(cause: .logBytes, since: now,
                                      reason: "it logged \(loggedInWindow) bytes in the last \(Self.seconds(quotas.window)), over its quota of \(limit)")
@@ -216,6 +221,6 @@ public final class PluginLedger: @unchecked Sendable {
     }
 
     static func seconds(_ window: Double) -> String {
-        window.truncatingRemainder(dividingBy: 3600) == 0 ? "\(Int(window / 3600)) h" : "\(String(format: "%g", window)) s"
+        window.truncatingRemainder(dividingBy: 3600) == 0 ? "\(Int(window / 3600)) h" : "\(cFormat("%g", window)) s"
     }
 }

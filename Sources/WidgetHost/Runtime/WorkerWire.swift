@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import LuaSandbox
 
 /// How a bundle call's data crosses the worker protocol, losing nothing

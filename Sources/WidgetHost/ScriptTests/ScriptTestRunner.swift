@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import LuaSandbox
 import SharedStore
 
@@ -40,8 +44,7 @@ public final class ScriptTestRunner {
     /// The test files of the bundle, sorted (paths relative to the bundle).
     public static func testFiles(in root: String) -> [String] {
         var files: [String] = []
-        let enumerator = FileManager.default.enumerator(atPath: root)
-        while let relative = enumerator?.nextObject() as? String {
+        for relative in (try? FileManager.default.subpathsOfDirectory(atPath: root)) ?? [] {
             guard relative.hasSuffix(".lua") else { continue }
             if relative.hasPrefix("tests/") || relative.hasSuffix("_test.lua") { files.append(relative) }
         }

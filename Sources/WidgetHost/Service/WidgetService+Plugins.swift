@@ -1,4 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import LunetteSystem
 import LuaSandbox
 
 /// The plugin host (issue 17, docs/plugins.md): bundles written by other
@@ -160,7 +165,7 @@ struct PluginRecord {
 /// Events plugins' ledgers tell during calls (on the service's thread),
 /// kept until the service publishes.
 final class PendingPluginEvents: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = FastLock()
     private var events: [String: [HostEvent]] = [:]
 
     func add(_ event: HostEvent, for plugin: String) {

@@ -1,5 +1,11 @@
 import CoreMetrics
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import Dispatch
+import LunetteSystem
 import Logging
 import LuaSandbox
 import SharedStore
@@ -501,7 +507,7 @@ public actor WidgetService {
                     // beside an actor job on the service's thread (a data race:
                     // not reproduced since). The service's thread runs it instead,
                     // in turn with the actor's jobs, and the host log says so.
-                    logger.warning("a WidgetService call ran off the service's thread (\(Thread.current)); it was moved there")
+                    logger.warning("a WidgetService call ran off the service's thread (\(HostThread.current)); it was moved there")
                     return try thread.sync(body)
                 }
             }
@@ -557,7 +563,7 @@ public struct BundleUpdateError: Error, Sendable, CustomStringConvertible {
 
     public var description: String {
         "the new version of \(bundle) was not swapped in (the running version stays):\n"
-            + diagnostics.map { "  " + $0.text.replacingOccurrences(of: "\n", with: "\n  ") }.joined(separator: "\n")
+            + diagnostics.map { "  " + $0.text.replacing("\n", with: "\n  ") }.joined(separator: "\n")
     }
 }
 
@@ -574,7 +580,7 @@ public struct ServiceError: Error, Sendable, Equatable, CustomStringConvertible 
 /// on a dispatch queue or a wake-up resumes it, so it needs no thread of
 /// Swift's cooperative pool.
 final class Waker: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = FastLock()
     private var continuation: CheckedContinuation<Void, Never>?
     /// A wake-up came while nobody slept: the next sleep returns at once.
     private var pending = false

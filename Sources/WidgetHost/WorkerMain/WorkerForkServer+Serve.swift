@@ -1,5 +1,11 @@
 import CWorkerShims
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+import Glibc
+#else
 import Foundation
+#endif
+import LunetteSystem
 import LuaSandbox
 import SharedStore
 
@@ -13,11 +19,11 @@ extension WorkerForkServer {
     public static func serve() -> Lockdown {
         let rehearsed = warmUp()
         let code = lunette_fork_server_serve(0, rehearsed ? 1 : 0)
-        if code == -1 { Foundation.exit(0) }
+        if code == -1 { SystemCall.exit(0) }
         guard code >= 0, Int(code) < Lockdown.allCases.count else {
             let why = code >= 0 ? "a request with an unknown lockdown (\(code))" : "cannot read the host's requests: \(String(cString: strerror(errno)))"
-            FileHandle.standardError.write(Data("lunette worker --fork-server: \(why)\n".utf8))
-            Foundation.exit(3)
+            SystemCall.writeToStandardError("lunette worker --fork-server: \(why)\n")
+            SystemCall.exit(3)
         }
         return Lockdown.allCases[Int(code)]
     }
@@ -38,12 +44,12 @@ extension WorkerForkServer {
             rehearsed = true
         } catch {
             // Workers still start right: each does the rest itself.
-            FileHandle.standardError.write(Data("lunette worker --fork-server: warm-up incomplete: \(error)\n".utf8))
+            SystemCall.writeToStandardError("lunette worker --fork-server: warm-up incomplete: \(error)\n")
         }
         let threads = lunette_fork_server_threads()
         if threads != 1 {
-            FileHandle.standardError.write(Data("lunette worker --fork-server: its warm-up left \(threads) threads; a fork server must have one\n".utf8))
-            Foundation.exit(3)
+            SystemCall.writeToStandardError("lunette worker --fork-server: its warm-up left \(threads) threads; a fork server must have one\n")
+            SystemCall.exit(3)
         }
         return rehearsed
     }
@@ -77,9 +83,11 @@ extension WorkerForkServer {
         let bundle = try ScriptBundle.load(root: scratch, manifest: BundleManifest.read(file), manifestBytes: manifestBytes,
                                            sources: (main, [:]), grants: nil, calendar: calendar)
         let services = HostServices(store: SharedStore(root: scratch + "/store"), clock: VirtualClock(1_795_000_000), calendar: calendar)
-        let open = try BundleWorkers.openRequest(bundle, services)
-        guard let nothing = FileHandle(forUpdatingAtPath: "/dev/null") else { throw WorkerProtocolError("cannot open /dev/null") }
-        let worker = try WorkerBundle(try WorkerChannel.json(open), channel: WorkerChannel(input: nothing, output: nothing), lockDown: {})
+        let request = try BundleWorkers.openRequest(bundle, services)
+        let nothing = open("/dev/null", O_RDWR | O_CLOEXEC)
+        guard nothing >= 0 else { throw WorkerProtocolError("cannot open /dev/null: \(String(cString: strerror(errno)))") }
+        defer { SystemCall.close(nothing) }
+        let worker = try WorkerBundle(try WorkerChannel.json(request), channel: WorkerChannel(input: nothing, output: nothing), lockDown: {})
         let context = LuaValue.table(LuaTable(fields: ["family": "systemSmall"]))
         let call = WorkerWire.call(.init(role: .timeline, what: "widget", id: "W", field: "timeline", arguments: [context, .nil],
                                          budget: nil, now: 1_795_000_000, prepared: nil))

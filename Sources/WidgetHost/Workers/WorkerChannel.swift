@@ -1,4 +1,10 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+import Glibc
+#else
 import Foundation
+#endif
+import LunetteSystem
 
 /// The framed protocol between a host and a worker process (issue 17),
 /// over the worker's standard input and output: each message is a 4-byte
@@ -16,11 +22,13 @@ public final class WorkerChannel: @unchecked Sendable {
     /// The most bytes one message may hold: a bigger length is a broken peer.
     public static let maxMessage = 64 << 20
 
-    /// Kept so that their descriptors stay open.
-    let input: FileHandle
-    let output: FileHandle
     private let inputFD: Int32
     private let outputFD: Int32
+    /// Whether the channel closes its descriptors when it ends.
+    private let closesDescriptors: Bool
+    /// Set once `closeOutput` closed the output (under `outputLock`).
+    private var outputClosed = false
+    private let outputLock = FastLock()
     /// Bytes read and not yet taken, from `start` on.
     private var buffer: [UInt8] = []
     private var start = 0
@@ -30,14 +38,34 @@ public final class WorkerChannel: @unchecked Sendable {
     /// read wrote are ever read.
     private let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 16)
 
-    public init(input: FileHandle, output: FileHandle) {
-        self.input = input
-        self.output = output
-        inputFD = input.fileDescriptor
-        outputFD = output.fileDescriptor
+    /// A channel that reads `input` and writes `output`. With
+    /// `closesDescriptors`, the channel owns them and closes both when it
+    /// ends (they must then be two descriptors); otherwise the caller keeps
+    /// them open as long as the channel is used, and closes them.
+    public init(input: Int32, output: Int32, closesDescriptors: Bool = false) {
+        precondition(!closesDescriptors || input != output, "a channel that closes its descriptors needs two of them")
+        inputFD = input
+        outputFD = output
+        self.closesDescriptors = closesDescriptors
     }
 
-    deinit { scratch.deallocate() }
+    deinit {
+        scratch.deallocate()
+        if closesDescriptors {
+            SystemCall.close(inputFD)
+            if !outputClosed { SystemCall.close(outputFD) }
+        }
+    }
+
+    /// Closes the output now (the peer reads the end of its input), once;
+    /// only for a channel that closes its descriptors.
+    func closeOutput() {
+        guard closesDescriptors else { return }
+        outputLock.withLock {
+            if !outputClosed { SystemCall.close(outputFD) }
+            outputClosed = true
+        }
+    }
 
     /// The deadline of `receive(until:)` passed first.
     public struct TimedOut: Error {}

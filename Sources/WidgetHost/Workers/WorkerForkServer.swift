@@ -1,5 +1,11 @@
 import CWorkerShims
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+import Glibc
+#else
 import Foundation
+#endif
+import LunetteSystem
 
 /// Starts worker processes by forking them from one process that has
 /// already started (Linux): `lunette worker --fork-server`, a child of the
@@ -28,7 +34,7 @@ public final class WorkerForkServer: @unchecked Sendable {
     /// The server's pid (the host's child).
     public let processIdentifier: Int32
     private let socket: Int32
-    private let lock = NSLock()
+    private let lock = FastLock()
     /// Set once a request failed in a way that leaves the socket unusable.
     private var broken = false
     private var started = 0
@@ -44,7 +50,7 @@ public final class WorkerForkServer: @unchecked Sendable {
         #if os(Linux)
         let fd = lunette_pidfd_open(getpid())
         if fd < 0 { return false }
-        Foundation.close(fd)
+        SystemCall.close(fd)
         return true
         #else
         return false
@@ -75,7 +81,7 @@ public final class WorkerForkServer: @unchecked Sendable {
     }
 
     deinit {
-        Foundation.close(socket)   // the server reads the end and exits
+        SystemCall.close(socket)   // the server reads the end and exits
         var status: Int32 = 0
         // It exits as soon as it reads the end; a server that is stuck is killed.
         var reaped = false

@@ -1,5 +1,12 @@
 import CWorkerShims
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+import Glibc
+#else
 import Foundation
+#endif
+import Dispatch
+import LunetteSystem
 import LuaSandbox
 
 /// One worker process, seen from the host: started with `executable
@@ -33,7 +40,7 @@ public final class WorkerProcess {
     /// Set when the host killed it (a call past its deadline, or cancelled).
     private var killed = false
     private var cancelled = false
-    private let lock = NSLock()
+    private let lock = FastLock()
     /// Before each exchange, the worker is moved to the processor the
     /// calling thread runs on (Linux): the caller waits while the worker
     /// runs, so one processor serves both, and the two wake-ups of a call
@@ -93,8 +100,8 @@ public final class WorkerProcess {
         guard pidfd >= 0 else {
             // It cannot be watched: it is not kept. Its pipes close, so it exits.
             let why = String(cString: strerror(errno))
-            Foundation.close(toWorker)
-            Foundation.close(fromWorker)
+            SystemCall.close(toWorker)
+            SystemCall.close(fromWorker)
             _ = kill(pid, SIGKILL)   // still the server's unreaped child: the pid is its own
             // The server reaps without waiting: asked again while the kill lands (briefly).
             var tries = 0
@@ -122,8 +129,7 @@ public final class WorkerProcess {
     private static func channel(toWorker: Int32, fromWorker: Int32) -> WorkerChannel {
         // The host's writes wait under each call's deadline, never longer.
         _ = fcntl(toWorker, F_SETFL, fcntl(toWorker, F_GETFL) | O_NONBLOCK)
-        return WorkerChannel(input: FileHandle(fileDescriptor: fromWorker, closeOnDealloc: true),
-                             output: FileHandle(fileDescriptor: toWorker, closeOnDealloc: true))
+        return WorkerChannel(input: fromWorker, output: toWorker, closesDescriptors: true)
     }
 
     /// The clock of process `pid`'s CPU time, where the system has one.
@@ -141,7 +147,7 @@ public final class WorkerProcess {
 
     deinit {
         stop(killing: true)
-        if case .forked(_, let pidfd) = origin { Foundation.close(pidfd) }
+        if case .forked(_, let pidfd) = origin { SystemCall.close(pidfd) }
     }
 
     /// Whether it can take another call.
@@ -404,7 +410,7 @@ public final class WorkerProcess {
     /// Closes the worker's input, without waiting for it to exit (`stop`
     /// waits).
     func close() {
-        try? channel.output.close()
+        channel.closeOutput()
     }
 
     /// Stops `workers` together: every input is closed first, so they exit

@@ -1,5 +1,12 @@
 import CWorkerShims
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+import Glibc
+#else
 import Foundation
+#endif
+import LunetteSystem
+import Dispatch
 import LuaSandbox
 
 /// The worker's side (`lunette worker`): limits itself, then answers the
@@ -113,7 +120,7 @@ public enum WorkerServer {
     public static func lockDownSaying() {
         let missing = lockDown()
         if !missing.isEmpty {
-            FileHandle.standardError.write(Data("lunette worker: not locked down: \(missing.joined(separator: ", "))\n".utf8))
+            SystemCall.writeToStandardError("lunette worker: not locked down: \(missing.joined(separator: ", "))\n")
         }
     }
 }

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import SharedStore
+import LunetteSystem
 
 @Suite("FastLock")
 struct FastLockTests {

@@ -1,0 +1,80 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import CWorkerShims
+
+/// A program the host runs and reads to its end (luacheck): what
+/// Foundation's `Process` and `Pipe` were used for, on `posix_spawn`.
+package enum ToolProcess {
+    package enum Ending: Equatable, Sendable {
+        /// It exited with this status.
+        case exited(Int32)
+        /// A signal ended it (not ours).
+        case killed(Int32)
+        /// It ran past the timeout and was stopped (SIGKILL to its process group).
+        case timedOut
+    }
+
+    package struct CannotStart: Error, CustomStringConvertible {
+        package let description: String
+    }
+
+    /// Runs `executable` with `arguments` in `directory`, with the caller's
+    /// environment, its standard input /dev/null, its standard error
+    /// `errorDescriptor`, and waits for it to end, up to `timeout` seconds.
+    /// Returns how it ended and everything it wrote to standard output.
+    package static func run(_ executable: String, arguments: [String], environment: [String: String],
+                            directory: String, errorDescriptor: Int32, timeout: Double) throws(CannotStart) -> (ending: Ending, output: [UInt8]) {
+        let argv = ([executable] + arguments).map { strdup($0) }
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") }
+        defer {
+            for p in argv { free(p) }
+            for p in envp { free(p) }
+        }
+        var fromChild: Int32 = -1
+        let pid = (argv + [nil]).withUnsafeBufferPointer { a in
+            (envp + [nil]).withUnsafeBufferPointer { e in
+                lunette_spawn_tool(executable, a.baseAddress, e.baseAddress, directory, errorDescriptor, &fromChild)
+            }
+        }
+        guard pid > 0 else { throw CannotStart(description: "cannot start \(executable): \(String(cString: strerror(errno)))") }
+        defer { close(fromChild) }
+        let deadline = monotonicSeconds() + timeout
+        var output: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 16 << 10)
+        var stopped = false
+        reading: while true {
+            let left = deadline - monotonicSeconds()
+            if left <= 0 {
+                kill(-pid, SIGKILL)    // it leads its own process group: its children go too
+                stopped = true
+                break
+            }
+            var ready = pollfd(fd: fromChild, events: Int16(POLLIN), revents: 0)
+            let waited = poll(&ready, 1, Int32(min(left * 1000 + 1, 60_000)))
+            if waited < 0 && errno != EINTR { break }
+            if waited <= 0 { continue }
+            let n = buffer.withUnsafeMutableBytes { read(fromChild, $0.baseAddress, $0.count) }
+            switch n {
+            case 0: break reading
+            case ..<0: if errno == EINTR || errno == EAGAIN { continue } else { break reading }
+            default: output += buffer[0..<n]
+            }
+        }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        if stopped { return (.timedOut, output) }
+        let signal = status & 0x7F
+        return (signal == 0 ? .exited((status >> 8) & 0xFF) : .killed(signal), output)
+    }
+
+    private static func monotonicSeconds() -> Double {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+    }
+}
