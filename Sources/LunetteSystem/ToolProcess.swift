@@ -65,11 +65,30 @@ package enum ToolProcess {
             default: output += buffer[0..<n]
             }
         }
+        // Its output ended; it may still run (a child kept its own copy of
+        // the pipe closed, or it closed standard output and went on): the
+        // deadline holds for its exit too.
         var status: Int32 = 0
+        while !stopped {
+            let reaped = waitpid(pid, &status, WNOHANG)
+            if reaped == pid { return (Self.ending(status), output) }
+            if reaped < 0 && errno != EINTR { break }
+            if monotonicSeconds() >= deadline {
+                kill(-pid, SIGKILL)
+                stopped = true
+                break
+            }
+            HostThread.sleep(0.001)
+        }
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
         if stopped { return (.timedOut, output) }
+        return (Self.ending(status), output)
+    }
+
+    /// How a process ended, from its `waitpid` status.
+    private static func ending(_ status: Int32) -> Ending {
         let signal = status & 0x7F
-        return (signal == 0 ? .exited((status >> 8) & 0xFF) : .killed(signal), output)
+        return signal == 0 ? .exited((status >> 8) & 0xFF) : .killed(signal)
     }
 
     private static func monotonicSeconds() -> Double {

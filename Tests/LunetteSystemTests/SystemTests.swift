@@ -91,6 +91,15 @@ struct SystemTests {
         #expect(ContinuousClock.now - start < .seconds(10))
     }
 
+    @Test func aToolThatClosesItsOutputAndGoesOnIsStoppedAtItsTime() throws {
+        let start = ContinuousClock.now
+        let run = try ToolProcess.run("/bin/sh", arguments: ["-c", "echo early; exec >&-; sleep 30"], environment: [:],
+                                      directory: "/", errorDescriptor: 2, timeout: 0.3)
+        #expect(run.ending == .timedOut)
+        #expect(String(decoding: run.output, as: UTF8.self) == "early\n", "what it wrote before is kept")
+        #expect(ContinuousClock.now - start < .seconds(10))
+    }
+
     @Test func aToolKilledBySignalAndOneThatCannotStartAreTold() {
         let killed = try? ToolProcess.run("/bin/sh", arguments: ["-c", "kill -TERM $$"], environment: [:],
                                           directory: "/", errorDescriptor: 2, timeout: 30)
