@@ -68,13 +68,15 @@ let package = Package(
             name: "WidgetHost",
             dependencies: ["LuaSandbox", "SharedStore", "LunetteJSON", "LunetteSystem", "CWorkerShims", "CHostFastPaths", .product(name: "Logging", package: "swift-log"),
                            .product(name: "CoreMetrics", package: "swift-metrics")],
-            // The host's Lua glue, beside the service each belongs to, compiled into the binary.
+            // The host's Lua glue, beside the service each belongs to, in the binary as text
+            // (embedInCode) and compiled (the CompileGlue plugin: no process compiles it again).
             resources: [
                 .embedInCode("Declarations/declarations.lua"),
                 .embedInCode("Runtime/bundle.lua"),
                 .embedInCode("Store/store.lua"),
                 .embedInCode("Activities/activities.lua"),
-            ]
+            ],
+            plugins: ["CompileGlue"]
         ),
         // The page `lunette dev` serves: the dev loop's state over HTTP, kept
         // out of WidgetHost so that apps embedding the host link no server.
@@ -112,6 +114,9 @@ let package = Package(
         // A store writer for the reliability tests: prints an acknowledgement
         // after each commit returns, so a test can kill it at any moment.
         .executableTarget(name: "store-stress", dependencies: ["SharedStore"], path: "Sources/Tools/store-stress"),
+        // Compiles the host's Lua glue at build time, for the CompileGlue plugin (C: Lua's own API).
+        .executableTarget(name: "lunette-glue-compiler", dependencies: ["CLua"], path: "Sources/Tools/lunette-glue-compiler"),
+        .plugin(name: "CompileGlue", capability: .buildTool(), dependencies: ["lunette-glue-compiler"]),
         .executableTarget(name: "lua-baseline-bench", dependencies: ["CLua"], path: "Sources/Benchmarks/lua-baseline-bench"),
         // Programs that embed the host as users do (docs/embedding.md); the
         // test command builds them and ExampleProgramTests runs them.

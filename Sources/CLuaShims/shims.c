@@ -597,6 +597,8 @@ int lunette_load_host_binary(lua_State *L, const void *buf, size_t len, const ch
     return luaL_loadbufferx(L, (const char *)buf, len, chunkname, "b");
 }
 
+const char *lunette_lua_ident(void) { return lua_ident; }
+
 int lunette_load_charged(lua_State *L, const void *buf, size_t len, const char *chunkname, int binary) {
     lunette_host *h = lunette_host_of(L);
     int saved = h->in_host;

@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import LunetteSystem
+import CLuaShims
 
 /// Chunks this process compiled from text, kept in Lua's binary form by
 /// chunk name and text, so that the next state loading the same text loads
@@ -11,9 +12,11 @@ import LunetteSystem
 /// source against a few a byte; a widget's main.lua of 4 KB is ≈ 0.4 M
 /// instructions to compile).
 ///
-/// Only binaries `lua_dump` wrote in this process from text Lua compiled go
-/// in, and they are loaded only for that same name and text: a binary chunk
-/// from anywhere else (which Lua does not check) never reaches `lua_load`.
+/// Only binaries `lua_dump` wrote from text Lua compiled go in, and they
+/// are loaded only for that same name and text: those this process wrote,
+/// and the host's glue that the build compiled (`seedCompiledGlue`: the
+/// same Lua library, the same text). A binary chunk from anywhere else
+/// (which Lua does not check) never reaches `lua_load`.
 /// Bounded by `limit` bytes (names, texts and binaries); the oldest go first.
 final class LuaCompiledChunks: @unchecked Sendable {
     /// The process's store.
@@ -100,6 +103,30 @@ final class LuaCompiledChunks: @unchecked Sendable {
 }
 
 extension LuaState {
+    /// Hands the store the binary form of host glue compiled at build time
+    /// (`lunette-glue-compiler`): `binary` compiled from a text of
+    /// `textLength` bytes whose FNV-1a hash is `textHash`, by the Lua
+    /// library whose `lua_ident` is `luaIdent`. It is kept for the glue
+    /// named `name` (as `runGlue` names it) with text `text` only when that
+    /// text is the one compiled and the linked library is the one that
+    /// compiled it; then no state compiles that glue again. Returns whether
+    /// it was kept.
+    @discardableResult
+    package static func seedCompiledGlue(_ binary: [UInt8], name: String, text: [UInt8],
+                                         textLength: Int, textHash: UInt64, luaIdent: String) -> Bool {
+        guard String(cString: lunette_lua_ident()) == luaIdent, text.count == textLength,
+              fnv1a(text) == textHash, binary.starts(with: [0x1B, 0x4C, 0x75, 0x61]) else { return false }   // "\eLua"
+        LuaCompiledChunks.shared.keep(binary, for: LuaCompiledChunks.Key(name: "[host \(name)]", text: text))
+        return true
+    }
+
+    /// FNV-1a, 64 bits, as lunette-glue-compiler computes it.
+    static func fnv1a(_ bytes: [UInt8]) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return hash
+    }
+
     /// Compiles `bytes` (text only) as `load(bytes:name:)` does, or, when
     /// this process compiled the same text under the same name before, loads
     /// its binary form instead (`LuaCompiledChunks`): for sources compiled in

@@ -354,11 +354,16 @@ int lunette_open_libraries(lua_State *L, unsigned mask);
 /// luaL_loadbufferx; run in host mode so the compile is not capped.
 int lunette_load(lua_State *L, const void *buf, size_t len, const char *chunkname);
 
-/// Loads a binary chunk (mode "b") that the host compiled itself in this
+/// Loads a binary chunk (mode "b") that the host compiled itself, in this
 /// process from text and kept (`lunette_dump_function`,
-/// `LuaCompiledChunks`): never bytes from anywhere else, which Lua does not
-/// check. Scripts' own binary chunks the sandbox refuses.
+/// `LuaCompiledChunks`), or at build time from its own glue with the same
+/// Lua library (`LuaState.seedCompiledGlue`): never bytes from anywhere
+/// else, which Lua does not check. Scripts' own binary chunks the sandbox refuses.
 int lunette_load_host_binary(lua_State *L, const void *buf, size_t len, const char *chunkname);
+
+/// The linked Lua library's `lua_ident` ("$LuaVersion: Lua 5.4.4 …"): a
+/// binary chunk compiled at build time is used only by the same library.
+const char *lunette_lua_ident(void);
 
 /// `lunette_load` (binary 0) or `lunette_load_host_binary` (binary 1) from
 /// a Swift function a script called, charged to that script: during a call,

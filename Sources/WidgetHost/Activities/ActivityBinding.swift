@@ -10,7 +10,7 @@ struct ActivityBinding {
     /// Who the calls count as: an intent may request, anything else is `visibility`.
     let origin: ActivityOrigin
 
-    static let glue = HostGlue.source(PackageResources.activities_lua)
+    static let glue = HostGlue.source(PackageResources.activities_lua, name: "activities")
 
     func install(in state: LuaState) throws(LuaError) {
         var module = LuaModule(name: "activities")

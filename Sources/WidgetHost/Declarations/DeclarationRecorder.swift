@@ -343,7 +343,7 @@ final class DeclarationRecorder {
 
     /// The glue that turns each declaration global into a call of
     /// `declare` (Declarations/declarations.lua).
-    static let glue = HostGlue.source(PackageResources.declarations_lua)
+    static let glue = HostGlue.source(PackageResources.declarations_lua, name: "declarations")
 
 }
 

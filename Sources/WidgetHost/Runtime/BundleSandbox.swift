@@ -397,7 +397,7 @@ final class BundleSandbox {
     }
 
     /// require, load and the per-call entry point (Runtime/bundle.lua).
-    static let glue = HostGlue.source(PackageResources.bundle_lua)
+    static let glue = HostGlue.source(PackageResources.bundle_lua, name: "bundle")
 
 }
 

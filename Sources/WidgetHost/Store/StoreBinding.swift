@@ -394,7 +394,7 @@ public final class StoreBinding {
 
     /// Builds `store.group(id)` objects with methods over the Swift
     /// functions (Store/store.lua).
-    static let glue = HostGlue.source(PackageResources.store_lua)
+    static let glue = HostGlue.source(PackageResources.store_lua, name: "store")
 
 }
 
