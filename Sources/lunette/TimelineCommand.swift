@@ -4,6 +4,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import LunetteSystem
 import WidgetHost
 
 /// `lunette timeline BUNDLE --kind K [--family F] [--at ISO] [--config name=value]... [--json]`
@@ -81,5 +82,11 @@ struct TimelineCommand: ParsableCommand {
             out.write(TimelineOutput.text(result, widget: widget, at: start, calendar: calendar, width: TerminalWidth.columns()))
         }
         if !result.outcome.succeeded { throw ExitCode(1) }
+        // Done: the process ends here, without taking down its Lua states,
+        // store connection and caches one object at a time (≈ 0.3 M
+        // instructions, 5% of the command). The output is written (unbuffered);
+        // the store's committed data are on disk; the kernel takes the memory
+        // back, and workers see their pipes close and exit.
+        SystemCall.exit(0)
     }
 }
