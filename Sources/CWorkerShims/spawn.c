@@ -90,8 +90,9 @@ int lunette_spawn_tool(const char *path, char *const argv[], char *const envp[],
     fcntl(out[0], F_SETFD, FD_CLOEXEC);                  // the host's end never reaches the child
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+    // Standard error first: were `error_fd` 1, standard output's pipe would replace it.
     posix_spawn_file_actions_adddup2(&actions, error_fd, 2);
+    posix_spawn_file_actions_adddup2(&actions, out[1], 1);
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_addchdir_np(&actions, directory);
     return lunette_spawn_hand_over(lunette_spawn_with(path, argv, envp, &actions, 0), out[1], out[0], from_child);

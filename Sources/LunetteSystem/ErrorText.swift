@@ -13,7 +13,14 @@ import Foundation
 package func errorText(_ error: any Error) -> String {
     if let error = error as? CocoaError {
         if let posix = error.underlying as? POSIXError { return String(cString: strerror(posix.code.rawValue)) }
-        return "file error \(error.code.rawValue)"
+        switch error.code {
+        case .fileNoSuchFile, .fileReadNoSuchFile: return "No such file or directory"
+        case .fileReadNoPermission, .fileWriteNoPermission: return "Permission denied"
+        case .fileWriteFileExists: return "File exists"
+        case .fileWriteOutOfSpace: return "No space left on device"
+        case .fileWriteVolumeReadOnly: return "Read-only file system"
+        default: return "file error \(error.code.rawValue)"
+        }
     }
     if let error = error as? POSIXError { return String(cString: strerror(error.code.rawValue)) }
     return String(describing: error)

@@ -21,3 +21,28 @@ package enum FileKind: Sendable, Equatable {
         self = (status.st_mode & S_IFMT) == S_IFDIR ? .directory : .file
     }
 }
+
+/// Everything under the folder `root`, as paths relative to it ("a.lua",
+/// "tests", "tests/b_test.lua"), in no set order: what `FileManager`'s
+/// `enumerator(atPath:)` lists. A folder that cannot be read is skipped
+/// (with what is below it), not the end of the walk; links are listed but
+/// not followed. Empty when `root` cannot be read.
+package func pathsBelow(_ root: String) -> [String] {
+    var found: [String] = []
+    var pending: [String] = [""]
+    while let relative = pending.popLast() {
+        guard let folder = opendir(relative.isEmpty ? root : root + "/" + relative) else { continue }
+        defer { closedir(folder) }
+        while let entry = readdir(folder) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name == "." || name == ".." { continue }
+            let path = relative.isEmpty ? name : relative + "/" + name
+            found.append(path)
+            var status = stat()
+            if lstat(root + "/" + path, &status) == 0, (status.st_mode & S_IFMT) == S_IFDIR { pending.append(path) }
+        }
+    }
+    return found
+}

@@ -17,18 +17,26 @@ package enum ToolProcess {
         case killed(Int32)
         /// It ran past the timeout and was stopped (SIGKILL to its process group).
         case timedOut
+        /// How it ended could not be read (`waitpid` failed with this errno).
+        case lost(Int32)
     }
 
     package struct CannotStart: Error, CustomStringConvertible {
         package let description: String
     }
 
-    /// Runs `executable` with `arguments` in `directory`, with the caller's
-    /// environment, its standard input /dev/null, its standard error
+    /// Runs `executable` (a path; a relative one is taken from the caller's
+    /// current folder, not `directory`) with `arguments` in `directory`, with
+    /// `environment`, its standard input /dev/null, its standard error
     /// `errorDescriptor`, and waits for it to end, up to `timeout` seconds.
     /// Returns how it ended and everything it wrote to standard output.
     package static func run(_ executable: String, arguments: [String], environment: [String: String],
                             directory: String, errorDescriptor: Int32, timeout: Double) throws(CannotStart) -> (ending: Ending, output: [UInt8]) {
+        var executable = executable
+        if !executable.hasPrefix("/"), let here = getcwd(nil, 0) {
+            executable = String(cString: here) + "/" + executable
+            free(here)
+        }
         let argv = ([executable] + arguments).map { strdup($0) }
         let envp = environment.map { strdup("\($0.key)=\($0.value)") }
         defer {
@@ -72,7 +80,7 @@ package enum ToolProcess {
         while !stopped {
             let reaped = waitpid(pid, &status, WNOHANG)
             if reaped == pid { return (Self.ending(status), output) }
-            if reaped < 0 && errno != EINTR { break }
+            if reaped < 0 && errno != EINTR { return (.lost(errno), output) }
             if monotonicSeconds() >= deadline {
                 kill(-pid, SIGKILL)
                 stopped = true
@@ -80,9 +88,9 @@ package enum ToolProcess {
             }
             HostThread.sleep(0.001)
         }
+        // Stopped: reaped now (its group was killed first, so its pid is not reused meanwhile).
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        if stopped { return (.timedOut, output) }
-        return (Self.ending(status), output)
+        return (.timedOut, output)
     }
 
     /// How a process ended, from its `waitpid` status.

@@ -60,7 +60,7 @@ struct HostOptions: ParsableArguments {
     /// The host's calendar. With --tz, TZ is set too, so os.date agrees with clock.
     func calendar() -> HostCalendar {
         guard let tz, let calendar = HostCalendar(timeZoneNamed: tz) else { return .fromEnvironment() }
-        setenv("TZ", tz, 1)
+        setenv("TZ", calendar.posixTZ, 1)
         tzset()
         return calendar
     }

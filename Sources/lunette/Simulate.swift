@@ -114,7 +114,7 @@ struct Simulate: ParsableCommand {
             // The scenario's zone is the host's for this run (it wins over --tz, as
             // in the report): os.date, Lua's own on the process's TZ, must agree.
             if let zone = scenario.timeZone {
-                setenv("TZ", zone, 1)
+                setenv("TZ", HostCalendar(timeZoneNamed: zone)?.posixTZ ?? zone, 1)
                 tzset()
             }
         } else {

@@ -91,6 +91,23 @@ struct SystemTests {
         #expect(ContinuousClock.now - start < .seconds(10))
     }
 
+    /// A relative path names the tool from the caller's folder, not from the
+    /// folder the tool runs in (which may be a bundle's own).
+    @Test func aRelativeToolPathIsTheCallersNotTheToolsFolders() throws {
+        let here = FileManager.default.currentDirectoryPath
+        let up = here.split(separator: "/").count
+        let relative = String(repeating: "../", count: up) + "bin/sh"
+        // Deeper than here: the same relative path from there does not reach /bin/sh.
+        var deep = FileManager.default.temporaryDirectory.appendingPathComponent("lunette-relative-\(getpid())").path
+        let root = deep
+        for i in 0...up { deep += "/\(i)" }
+        try FileManager.default.createDirectory(atPath: deep, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let run = try ToolProcess.run(relative, arguments: ["-c", "echo ran"], environment: [:], directory: deep, errorDescriptor: 2, timeout: 30)
+        #expect(run.ending == .exited(0))
+        #expect(String(decoding: run.output, as: UTF8.self) == "ran\n")
+    }
+
     @Test func aToolThatClosesItsOutputAndGoesOnIsStoppedAtItsTime() throws {
         let start = ContinuousClock.now
         let run = try ToolProcess.run("/bin/sh", arguments: ["-c", "echo early; exec >&-; sleep 30"], environment: [:],
@@ -125,6 +142,28 @@ struct SystemTests {
         #expect(FileKind(atPath: "/dev/null") == .file)
         #expect(FileKind(atPath: folder + "/dangling") == nil)
         #expect(FileKind(atPath: folder + "/nothing") == nil)
+    }
+
+    @Test func pathsBelowAFolderSkipWhatCannotBeReadAndDoNotFollowLinks() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("lunette-below-\(getpid())").path
+        try FileManager.default.createDirectory(atPath: root + "/a/b", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: root + "/closed/inner", withIntermediateDirectories: true)
+        defer {
+            chmod(root + "/closed", 0o755)
+            try? FileManager.default.removeItem(atPath: root)
+        }
+        FileManager.default.createFile(atPath: root + "/top.lua", contents: Data())
+        FileManager.default.createFile(atPath: root + "/a/b/deep.lua", contents: Data())
+        FileManager.default.createFile(atPath: root + "/closed/inner/hidden.lua", contents: Data())
+        try FileManager.default.createSymbolicLink(atPath: root + "/a/loop", withDestinationPath: root)
+        chmod(root + "/closed", 0o000)
+        let paths = Set(pathsBelow(root))
+        #expect(paths.isSuperset(of: ["top.lua", "a", "a/b", "a/b/deep.lua", "a/loop", "closed"]))
+        #expect(!paths.contains { $0.hasPrefix("a/loop/") }, "a link to a folder is listed, not entered")
+        if getuid() != 0 {   // root reads any folder
+            #expect(!paths.contains("closed/inner"), "an unreadable folder's content is skipped, the rest is not")
+        }
+        #expect(pathsBelow(root + "/nothing").isEmpty)
     }
 
     @Test func textHelpersAnswerAsFoundationDid() {

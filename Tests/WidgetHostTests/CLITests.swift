@@ -198,4 +198,32 @@ struct CLITests {
         let unknown = try CLI.run(["timeline", root + "/examples/tasks", "--kind", "TaskCount", "--tz", "Mars/Olympus"])
         #expect(unknown.status != 0 && unknown.stderr.contains("--tz Mars/Olympus: not a known IANA time zone"))
     }
+
+    /// `--tz` sets TZ so that Lua's `os.date` (libc's local time) agrees
+    /// with `clock`: for a fixed offset too, which libc reads with the
+    /// opposite sign unless it is given as a POSIX rule.
+    @Test func osDateAgreesWithTheClockInAFixedOffsetZone() throws {
+        let bundle = directory.appendingPathComponent("zoned").path
+        try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
+        _ = try file("zoned/bundle.json", #"{ "id": "com.example.zoned" }"#)
+        _ = try file("zoned/main.lua", """
+            widget {
+              kind = "Zone", families = { "systemSmall" },
+              placeholder = function(ctx) return {} end,
+              snapshot = function(ctx) return {} end,
+              timeline = function(ctx)
+                local now = clock.now()
+                local c = clock.components(now)
+                return { entries = { { date = now, libc = os.date("%H:%M %z", now), clock = string.format("%02d:%02d", c.hour, c.minute) } },
+                         policy = "never" }
+              end,
+            }
+            """)
+        for (zone, expected) in [("GMT+0200", "10:00 +0200"), ("UTC-5", "03:00 -0500"), ("GMT+5:30", "13:30 +0530"), ("Europe/Paris", "09:00 +0100")] {
+            let run = try CLI.run(["timeline", bundle, "--kind", "Zone", "--at", "2026-11-27T08:00:00Z", "--tz", zone, "--json"])
+            #expect(run.status == 0, "\(zone): \(run.stderr)")
+            #expect(run.stdout.contains("\"libc\":\"\(expected)\""), "\(zone): \(run.stdout)")
+            #expect(run.stdout.contains("\"clock\":\"\(expected.prefix(5))\""), "\(zone): \(run.stdout)")
+        }
+    }
 }

@@ -36,7 +36,8 @@ int lunette_worker_sanitized(void);
 /// errno. The caller reaps it (waitpid).
 int lunette_spawn_worker(const char *path, char *const argv[], char *const envp[], int *to_child, int *from_child);
 
-/// Starts the program at `path` (argv, envp: NULL-terminated) as a tool
+/// Starts the program at `path` (absolute: the child changes folder first;
+/// argv, envp: NULL-terminated) as a tool
 /// whose output the host reads (luacheck): in `directory`, its standard
 /// input /dev/null, its standard output a new pipe whose read end goes to
 /// *from_child, its standard error `error_fd`, and no other descriptor of

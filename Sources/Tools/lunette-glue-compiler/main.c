@@ -97,6 +97,22 @@ int main(int argc, char **argv) {
         base = base ? base + 1 : path;
         size_t stem = strlen(base);
         if (stem > 4 && strcmp(base + stem - 4, ".lua") == 0) stem -= 4;
+        // The stem names the glue in Swift and in Lua's errors: plain characters only, each stem once.
+        for (size_t k = 0; k < stem; k++) {
+            char c = base[k];
+            if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-')) {
+                fprintf(stderr, "%s: a glue file's name may hold letters, digits, '_' and '-' only\n", path);
+                fclose(out); remove(temporary); return 1;
+            }
+        }
+        for (int j = 2; j < i; j++) {
+            const char *other = strrchr(argv[j], '/');
+            other = other ? other + 1 : argv[j];
+            if (strncmp(other, base, stem) == 0 && (other[stem] == 0 || strcmp(other + stem, ".lua") == 0)) {
+                fprintf(stderr, "%s: another glue file has the name %.*s (%s)\n", path, (int)stem, base, argv[j]);
+                fclose(out); remove(temporary); return 1;
+            }
+        }
         buffer text = {0}, binary = {0};
         if (read_file(path, &text) != 0) {
             fprintf(stderr, "%s: cannot read: %s\n", path, strerror(errno));

@@ -48,7 +48,7 @@ public struct LuaLint: Sendable {
         arguments += ["--exclude-files", "\(EditorFiles.definitionsFolder)/*", "--", "."]
         let errorsPath = temporary + ".stderr"
         // Standard error to a file: a pipe left unread could fill and stall luacheck.
-        let errors = open(errorsPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        let errors = open(errorsPath, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard errors >= 0 else {
             throw .couldNotRun("cannot make a file for its standard error in \(FileManager.default.temporaryDirectory.path): \(String(cString: strerror(errno)))")
         }
@@ -66,6 +66,7 @@ public struct LuaLint: Sendable {
         switch run.ending {
         case .timedOut: throw .couldNotRun("it did not finish within \(Int(Self.timeout)) s and was stopped")
         case .killed(let signal): throw .couldNotRun("it was ended by signal \(signal)" + (said.isEmpty ? "" : ": \(said)"))
+        case .lost(let error): throw .couldNotRun("how it ended could not be read: \(String(cString: strerror(error)))")
         // 0: nothing found, 1: warnings, 2: errors; 3 and up: luacheck itself failed.
         case .exited(let status) where status > 2: throw .couldNotRun("exit status \(status)" + (said.isEmpty ? "" : ": \(said)"))
         case .exited: break

@@ -21,6 +21,14 @@ import Foundation
 public struct HostCalendar: Sendable {
     /// The time zone's name ("Europe/Paris", "UTC").
     public let identifier: String
+    /// The value of `TZ` that makes libc's local time (Lua's `os.date`)
+    /// this zone's: the zone's name, or for a fixed offset read from its
+    /// name a POSIX rule ("<+0200>-2"; libc would read "GMT+0200" with the
+    /// opposite sign).
+    public var posixTZ: String {
+        if case .rules(let rules) = zone, let posix = rules.posixTZ { return posix }
+        return identifier
+    }
     private let zone: Zone
 
     private enum Zone: Sendable {

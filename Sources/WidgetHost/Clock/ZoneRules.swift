@@ -28,14 +28,20 @@ struct ZoneRules: Sendable {
     private let initialOffset: Int32
     /// The rule after the last transition, when the file has one.
     private let rule: PosixRule?
+    /// For a fixed offset read from its name ("GMT+0200"), the POSIX TZ
+    /// value meaning the same ("<+0200>-2"), for libc's `localtime` (Lua's
+    /// `os.date`), which reads "GMT+2" with the opposite sign; nil for a
+    /// zone of the database, whose name libc reads itself.
+    let posixTZ: String?
 
     /// A zone with one offset for ever (UTC).
-    init(fixed identifier: String, offset: Int32) {
+    init(fixed identifier: String, offset: Int32, posixTZ: String? = nil) {
         self.identifier = identifier
         transitions = []
         offsets = []
         initialOffset = offset
         rule = nil
+        self.posixTZ = posixTZ
     }
 
     /// The rules of the tz database's zone `name`, or nil when there is no
@@ -47,11 +53,12 @@ struct ZoneRules: Sendable {
               let parsed = Self.parse(bytes) else { return nil }
         identifier = name
         (transitions, offsets, initialOffset, rule) = parsed
+        posixTZ = nil
     }
 
     /// A fixed offset written as Foundation's `TimeZone(identifier:)`
     /// reads one: "GMT" or "UTC", a sign, then hours (one or two digits),
-    /// hours ":" minutes (two digits), or four digits "hhmm"; at most 18
+    /// hours ":" (or ".") minutes (two digits), or four digits "hhmm"; at most 18
     /// hours. Named as Foundation names it: "GMT+0230", "GMT-0500", and
     /// "GMT" for a zero offset. Nil for any other text. (Foundation also
     /// takes 60 minutes as the next hour, "GMT-12:60"; this does not.)
@@ -65,7 +72,7 @@ struct ZoneRules: Sendable {
             return part.reduce(0) { $0 * 10 + Int($1 - 0x30) }
         }
         let hours: Int, minutes: Int
-        if let colon = digits.firstIndex(of: UInt8(ascii: ":")) {
+        if let colon = digits.firstIndex(where: { $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: ".") }) {
             guard (1 ... 2).contains(colon - digits.startIndex), digits.endIndex - colon == 3,
                   let h = number(digits[..<colon]), let m = number(digits[(colon + 1)...]) else { return nil }
             (hours, minutes) = (h, m)
@@ -81,8 +88,11 @@ struct ZoneRules: Sendable {
         let negative = bytes[3] == UInt8(ascii: "-")
         if magnitude == 0 { self.init(fixed: "GMT", offset: 0); return }
         let hhmm = String(hours * 100 + minutes)
-        let text = "GMT" + (negative ? "-" : "+") + String(repeating: "0", count: 4 - hhmm.utf8.count) + hhmm
-        self.init(fixed: text, offset: Int32(negative ? -magnitude : magnitude))
+        let digits4 = String(repeating: "0", count: 4 - hhmm.utf8.count) + hhmm
+        let text = "GMT" + (negative ? "-" : "+") + digits4
+        // POSIX counts hours west of Greenwich: the sign flips.
+        let posix = "<" + (negative ? "-" : "+") + digits4 + ">" + (negative ? "" : "-") + String(hours) + (minutes > 0 ? ":" + String(minutes / 10) + String(minutes % 10) : "")
+        self.init(fixed: text, offset: Int32(negative ? -magnitude : magnitude), posixTZ: posix)
     }
 
     /// Where the tz database lives (`TZDIR` when set, as in glibc).

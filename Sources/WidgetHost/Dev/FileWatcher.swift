@@ -78,7 +78,7 @@ public final class FileWatcher: @unchecked Sendable {
     /// Size and modification time of every file under the root.
     private func snapshot() -> [String: (size: Int, modified: Double)] {
         var files: [String: (Int, Double)] = [:]
-        for relative in (try? FileManager.default.subpathsOfDirectory(atPath: root)) ?? [] {
+        for relative in pathsBelow(root) {
             var info = stat()
             guard stat(root + "/" + relative, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { continue }
             #if os(Linux)
@@ -180,7 +180,7 @@ private final class Inotify: @unchecked Sendable {   // used by the watcher's th
     private func files(under relative: String) -> [String] {
         let base = relative.isEmpty ? root : root + "/" + relative
         var out: [String] = []
-        for child in (try? FileManager.default.subpathsOfDirectory(atPath: base)) ?? [] {
+        for child in pathsBelow(base) {
             out.append(relative.isEmpty ? child : relative + "/" + child)
         }
         return out

@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import LunetteSystem
 import LuaSandbox
 import SharedStore
 
@@ -44,7 +45,7 @@ public final class ScriptTestRunner {
     /// The test files of the bundle, sorted (paths relative to the bundle).
     public static func testFiles(in root: String) -> [String] {
         var files: [String] = []
-        for relative in (try? FileManager.default.subpathsOfDirectory(atPath: root)) ?? [] {
+        for relative in pathsBelow(root) {
             guard relative.hasSuffix(".lua") else { continue }
             if relative.hasPrefix("tests/") || relative.hasSuffix("_test.lua") { files.append(relative) }
         }

@@ -26,8 +26,9 @@ public final class WorkerChannel: @unchecked Sendable {
     private let outputFD: Int32
     /// Whether the channel closes its descriptors when it ends.
     private let closesDescriptors: Bool
-    /// Set once `closeOutput` closed the output (under `outputLock`).
-    private var outputClosed = false
+    /// Set once `closeOutput` ended the output, and when it had to close
+    /// the descriptor itself (both under `outputLock`).
+    private var outputClosed = false, outputGone = false
     private let outputLock = FastLock()
     /// Bytes read and not yet taken, from `start` on.
     private var buffer: [UInt8] = []
@@ -53,17 +54,28 @@ public final class WorkerChannel: @unchecked Sendable {
         scratch.deallocate()
         if closesDescriptors {
             SystemCall.close(inputFD)
-            if !outputClosed { SystemCall.close(outputFD) }
+            if !outputGone { SystemCall.close(outputFD) }
         }
     }
 
-    /// Closes the output now (the peer reads the end of its input), once;
-    /// only for a channel that closes its descriptors.
+    /// Ends the output now (the peer reads the end of its input), once;
+    /// only for a channel that closes its descriptors. The descriptor is
+    /// not closed but made /dev/null's, so that a send racing this one
+    /// cannot write to another file that reused its number; `deinit`
+    /// closes it.
     func closeOutput() {
         guard closesDescriptors else { return }
         outputLock.withLock {
-            if !outputClosed { SystemCall.close(outputFD) }
+            guard !outputClosed else { return }
             outputClosed = true
+            let nothing = open("/dev/null", O_WRONLY | O_CLOEXEC)
+            if nothing >= 0 {
+                while dup2(nothing, outputFD) < 0 && errno == EINTR {}
+                SystemCall.close(nothing)
+            } else {
+                SystemCall.close(outputFD)   // no /dev/null: closed, as before
+                outputGone = true
+            }
         }
     }
 
