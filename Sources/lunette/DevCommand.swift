@@ -30,6 +30,7 @@ struct DevCommand: ParsableCommand {
         let argv = arguments.map { strdup($0) } + [nil]
         execv(dev, argv)
         let reason = String(cString: strerror(errno))
+        for p in argv { free(p) }
         throw CLIFailure("lunette dev: cannot start \(dev): \(reason) (lunette-dev is built and installed beside lunette: swift build, scripts/install)")
     }
 }

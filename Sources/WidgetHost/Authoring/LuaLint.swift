@@ -61,7 +61,7 @@ public struct LuaLint: Sendable {
                                       directory: bundle, errorDescriptor: errors, timeout: Self.timeout)
         } catch { throw .couldNotRun(error.description) }
         let text = String(decoding: run.output, as: UTF8.self)
-        let problem = (try? String(contentsOfFile: errorsPath, encoding: .utf8)) ?? ""
+        let problem = fileBytes(atPath: errorsPath).map { String(decoding: $0, as: UTF8.self) } ?? ""
         let said = (problem + text).trimmingWhitespace()
         switch run.ending {
         case .timedOut: throw .couldNotRun("it did not finish within \(Int(Self.timeout)) s and was stopped")
