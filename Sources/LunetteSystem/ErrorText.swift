@@ -1,8 +1,12 @@
 #if canImport(FoundationEssentials)
 import FoundationEssentials
-import Glibc
 #else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
 #endif
 
 /// Why a file operation failed, in the system's words ("Permission
