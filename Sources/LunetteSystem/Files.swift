@@ -47,19 +47,21 @@ package func pathsBelow(_ root: String) -> [String] {
     return found
 }
 
-/// The bytes of the file at `path`, or nil when it cannot be read. (Where
-/// the file may be empty: FoundationEssentials' `String(contentsOfFile:)`
-/// leaks its 4 KB buffer on an empty file, as LeakSanitizer shows.)
-package func fileBytes(atPath path: String) -> [UInt8]? {
+/// The bytes of the file at `path`, or nil when it cannot be read or holds
+/// more than `limit` bytes. Without Foundation's `Data(contentsOf:)` (and
+/// FoundationEssentials' `String(contentsOfFile:)` leaks its 4 KB buffer
+/// on an empty file, as LeakSanitizer shows).
+package func fileBytes(atPath path: String, limit: Int = .max) -> [UInt8]? {
     let descriptor = open(path, O_RDONLY | O_CLOEXEC)
     guard descriptor >= 0 else { return nil }
     defer { close(descriptor) }
     var bytes: [UInt8] = []
     var chunk = [UInt8](repeating: 0, count: 16 << 10)
-    while true {
+    while bytes.count <= limit {
         let n = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
         if n > 0 { bytes += chunk[0..<n]; continue }
         if n < 0 && errno == EINTR { continue }
         return n == 0 ? bytes : nil
     }
+    return nil
 }

@@ -21,7 +21,7 @@ package enum SystemCall {
         #endif
     }
 
-    package static func write(_ descriptor: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
+    private static func write(_ descriptor: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
         #if canImport(Glibc)
         Glibc.write(descriptor, bytes, count)
         #elseif canImport(Musl)
@@ -41,17 +41,25 @@ package enum SystemCall {
         #endif
     }
 
-    /// Writes all of `text` to standard error, unbuffered; what cannot be
-    /// written (standard error closed) is dropped.
+    /// Writes all of `buffer` to `descriptor`, unbuffered, again after an
+    /// interruption: 0 when all is written, else the errno of the write
+    /// that failed (EIO for one that wrote nothing).
+    package static func writeAll(_ descriptor: Int32, _ buffer: UnsafeRawBufferPointer) -> Int32 {
+        guard let base = buffer.baseAddress else { return 0 }
+        var written = 0
+        while written < buffer.count {
+            let n = write(descriptor, base + written, buffer.count - written)
+            if n > 0 { written += n; continue }
+            if n < 0 && errno == EINTR { continue }
+            return n == 0 ? EIO : errno
+        }
+        return 0
+    }
+
+    /// Writes all of `text` to standard error; what cannot be written
+    /// (standard error closed) is dropped.
     package static func writeToStandardError(_ text: String) {
         var text = text
-        text.withUTF8 { buffer in
-            guard let base = buffer.baseAddress else { return }
-            var written = 0
-            while written < buffer.count {
-                let n = write(2, base + written, buffer.count - written)
-                if n > 0 { written += n } else if n < 0 && errno == EINTR { continue } else { return }
-            }
-        }
+        _ = text.withUTF8 { writeAll(2, UnsafeRawBufferPointer($0)) }
     }
 }

@@ -51,12 +51,12 @@ package enum ToolProcess {
         }
         guard pid > 0 else { throw CannotStart(description: "cannot start \(executable): \(String(cString: strerror(errno)))") }
         defer { close(fromChild) }
-        let deadline = monotonicSeconds() + timeout
+        let deadline = MonotonicClock.nanoseconds() + Int64(min(max(timeout, 0), 1e9) * 1e9)
         var output: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 16 << 10)
         var stopped = false
         reading: while true {
-            let left = deadline - monotonicSeconds()
+            let left = Double(deadline - MonotonicClock.nanoseconds()) / 1e9
             if left <= 0 {
                 kill(-pid, SIGKILL)    // it leads its own process group: its children go too
                 stopped = true
@@ -81,7 +81,7 @@ package enum ToolProcess {
             let reaped = waitpid(pid, &status, WNOHANG)
             if reaped == pid { return (Self.ending(status), output) }
             if reaped < 0 && errno != EINTR { return (.lost(errno), output) }
-            if monotonicSeconds() >= deadline {
+            if MonotonicClock.nanoseconds() >= deadline {
                 kill(-pid, SIGKILL)
                 stopped = true
                 break
@@ -97,11 +97,5 @@ package enum ToolProcess {
     private static func ending(_ status: Int32) -> Ending {
         let signal = status & 0x7F
         return signal == 0 ? .exited((status >> 8) & 0xFF) : .killed(signal)
-    }
-
-    private static func monotonicSeconds() -> Double {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
     }
 }

@@ -29,19 +29,13 @@ struct FileOutput {
     /// with EPIPE instead of killing the process. Any other failure (a full
     /// disk) is said on standard error, with status 1.
     private func write(buffer: UnsafeRawBufferPointer) {
-        guard let base = buffer.baseAddress else { return }
-        var written = 0
-        while written < buffer.count {
-            let n = SystemCall.write(descriptor, base + written, buffer.count - written)
-            if n > 0 { written += n; continue }
-            if n < 0 && errno == EINTR { continue }
-            // Nothing written (0, which would loop for ever) is a failure too.
-            if n == 0 { errno = EIO }
-            if errno == EPIPE { exit(128 + SIGPIPE) }
-            if descriptor != STDERR_FILENO {
-                FileOutput.standardError.write("lunette: cannot write the output: \(String(cString: strerror(errno)))\n")
-            }
-            exit(1)
+        // Nothing written (0, which would loop for ever) is a failure too: EIO.
+        let failure = SystemCall.writeAll(descriptor, buffer)
+        guard failure != 0 else { return }
+        if failure == EPIPE { exit(128 + SIGPIPE) }
+        if descriptor != STDERR_FILENO {
+            FileOutput.standardError.write("lunette: cannot write the output: \(String(cString: strerror(failure)))\n")
         }
+        exit(1)
     }
 }

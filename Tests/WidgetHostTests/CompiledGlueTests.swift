@@ -38,16 +38,19 @@ struct CompiledGlueTests {
         }
     }
 
-    /// A state loads the bundle glue in its binary form, which keeps its
+    /// Each glue's text, as its service takes it, hands the sandbox the
+    /// build's compiled form; a state then loads that form, which keeps its
     /// debug information (its chunk name and lines, for errors).
-    @Test func statesLoadTheBuildsBinaryWithItsDebugInformation() throws {
-        let glue = BundleSandbox.glue   // seeds the store, as the first sandbox does
+    @Test func everyServiceHandsOverItsGlueAndStatesLoadIt() throws {
+        let glue = BundleSandbox.glue
+        _ = (DeclarationRecorder.glue, StoreBinding.glue, ActivityBinding.glue)
+        #expect(HostGlue.seeded.all == Set(Self.texts.keys), "every glue handed over when its text was first taken")
         let before = LuaState.binaryLoads(ofGlue: glue, name: "bundle")
         let state = try LuaState(profile: .sandbox)
         var module = LuaModule(name: "bundle")
         module.add("probe") { _ in [] }
         _ = try? state.runGlue(glue, name: "bundle", functions: module)
-        #expect(LuaState.binaryLoads(ofGlue: glue, name: "bundle") == before + 1, "loaded from its binary form, not compiled")
+        #expect(LuaState.binaryLoads(ofGlue: glue, name: "bundle") == before + 1, "loaded from its binary form")
         for (name, chunk) in CompiledGlue.chunks {
             let binary = Self.binary(chunk)
             let source = Array("@[host \(name)]".utf8)

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import LunetteSystem
 
 /// A time zone's offsets from UTC, read from the system's tz database: a
 /// TZif file (RFC 8536) under `/usr/share/zoneinfo`, its transitions and,
@@ -201,21 +202,8 @@ struct ZoneRules: Sendable {
         }
     }
 
-    /// The whole file at `path` (tz files are a few KB; at most 1 MB is read).
-    static func read(_ path: String) -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 16_384)
-        while bytes.count < 1 << 20 {
-            let n = chunk.withUnsafeMutableBytes { readFile(fd, $0.baseAddress, $0.count) }
-            if n < 0 { if errno == EINTR { continue } else { return nil } }
-            if n == 0 { return bytes }
-            bytes += chunk[..<n]
-        }
-        return nil
-    }
+    /// The whole file at `path` (tz files are a few KB; one over 1 MB is refused).
+    static func read(_ path: String) -> [UInt8]? { fileBytes(atPath: path, limit: 1 << 20) }
 
     private typealias Parsed = (transitions: [Int64], offsets: [Int32], initial: Int32, rule: PosixRule?)
 
@@ -466,6 +454,3 @@ struct PosixRule: Sendable, Equatable {
         }
     }
 }
-
-/// `read(2)` (inside `ZoneRules.read`, the name means the method).
-private func readFile(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int { read(fd, buffer, count) }

@@ -1,4 +1,5 @@
 import LuaSandbox
+import LunetteSystem
 
 /// The host's Lua glue chunks: self-contained `.lua` files beside the
 /// Swift service each belongs to, embedded in the binary at build time
@@ -15,11 +16,23 @@ enum HostGlue {
     /// The text of the embedded chunk `name` (its file's name without
     /// ".lua"), its compiled form handed to the sandbox.
     static func source(_ bytes: [UInt8], name: String) -> String {
-        if let chunk = CompiledGlue.chunks[name] {
-            LuaState.seedCompiledGlue(chunk.bytes, name: name, text: bytes, textLength: chunk.textLength,
-                                      textHash: chunk.textHash, luaIdent: CompiledGlue.luaIdent)
+        if let chunk = CompiledGlue.chunks[name],
+           LuaState.seedCompiledGlue(chunk.bytes, name: name, text: bytes, textLength: chunk.textLength,
+                                     textHash: chunk.textHash, luaIdent: CompiledGlue.luaIdent) {
+            seeded.insert(name)
         }
         return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The glue whose build-compiled form the sandbox took (tests: each
+    /// glue's `static let` made means its chunk was handed over).
+    static let seeded = Names()
+
+    final class Names: @unchecked Sendable {
+        private let lock = FastLock()
+        private var names: Set<String> = []
+        func insert(_ name: String) { lock.withLock { _ = names.insert(name) } }
+        var all: Set<String> { lock.withLock { names } }
     }
 }
 

@@ -1,8 +1,9 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
+#if canImport(Glibc)
 import Glibc
-#else
-import Foundation
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// The monotonic clock (CLOCK_MONOTONIC) in nanoseconds, for times measured
