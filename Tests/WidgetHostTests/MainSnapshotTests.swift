@@ -64,6 +64,44 @@ struct MainSnapshotTests {
         #expect(sandbox.mainRuns == 1, "main.lua ran once, for three calls")
     }
 
+    /// Whatever a call does to its ctx, or wherever it stores it, the next
+    /// sees a ctx as new: from the third call on, a copy of its template
+    /// (`ArgumentTemplates`).
+    @Test("L6: every call's ctx is as the host made it, whatever an earlier call did to its own or where it put it",
+          arguments: ["", "local started = clock.now()\n"])
+    func everyCallsContextIsAsMade(mainPrefix: String) throws {
+        let (entries, sandbox, _) = try timelines(mainPrefix + """
+            local keep = {}
+            widget { kind = "S", families = { "systemSmall" }, placeholder = function() return {} end,
+              timeline = function(ctx)
+                local n = 0
+                for _ in pairs(ctx) do n = n + 1 end
+                for _ in pairs(ctx.displaySize) do n = n + 1 end
+                local seen = { date = clock.now(), kind = ctx.kind, family = ctx.family, preview = ctx.isPreview,
+                               width = ctx.displaySize.width, height = ctx.displaySize.height, n = n,
+                               plain = getmetatable(ctx) == nil and getmetatable(ctx.displaySize) == nil,
+                               kept = keep.ctx == nil and stored == nil }
+                keep.ctx, stored = ctx, ctx.displaySize
+                ctx.kind = nil; ctx.family = 1; ctx.extra = { ctx }
+                ctx.displaySize.width = "wide"; ctx.displaySize.depth = 3
+                setmetatable(ctx.displaySize, { __index = function() return 0 end, __metatable = false })
+                ctx.displaySize = { width = 1 }
+                setmetatable(ctx, { __newindex = function() error("read-only") end, __metatable = "locked" })
+                return { entries = { seen } }
+              end }
+            """, calls: 5)
+        for entry in entries {
+            #expect(entry["kind"] == "S")
+            #expect(entry["family"] == "systemSmall")
+            #expect(entry["preview"] == false)
+            #expect(entry["width"] == 170 && entry["height"] == 170)
+            #expect(entry["n"] == 6, "four fields, and the size's two")
+            #expect(entry["plain"] == true)
+            #expect(entry["kept"] == true, "nothing of the last call's ctx is reachable")
+        }
+        #expect(sandbox.state.argumentTemplateCopies == 3, "calls 3 to 5 were given copies of the template")
+    }
+
     @Test("main.lua that reads the clock at its top level runs before every call")
     func mainOfTheMomentRunsEveryTime() throws {
         let (entries, sandbox, logs) = try timelines("""

@@ -19,7 +19,7 @@ final class DeclarationRecorder {
     /// Functions by declaration and field ("timeline"). Looked up on every
     /// call: the key is the two names, not a string made from them.
     private var functions: [DeclarationKey: [String: LuaFunctionRef]] = [:] {
-        didSet { lastFound = nil }   // no oldValue: changes stay in place
+        didSet { lastFunction = nil }   // no oldValue: changes stay in place
     }
 
     private struct DeclarationKey: Hashable {
@@ -50,14 +50,18 @@ final class DeclarationRecorder {
     func function(_ what: String, _ id: String, _ field: String) -> LuaFunctionRef? {
         // A pooled sandbox's calls ask for the same function again and
         // again: three short string compares instead of two hashed lookups.
-        if let last = lastFound, last.field == field, last.id == id, last.what == what { return last.function }
+        // Compared where they are stored: binding a copy of a tuple of them
+        // retained and released each part.
+        if let function = lastFunction, lastField == field, lastID == id, lastWhat == what { return function }
         let found = functions[DeclarationKey(what: what, id: id)]?[field]
-        lastFound = found.map { (what, id, field, $0) }
+        (lastWhat, lastID, lastField, lastFunction) = (what, id, field, found)
         return found
     }
 
-    /// The last function `function` found; forgotten whenever `functions` changes.
-    private var lastFound: (what: String, id: String, field: String, function: LuaFunctionRef)?
+    /// The last function `function` found, and what it was asked for;
+    /// forgotten whenever `functions` changes.
+    private var lastFunction: LuaFunctionRef?
+    private var lastWhat = "", lastID = "", lastField = ""
 
     /// Every function recorded, of every declaration.
     var allFunctions: [LuaFunctionRef] {

@@ -103,13 +103,14 @@ final class BundleSandbox {
     @exclusivity(unchecked) private var started = MonotonicClock.nanoseconds()
     @exclusivity(unchecked) private var startedCPU = 0.0
     /// CPU time is read (a system call each side of the call) only for a
-    /// host that keeps a plugin's ledger.
-    private var measuresCPU: Bool { services.ledger != nil || services.measuresCPU }
+    /// host that keeps a plugin's ledger. (Set once: `services` is too.)
+    private let measuresCPU: Bool
 
     init(bundle: ScriptBundle, services: HostServices, role: CallRole) throws(LuaError) {
         self.bundle = bundle
         self.services = services
         self.role = role
+        measuresCPU = services.ledger != nil || services.measuresCPU
         let policy = services.policy
         memoryLimit = min(role.memoryMB(policy), bundle.manifest.memoryMB ?? Int.max) << 20
         var deadline = role.deadline(policy)
@@ -185,8 +186,10 @@ final class BundleSandbox {
     func runMain() throws(LuaError) {
         started = MonotonicClock.nanoseconds()
         if measuresCPU { startedCPU = Self.threadCPUTime() }
-        logs = []
-        reloads = []
+        // Emptied only when the last call left some: most leave none, and
+        // an assignment releases the array the last outcome shares.
+        if !logs.isEmpty { logs = [] }
+        if !reloads.isEmpty { reloads = [] }
         storeBinding.beginCall()
         state.resetPeak()
         if let mainSnapshot {
@@ -255,7 +258,7 @@ final class BundleSandbox {
                 activities?.endCall(committed: false)
                 throw error
             }
-            outcome.reloadRequests = reloads
+            if !reloads.isEmpty { outcome.reloadRequests = reloads }
             return read
         } catch {
             outcome = CallOutcome(Self.whole(error, deadline: deadline.hard, elapsed: .nanoseconds(elapsedNanoseconds)))
@@ -287,8 +290,9 @@ final class BundleSandbox {
         outcome.elapsed = Double(elapsedNanoseconds) / 1e9
         if measuresCPU { outcome.cpuTime = max(0, Self.threadCPUTime() - startedCPU) }
         outcome.memoryPeak = state.memoryPeak
-        outcome.logs = logs
-        outcome.deniedGroups = storeBinding.deniedGroups
+        // (An outcome's lists start empty: copied only when not, each copy a retain.)
+        if !logs.isEmpty { outcome.logs = logs }
+        if !storeBinding.deniedGroups.isEmpty { outcome.deniedGroups = storeBinding.deniedGroups }
         outcome.storeConflict = outcome.status != .ok && storeBinding.lastCommitFailure == .conflict
         outcome.bundleVersion = bundle.version
         if outcome.elapsed > deadline.soft && outcome.status != .timeout {

@@ -159,7 +159,7 @@ public final class StoreBinding {
     /// main.lua runs. (Group objects are made once per state: they hold
     /// nothing, so a later call gets the same ones; see Store/store.lua.)
     public func beginCall() {
-        deniedGroups = []
+        if !deniedGroups.isEmpty { deniedGroups = [] }
         lastCommitFailure = nil
     }
 

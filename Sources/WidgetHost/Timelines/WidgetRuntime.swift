@@ -74,14 +74,14 @@ public final class WidgetRuntime {
     public func snapshot(_ widget: WidgetConfiguration, isPreview: Bool = true) -> ProviderResult<TimelineEntry> {
         let hasSnapshot = bundle.declarations.widget(widget.kind)?.hasSnapshot ?? false
         return entryCall(.snapshot, widget, field: hasSnapshot ? "snapshot" : "placeholder",
-                         arguments: [context(widget, isPreview: isPreview), widget.values.map(LuaValue.table) ?? .nil])
+                         arguments: arguments(widget, isPreview: isPreview))
     }
 
     /// The timeline (rule T3), checked and sorted. `budget` is what
     /// `host.usage().budget` reports to the script.
     public func timeline(_ widget: WidgetConfiguration, budget: (used: Int, remaining: Int)? = nil) -> ProviderResult<Timeline> {
         decodedCall(.timeline, widget, field: "timeline",
-                    arguments: [context(widget, isPreview: false), widget.values.map(LuaValue.table) ?? .nil], budget: budget,
+                    arguments: arguments(widget, isPreview: false), budget: budget,
                     TimelineReader(policy: services.policy))
     }
 
@@ -135,25 +135,45 @@ public final class WidgetRuntime {
     /// ctx: kind, family, displaySize = { width, height }, isPreview.
     /// Made once per widget and kept (widgets reload many times).
     func context(_ widget: WidgetConfiguration, isPreview: Bool) -> LuaValue {
+        kept(widget, isPreview: isPreview).context
+    }
+
+    /// A call's arguments: ctx, then the configuration's values (nil
+    /// without). For a widget without values the array is kept with its
+    /// ctx, so a call makes none (an allocation, its two values' copies
+    /// and its release: ≈ 200 instructions a call).
+    func arguments(_ widget: WidgetConfiguration, isPreview: Bool) -> [LuaValue] {
+        let kept = kept(widget, isPreview: isPreview)
+        guard let values = widget.values else { return kept.arguments }
+        return [kept.context, .table(values)]
+    }
+
+    private func kept(_ widget: WidgetConfiguration, isPreview: Bool) -> KeptContext {
         let key = ContextKey(kind: widget.kind, family: widget.family, isPreview: isPreview)
         // Consecutive calls are mostly of the same kind and family: a compare
         // of the last key before the hashed lookup.
-        if let last = lastContext, last.key == key { return last.value }
+        if let last = lastContext, last.key == key { return last.kept }
         if let made = contexts[key] {
             lastContext = (key, made)
             return made
         }
         let size = widget.family.displaySize
-        let made = LuaValue.table(LuaTable(fields: [
+        let context = LuaValue.table(LuaTable(fields: [
             "kind": .string(widget.kind), "family": .string(widget.family.rawValue),
             "displaySize": .table(LuaTable(fields: ["width": ClockBinding.date(size.width), "height": ClockBinding.date(size.height)])),
             "isPreview": .boolean(isPreview),
         ]))
+        let made = KeptContext(context: context, arguments: [context, .nil])
         contexts[key] = made
         lastContext = (key, made)
         return made
     }
 
+    private struct KeptContext {
+        var context: LuaValue
+        /// `[context, nil]`: the arguments of a widget without values.
+        var arguments: [LuaValue]
+    }
     private struct ContextKey: Hashable {
         var kind: String
         var family: WidgetFamily
@@ -161,6 +181,6 @@ public final class WidgetRuntime {
     }
     /// (Both read on every provider call, on the runtime's one thread, and
     /// never held across a call: no run-time exclusivity checks.)
-    @exclusivity(unchecked) private var contexts: [ContextKey: LuaValue] = [:]
-    @exclusivity(unchecked) private var lastContext: (key: ContextKey, value: LuaValue)?
+    @exclusivity(unchecked) private var contexts: [ContextKey: KeptContext] = [:]
+    @exclusivity(unchecked) private var lastContext: (key: ContextKey, kept: KeptContext)?
 }
