@@ -206,10 +206,8 @@ static inline void lunette_call_begin(lua_State *L, lunette_host *h, const lunet
     h->cpu_start_ns = 0;   // read on first use (lunette_os_clock)
     h->running = L;
     h->seed = limits->random_seed;
-    // The sandbox seeds on the call's first use of math.random; a trusted
-    // state's math is Lua's own, so seed it now.
-    if (h->sandboxed) h->seed_pending = 1;
-    else lunette_seed_random(L, h);
+    // Seeded on the call's first use of math.random (both profiles wrap it).
+    h->seed_pending = 1;
     h->active = 1;
     // The watchdog ends the call at its deadline, timing it itself; the hook
     // stays off until then unless an instruction budget needs it. A call the
@@ -300,8 +298,9 @@ uint64_t lunette_call_elapsed(lua_State *L) {
     return lunette_now_ns() - lunette_host_of(L)->start_ns;
 }
 
-// math.random / math.randomseed in the sandbox (upvalue 1: Lua's generator
-// state, as Lua's own functions expect; upvalue 2: Lua's function).
+// math.random / math.randomseed, in the sandbox and in trusted states
+// (upvalue 1: Lua's generator state, as Lua's own functions expect;
+// upvalue 2: Lua's function).
 static int lunette_sandbox_random(lua_State *L) {
     lunette_host *h = lunette_host_of(L);
     h->effects++;
@@ -785,10 +784,16 @@ int lunette_install_log(lua_State *L) {
     return lunette_host_pcall(L, 1, 0);
 }
 
+// A trusted state's math.random and math.randomseed are wrapped as the
+// sandbox's are, so that a call seeds the generator when it first uses it:
+// seeding every call as it began cost ≈ 800 instructions (Lua's
+// randomseed, called protected) a call that draws no number.
 static int lunette_remember_randomseed_protected(lua_State *L) {
     lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
     if (lua_getfield(L, -1, "math") == LUA_TTABLE && lua_getfield(L, -1, "randomseed") == LUA_TFUNCTION) {
         lua_rawsetp(L, LUA_REGISTRYINDEX, &lunette_randomseed_key);
+        lunette_wrap_random(L, -1, "random", lunette_sandbox_random);
+        lunette_wrap_random(L, -1, "randomseed", lunette_sandbox_randomseed);
     }
     return 0;
 }

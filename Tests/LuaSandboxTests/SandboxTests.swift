@@ -465,12 +465,21 @@ struct DeterminismTests {
         let (_, c) = try sandboxed(draw, seed: 8)
         #expect(try a.get() == b.get())
         #expect(try a.get() != c.get())
-        // Two calls on one state start from the same seed, too.
-        let state = try LuaState(profile: .sandbox)
-        state.options.randomSeed = 7
-        let chunk = try state.load(draw, name: "draw.lua")
-        #expect(try state.call(chunk) == a.get())
-        #expect(try state.call(chunk) == a.get())
+        // Two calls on one state start from the same seed, too, in both
+        // profiles: whatever the call before drew, reseeded or left alone.
+        for profile in [SandboxProfile.sandbox, .trusted] {
+            let state = try LuaState(profile: profile)
+            state.options.randomSeed = 7
+            let chunk = try state.load(draw, name: "draw.lua")
+            let nothing = try state.load("return 1", name: "nothing.lua")
+            let reseeds = try state.load("math.randomseed(123); return math.random(1000)", name: "reseeds.lua")
+            #expect(try state.call(chunk) == a.get(), "\(profile)")
+            #expect(try state.call(chunk) == a.get(), "\(profile)")
+            _ = try state.call(nothing)
+            #expect(try state.call(chunk) == a.get(), "\(profile): after a call that drew nothing")
+            _ = try state.call(reseeds)
+            #expect(try state.call(chunk) == a.get(), "\(profile): after a call that reseeded")
+        }
     }
 
     @Test func osTimeAndDateReadTheCallsClock() throws {
