@@ -133,17 +133,25 @@ public struct StoreMap: Sendable, Hashable, RandomAccessCollection, ExpressibleB
 
     /// Byte-order comparison of two strings' UTF-8: < 0, 0 or > 0.
     static func compare(_ a: String, _ b: String) -> Int {
-        var a = a, b = b
-        return a.withUTF8 { x in
-            b.withUTF8 { y in
-                let n = Swift.min(x.count, y.count)
-                if n > 0, let xp = x.baseAddress, let yp = y.baseAddress {
-                    let c = memcmp(xp, yp, n)
-                    if c != 0 { return Int(c) }
-                }
-                return x.count - y.count
-            }
+        // Read where they are (native strings, small ones included, always
+        // can be): `withUTF8` needs a copy of each, whose retain and release
+        // cost ≈ 60 instructions a compare.
+        if let order = a.utf8.withContiguousStorageIfAvailable({ x in
+            b.utf8.withContiguousStorageIfAvailable { y in compare(x, y) }
+        }), let order {
+            return order
         }
+        var a = a, b = b
+        return a.withUTF8 { x in b.withUTF8 { y in compare(x, y) } }
+    }
+
+    private static func compare(_ x: UnsafeBufferPointer<UInt8>, _ y: UnsafeBufferPointer<UInt8>) -> Int {
+        let n = Swift.min(x.count, y.count)
+        if n > 0, let xp = x.baseAddress, let yp = y.baseAddress {
+            let c = memcmp(xp, yp, n)
+            if c != 0 { return Int(c) }
+        }
+        return x.count - y.count
     }
 
     public static func == (lhs: StoreMap, rhs: StoreMap) -> Bool {

@@ -149,12 +149,15 @@ public final class WidgetRuntime {
     }
 
     private func kept(_ widget: WidgetConfiguration, isPreview: Bool) -> KeptContext {
-        let key = ContextKey(kind: widget.kind, family: widget.family, isPreview: isPreview)
         // Consecutive calls are mostly of the same kind and family: a compare
-        // of the last key before the hashed lookup.
-        if let last = lastContext, last.key == key { return last.kept }
+        // of the last key, where it is kept (a copy of it retained and
+        // released its parts), before the hashed lookup.
+        if let last = lastKept, lastKey.family == widget.family, lastKey.isPreview == isPreview, lastKey.kind == widget.kind {
+            return last
+        }
+        let key = ContextKey(kind: widget.kind, family: widget.family, isPreview: isPreview)
         if let made = contexts[key] {
-            lastContext = (key, made)
+            (lastKey, lastKept) = (key, made)
             return made
         }
         let size = widget.family.displaySize
@@ -165,7 +168,7 @@ public final class WidgetRuntime {
         ]))
         let made = KeptContext(context: context, arguments: [context, .nil])
         contexts[key] = made
-        lastContext = (key, made)
+        (lastKey, lastKept) = (key, made)
         return made
     }
 
@@ -182,5 +185,6 @@ public final class WidgetRuntime {
     /// (Both read on every provider call, on the runtime's one thread, and
     /// never held across a call: no run-time exclusivity checks.)
     @exclusivity(unchecked) private var contexts: [ContextKey: KeptContext] = [:]
-    @exclusivity(unchecked) private var lastContext: (key: ContextKey, kept: KeptContext)?
+    @exclusivity(unchecked) private var lastKey = ContextKey(kind: "", family: .systemSmall, isPreview: false)
+    @exclusivity(unchecked) private var lastKept: KeptContext?
 }
