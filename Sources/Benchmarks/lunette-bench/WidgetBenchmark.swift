@@ -85,7 +85,7 @@ enum WidgetBenchmark {
     /// string hashes from the time and addresses, so tables lay out
     /// differently from run to run and a count moves by up to ≈ 2%: each
     /// side's figure is the median of `repeats` such differences.
-    static func callInstructions(of bench: String, repeats: Int = 3) throws -> Result<(widget: Double, bare: Double), InstructionsUnavailable> {
+    static func callInstructions(of bench: String, repeats: Int) throws -> Result<(widget: Double, bare: Double), InstructionsUnavailable> {
         let sizes = [50, 150]
         // The day's provider calls at each size (the same every run); the
         // bare loop makes as many.

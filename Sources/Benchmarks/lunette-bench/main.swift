@@ -38,6 +38,13 @@ func output(of executable: URL, _ arguments: [String], standardError: Bool = fal
     return String(decoding: data, as: UTF8.self)
 }
 
+/// Lua seeds (fixed clocks) each instruction count is the median over.
+/// Lua's string hashes also take in addresses, so each build of the bench
+/// lays tables out its own way: the same code counted 57.3 k to 58.3 k a
+/// widget call over three builds and three seeds each (2026-11-27,
+/// nineteenth stop). Five seeds make a build's median steadier than three.
+let instructionRepeats = quick ? 1 : 5
+
 /// Runs the C baseline and returns its "name value" lines.
 func runBaseline() throws -> [String: Double] {
     try figures(of: thisExecutable.deletingLastPathComponent().appendingPathComponent("lua-baseline-bench"), quick ? ["--quick"] : [])
@@ -153,10 +160,10 @@ func widgetFigures() throws {
     print("between the two: the same provider in one reused trusted state calling the host's clock and store, its result read into Swift: "
           + "\(figure(median(services), decimals: 0)) calls/s (\(figure(median(bare) / median(services), decimals: 2))× the bare provider's cost; "
           + "a widget call costs \(figure(median(services) / median(rates), decimals: 2))× this)")
-    switch try WidgetBenchmark.callInstructions(of: thisExecutable.path) {
+    switch try WidgetBenchmark.callInstructions(of: thisExecutable.path, repeats: instructionRepeats) {
     case .success(let counts):
         let ratio = counts.widget / counts.bare
-        print("the same in instructions (callgrind, one more call's cost: two sizes of each, differenced, median of 3): widget call \(figure(counts.widget / 1000, decimals: 1)) k,"
+        print("the same in instructions (callgrind, one more call's cost: two sizes of each, differenced, median of \(instructionRepeats)): widget call \(figure(counts.widget / 1000, decimals: 1)) k,"
               + " bare provider \(figure(counts.bare / 1000, decimals: 1)) k (ratio \(figure(ratio, decimals: 2)); goal ≤ 1.5: \(ratio <= 1.5 ? "met" : "MISSED"))")
     case .failure(let why):
         print("the same in instructions: not counted (\(why.reason))")
@@ -449,12 +456,12 @@ func boundaryFigures() throws {
     report("fresh sandboxed state (libraries only)", "µs", baseline: cFresh.min()!, lunette: lFresh.min()!, goal: 1.1)
     print("fresh sandboxed state + a 20-function module (info; C registers none): Lunette \(figure(lFreshModule.min()!)) µs")
     let baseline = thisExecutable.deletingLastPathComponent().appendingPathComponent("lua-baseline-bench").path
-    switch try BoundaryBenchmark.callInstructions(bench: thisExecutable.path, baseline: baseline, repeats: quick ? 1 : 3) {
+    switch try BoundaryBenchmark.callInstructions(bench: thisExecutable.path, baseline: baseline, repeats: instructionRepeats) {
     case .success(let n):
         func pair(_ title: String, _ c: Double, _ l: Double, goal: Double) -> String {
             "\(title) C \(figure(c, decimals: 0)), Lunette \(figure(l, decimals: 0)) (ratio \(figure(l / c, decimals: 2)); goal ≤ \(figure(goal, decimals: 1)): \(l / c <= goal ? "met" : "MISSED"))"
         }
-        print("the calls in instructions (callgrind, one more call's cost: two sizes of each, differenced, median of \(quick ? 1 : 3)):"
+        print("the calls in instructions (callgrind, one more call's cost: two sizes of each, differenced, median of \(instructionRepeats)):"
               + " \(pair("10-field into [LuaValue]", n.cCall, n.call, goal: 1.5)); \(pair("read in place", n.cCall, n.reading, goal: 1.5));"
               + " \(pair("trivial", n.cTrivial, n.trivial, goal: 2))")
     case .failure(let why):
