@@ -1,7 +1,9 @@
 // Snapshots of what a bundle's main.lua builds (see CLuaShims.h): taken once,
 // put back before each call, so that a call starts from the state main.lua
-// left without running it again. Everything here runs in host mode through
-// lunette_host_pcall: raw access only, no metamethod, no script code.
+// left without running it again. Everything here runs in host mode,
+// protected (lunette_host_pcall; the restore's closure through
+// lunette_pcall_with, with no message handler): raw access only, no
+// metamethod, no script code.
 #include "CLuaShims.h"
 #include "calls.h"
 
