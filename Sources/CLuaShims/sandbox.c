@@ -183,8 +183,8 @@ static void lunette_seed_random(lua_State *L, lunette_host *h) {
 }
 
 // Arms `limits` for a top-level call on `L`: resets the peak, the output
-// count and the kill flag, starts the deadline, seeds math.random. Runs no
-// script code.
+// count and the kill flag, starts the deadline, marks math.random to be
+// seeded at the call's first draw. Runs no script code.
 __attribute__((always_inline))
 static inline void lunette_call_begin(lua_State *L, lunette_host *h, const lunette_limits *limits) {
     h->killed = LUNETTE_KILL_NONE;

@@ -20,7 +20,7 @@ static const char lunette_nil_upvalue = 'n';
 // and [2] onto the stack (≈ 1,000 instructions fewer a restore). Its first
 // upvalue is a userdata of counts (lunette_snap_counts), read as C memory:
 // an integer upvalue costs ≈ 40 instructions to read, and a restore read
-// one per table and per function.
+// two, then one per table and per function.
 #define SNAP_TABLES 1
 #define SNAP_FUNCTIONS 2
 #define SNAP_RESTORE 3

@@ -53,7 +53,7 @@ public struct LuaLimits: Sendable, Equatable {
 /// Everything a top-level call is given besides its arguments.
 public struct LuaCallOptions: Sendable, Equatable {
     public var limits: LuaLimits
-    /// math.random is seeded with this before the call, so a run replays exactly.
+    /// math.random is seeded with this at the call's first draw, so a run replays exactly.
     public var randomSeed: Int64
     /// "Now" for os.time and os.date, in seconds since the Unix epoch; nil
     /// reads the system clock.

@@ -111,6 +111,12 @@ extension LuaState {
         try stack.reserveOrThrow(3)
         stack.push(reference: snapshot.held.reference)
         let status = stack.restoreSnapshot(at: -1)
-        guard status == LuaLifecycle.ok else { throw callError(status: status, stack: stack) }
+        guard status == LuaLifecycle.ok else {
+            // No message handler ran (the closure form has none, and there is
+            // no script frame to show): the error as it is, with no traceback
+            // (`callError` would take a stale one left by an earlier call).
+            if status == LuaLifecycle.memoryStatus { throw .memory(memoryError()) }
+            throw .runtime(runtimeError(at: -1, stack: stack))
+        }
     }
 }

@@ -11,7 +11,7 @@ private struct Snapshotted {
     let taken: Result<LuaSnapshot, LuaSnapshotRefusal>
     private let inSetup: LuaFunctionRef
 
-    /// `padding` tables more are made beside what `setup` builds: with 70, a
+    /// `padding` tables more are made beside what `setup` builds: with 100, a
     /// snapshot's records no longer fit in a C closure's upvalues and it is
     /// restored from its record tables (the two ways `lunette_snapshot_restore`
     /// has; see snapshot.c).
@@ -62,6 +62,19 @@ struct SnapshotTests {
             return T.a, T.b, T.gone, T.extra, #T.list, T.list[1], T[4.5], T.self == T, keys
             """)
         #expect(seen == [1, "two", true, .nil, 3, 1, "float key", true, 6])
+    }
+
+    /// The largest snapshot the closure form takes, and the smallest it does
+    /// not: 254 records (three a table: the setup's globals, their
+    /// metatable, `T`, `Padding` and its 80 tables; `F` and its upvalue),
+    /// with the counts 255 upvalues, Lua's most; and 257.
+    @Test(arguments: [80, 81]) func bothFormsRestoreAtTheirBoundary(padding: Int) throws {
+        let s = try Snapshotted("T = { 1 }; local u = 1; function F() return u end", padding: padding)
+        let snapshot = try s.taken.get()
+        try s.run("T[1] = 2; T.x = true; Padding[80][1] = 0; setmetatable(T, {})")
+        try s.run("F = nil")
+        try s.state.restore(snapshot)
+        #expect(try s.run("return T[1], T.x, Padding[80][1], getmetatable(T) == nil, F()") == [1, .nil, 80, true, 1])
     }
 
     @Test(arguments: paddings) func anIntegerComesBackAnIntegerAndAFloatAFloat(padding: Int) throws {

@@ -51,7 +51,7 @@ typedef struct lunette_host {
     lua_State *volatile running;        ///< the Lua thread running the call now
     int watch_slot;                     ///< slot in the watchdog's table, or -1
     lua_Integer seed;                   ///< math.random seed of the call
-    int seed_pending;                   ///< the sandbox seeds on first use
+    int seed_pending;                   ///< the call seeds math.random on its first draw (both profiles)
     struct lunette_host *previous_thread_host; ///< the thread's host before this call
     int active;                         ///< a top-level call is between lunette_call_begin and lunette_call_end
     char kill_source[256];              ///< where the script was when the call was ended (its chunk name), or ""
@@ -107,7 +107,8 @@ typedef struct lunette_limits {
 } lunette_limits;
 
 /// A top-level call: arms `limits` on `L` (resets the peak, the output
-/// count and the kill flag, starts the deadline, seeds math.random), calls
+/// count and the kill flag, starts the deadline, marks math.random to be
+/// seeded at the call's first draw), calls
 /// as lunette_pcall_at (whose check for a call being ended cannot be true
 /// just after arming, so it is not made), and disarms them; the kill reason stays in the host
 /// until the next call. Reads the precise clock only when the count hook
@@ -177,8 +178,10 @@ void lunette_seal_table(lua_State *L, int idx, const char *name);
 /// Protected; returns the status.
 int lunette_install_log(lua_State *L);
 
-/// Seeds math.random for calls on a trusted state (the sandbox keeps its own
-/// reference). Protected; returns the status.
+/// Keeps math.randomseed for seeding calls on a trusted state, and wraps
+/// math.random and math.randomseed as the sandbox does, so that a call
+/// seeds the generator at its first draw (the sandbox does both as it
+/// opens). Protected; returns the status.
 int lunette_remember_randomseed(lua_State *L);
 
 /// For guarded C functions: counts `steps` units of work and, every 4096,
