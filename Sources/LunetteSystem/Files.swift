@@ -40,8 +40,14 @@ package func pathsBelow(_ root: String) -> [String] {
             if name == "." || name == ".." { continue }
             let path = relative.isEmpty ? name : relative + "/" + name
             found.append(path)
+            // The entry's own type, as the folder lists it (no call per
+            // entry); `lstat` only where the file system does not say.
+            let type = entry.pointee.d_type
             var status = stat()
-            if lstat(root + "/" + path, &status) == 0, (status.st_mode & S_IFMT) == S_IFDIR { pending.append(path) }
+            if type == UInt8(DT_DIR)
+                || (type == UInt8(DT_UNKNOWN) && lstat(root + "/" + path, &status) == 0 && (status.st_mode & S_IFMT) == S_IFDIR) {
+                pending.append(path)
+            }
         }
     }
     return found

@@ -60,10 +60,17 @@ struct HostOptions: ParsableArguments {
     /// The host's calendar. With --tz, TZ is set too, so os.date agrees with clock.
     func calendar() -> HostCalendar {
         guard let tz, let calendar = HostCalendar(timeZoneNamed: tz) else { return .fromEnvironment() }
-        setenv("TZ", calendar.posixTZ, 1)
-        tzset()
+        useForLocalTime(calendar)
         return calendar
     }
+}
+
+/// Makes `calendar`'s zone the process's local time (`TZ`: the zone's name,
+/// or a POSIX rule for a fixed offset, which libc would read with the
+/// opposite sign), so that Lua's `os.date`, libc's, agrees with `clock`.
+func useForLocalTime(_ calendar: HostCalendar) {
+    setenv("TZ", calendar.posixTZ, 1)
+    tzset()
 }
 
 /// `--call-cap`: the wall time any call may take in a simulation or a

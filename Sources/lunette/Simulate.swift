@@ -113,10 +113,8 @@ struct Simulate: ParsableCommand {
             host.applyFlags(to: &scenario.policy)
             // The scenario's zone is the host's for this run (it wins over --tz, as
             // in the report): os.date, Lua's own on the process's TZ, must agree.
-            if let zone = scenario.timeZone {
-                setenv("TZ", HostCalendar(timeZoneNamed: zone)?.posixTZ ?? zone, 1)
-                tzset()
-            }
+            // (`Scenario.load` keeps only a zone it knows.)
+            if let zone = scenario.timeZone, let zoned = HostCalendar(timeZoneNamed: zone) { useForLocalTime(zoned) }
         } else {
             do { scenario = try Scenario.everyKind(of: runtime, start: startTime) } catch { throw CLIFailure(Diagnostic(.invalid, error.message).text) }
         }

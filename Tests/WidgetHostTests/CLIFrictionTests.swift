@@ -127,6 +127,15 @@ struct CLIFrictionTests {
             widget { kind = "W", placeholder = function() return {} end,
               timeline = function() return { entries = { { date = clock.now(), hour = os.date("%H"), clock = clock.components(clock.now()).hour } } } end }
             """)
+        // A fixed offset too, which libc would read with the opposite sign unless given as a POSIX rule.
+        for zone in ["GMT+0200", "UTC-5"] {
+            let zoned = fixture.path + "/zoned.json"
+            try #"{ "start": "2026-11-21T09:00:00", "duration": "10m", "timezone": "\#(zone)", "widgets": [ { "kind": "W" } ] }"#
+                .write(toFile: zoned, atomically: true, encoding: .utf8)
+            let run = try CLI.run(["simulate", fixture.path, "--scenario", zoned, "--json"], environment: ["TZ": "UTC"])
+            #expect(run.status == 0, "\(zone): \(run.stderr)")
+            #expect(run.stdout.contains(#""clock":9,"#) && run.stdout.contains(#""hour":"09""#), "\(zone): \(run.stdout.prefix(600))")
+        }
         let path = fixture.path + "/s.json"
         try #"{ "start": "2026-11-21T09:00:00", "duration": "10m", "timezone": "Asia/Tokyo", "widgets": [ { "kind": "W" } ] }"#
             .write(toFile: path, atomically: true, encoding: .utf8)
