@@ -55,9 +55,7 @@ final class LuaFunctionBox {
     /// Runs the body; returns the number of results pushed, or a LUNETTE_RAISE
     /// code with the error value on top. Never raises itself.
     func invoke(_ stack: LuaStack) -> Int32 {
-        if state.isClosing && !runsWhileClosing {
-            return raise(stack, "'\(name)' cannot run while the Lua state closes", where: true)
-        }
+        if state.isClosing && !runsWhileClosing { return refuseWhileClosing(stack) }
         if !replayable { state.host.pointee.effects &+= 1 }
         let saved = state.current
         state.current = stack.L
@@ -91,6 +89,11 @@ final class LuaFunctionBox {
         return Int32(results.count)
     }
 
+    @inline(never)
+    private func refuseWhileClosing(_ stack: LuaStack) -> Int32 {
+        raise(stack, "'\(name)' cannot run while the Lua state closes", where: true)
+    }
+
     /// Pushes the one result of a `.one` body; returns 1, or a raise code.
     private func push(one result: LuaValue, on stack: LuaStack) -> Int32 {
         let base = stack.top
@@ -105,11 +108,17 @@ final class LuaFunctionBox {
     private func push(_ result: LuaValue, root: @autoclosure () -> String, with pusher: ValuePusher, base: Int32) -> Int32? {
         do { try pusher.push(result) } catch {
             pusher.stack.setTop(base)
-            return raise(pusher.stack, "'\(name)' returned a bad value: \(error.rooted(at: root()))", where: true)
+            return raise(pusher.stack, badValue(error, root()), where: true)
         }
         return nil
     }
 
+    @inline(never)
+    private func badValue(_ error: PathedValueError, _ root: String) -> String {
+        "'\(name)' returned a bad value: \(error.rooted(at: root))"
+    }
+
+    @inline(never)
     private func raise(_ stack: LuaStack, _ message: String, where: Bool) -> Int32 {
         stack.push(message)
         return `where` ? (viaWrapper ? LUNETTE_RAISE_WHERE_CALLER : LUNETTE_RAISE_WHERE) : LUNETTE_RAISE
@@ -117,6 +126,7 @@ final class LuaFunctionBox {
 
     /// Passes an error from a nested call on to the script, keeping its
     /// innermost traceback and, for non-string errors, the error object.
+    @inline(never)
     private func reraise(_ stack: LuaStack, _ error: LuaError) -> Int32 {
         switch error {
         case .runtime(let e):

@@ -371,7 +371,7 @@ public final class LuaState {
                         }
                     } catch {
                         stack.setTop(base)
-                        throw .value(error.rooted(at: "argument #\(i + 1)"))
+                        throw Self.argumentError(error, i)
                     }
                 }
             }
@@ -388,6 +388,13 @@ public final class LuaState {
             callDepth -= 1
         }
         return try finishCall(status: status, base: base, first: base + 2, stack: stack, outermost: outermost, finish: finish)
+    }
+
+    /// Argument `i`'s conversion error, named by its position (out of
+    /// line: the call path inlines `protectedCall`).
+    @inline(never)
+    static func argumentError(_ error: PathedValueError, _ i: Int) -> LuaError {
+        .value(error.rooted(at: "argument #\(i + 1)"))
     }
 
     /// Traps inside a `call(_:_:options:reading:)` closure of this state:

@@ -147,15 +147,22 @@ public final class StoreGroup: @unchecked Sendable {
                 }
                 endSnapshot()
             }
-            // Read before BEGIN: the snapshot, taken at the first read, is at
-            // least this state.
-            snapshotHeader = walIndex?.header()
-            try database.statement(.beginRead).run()
-            snapshotBegan = MonotonicClock.nanoseconds()
-            readTransactionsBegun += 1
-            snapshotOwner = id
+            try beginSnapshot(for: id)
         }
         return try body()
+    }
+
+    /// Begins a read transaction for the reader `id` (under `lock`): out
+    /// of line, since most reads find theirs open or adopt a parked one.
+    @inline(never)
+    private func beginSnapshot(for id: ObjectIdentifier) throws(StoreError) {
+        // Read before BEGIN: the snapshot, taken at the first read, is at
+        // least this state.
+        snapshotHeader = walIndex?.header()
+        try database.statement(.beginRead).run()
+        snapshotBegan = MonotonicClock.nanoseconds()
+        readTransactionsBegun += 1
+        snapshotOwner = id
     }
 
     /// The value and version of `key` in `reader`'s read transaction: as an
@@ -174,23 +181,31 @@ public final class StoreGroup: @unchecked Sendable {
                     return known
                 }
             }
-            let entry: (value: StoreValue?, version: Int64)
-            do throws(StoreError) { entry = try database.entry(key) } catch {
-                // SQLite may have ended the transaction with the error (an
-                // I/O error, out of memory): keep nothing more from it.
-                forgetSnapshotEntries()
-                snapshotAdopted = false
-                throw error
-            }
-            guard snapshotAdopted else { return entry }
-            let size = entry.value?.storageSize ?? 0
-            if snapshotEntries.count < snapshotEntriesLimit && snapshotBytes + size <= snapshotBytesLimit {
-                snapshotEntries[id] = entry
-                lastSnapshotEntry = (id, entry)
-                snapshotBytes += size
-            }
-            return entry
+            return try readEntry(key, id)
         }
+    }
+
+    /// `sharedEntry`'s read from the database (under `lock`, in the open
+    /// transaction), kept for later calls when the transaction was
+    /// adopted. Out of line: most of a widget's reads find their entry kept.
+    @inline(never)
+    private func readEntry(_ key: String, _ id: ByteString) throws(StoreError) -> (value: StoreValue?, version: Int64) {
+        let entry: (value: StoreValue?, version: Int64)
+        do throws(StoreError) { entry = try database.entry(key) } catch {
+            // SQLite may have ended the transaction with the error (an
+            // I/O error, out of memory): keep nothing more from it.
+            forgetSnapshotEntries()
+            snapshotAdopted = false
+            throw error
+        }
+        guard snapshotAdopted else { return entry }
+        let size = entry.value?.storageSize ?? 0
+        if snapshotEntries.count < snapshotEntriesLimit && snapshotBytes + size <= snapshotBytesLimit {
+            snapshotEntries[id] = entry
+            lastSnapshotEntry = (id, entry)
+            snapshotBytes += size
+        }
+        return entry
     }
 
     private func forgetSnapshotEntries() {
@@ -232,6 +247,7 @@ public final class StoreGroup: @unchecked Sendable {
 
     /// Ends the open or parked read transaction. It wrote nothing, so COMMIT
     /// cannot fail for want of a lock; should it fail anyway, ROLLBACK ends it.
+    @inline(never)
     private func endSnapshot() {
         snapshotOwner = nil
         snapshotHeader = nil

@@ -196,6 +196,14 @@ final class BundleSandbox {
             try state.restore(mainSnapshot)
             return
         }
+        try runMainScript()
+    }
+
+    /// main.lua run in full (no snapshot of it yet, or none can be taken),
+    /// and its snapshot taken when it can be: out of line, since most calls
+    /// restore the snapshot instead.
+    @inline(never)
+    private func runMainScript() throws(LuaError) {
         recorder.reset()
         let effects = state.effects
         mainRuns += 1
@@ -239,13 +247,13 @@ final class BundleSandbox {
         do throws(LuaError) {
             try runMain()
             guard let function = recorder.function(what, id, field) else {
-                outcome = CallOutcome(Diagnostic(.invalid, "\(what) '\(id)' has no function '\(field)'"))
+                outcome = Self.noFunction(what, id, field)
                 return nil
             }
             // The call's activity changes commit with its store writes, or
             // not at all: a failed call changes no activity.
             let activities = services.activities
-            activities?.beginCall(source: role == .intent ? "intent \(id)" : "\(role.rawValue) \(id)")
+            if let activities { beginActivities(activities, id) }
             let read: Reader.Output
             do throws(LuaError) {
                 // The results are read while they are on the stack, before
@@ -261,18 +269,37 @@ final class BundleSandbox {
             if !reloads.isEmpty { outcome.reloadRequests = reloads }
             return read
         } catch {
-            outcome = CallOutcome(Self.whole(error, deadline: deadline.hard, elapsed: .nanoseconds(elapsedNanoseconds)))
-            if var diagnostic = outcome.diagnostic, let why = capabilities.whyAbsent(inMessage: diagnostic.message, bundle: bundle.manifest.id) {
-                diagnostic.message += " (\(why))"
-                outcome.diagnostic = diagnostic
-            }
-            if let device = deviceDeadline, outcome.status == .timeout, var diagnostic = outcome.diagnostic {
-                diagnostic.message += " (this run caps every call at \(Self.milliseconds(deadline.hard)) ms; a device would let it run up to \(Self.milliseconds(device)) ms)"
-                outcome.diagnostic = diagnostic
-            }
-            isReusable = false
+            failed(error, outcome: &outcome)
             return nil
         }
+    }
+
+    // The paths `attempt` rarely takes, out of line: its common path is
+    // then a few cache lines, not the whole function's.
+
+    @inline(never)
+    private static func noFunction(_ what: String, _ id: String, _ field: String) -> CallOutcome {
+        CallOutcome(Diagnostic(.invalid, "\(what) '\(id)' has no function '\(field)'"))
+    }
+
+    @inline(never)
+    private func beginActivities(_ activities: ActivityManager, _ id: String) {
+        activities.beginCall(source: role == .intent ? "intent \(id)" : "\(role.rawValue) \(id)")
+    }
+
+    /// The outcome of a call that failed with `error`; the sandbox is not used again.
+    @inline(never)
+    private func failed(_ error: LuaError, outcome: inout CallOutcome) {
+        outcome = CallOutcome(Self.whole(error, deadline: deadline.hard, elapsed: .nanoseconds(elapsedNanoseconds)))
+        if var diagnostic = outcome.diagnostic, let why = capabilities.whyAbsent(inMessage: diagnostic.message, bundle: bundle.manifest.id) {
+            diagnostic.message += " (\(why))"
+            outcome.diagnostic = diagnostic
+        }
+        if let device = deviceDeadline, outcome.status == .timeout, var diagnostic = outcome.diagnostic {
+            diagnostic.message += " (this run caps every call at \(Self.milliseconds(deadline.hard)) ms; a device would let it run up to \(Self.milliseconds(device)) ms)"
+            outcome.diagnostic = diagnostic
+        }
+        isReusable = false
     }
 
     /// A deadline is the role's for main.lua and the function together, so
@@ -295,9 +322,12 @@ final class BundleSandbox {
         if !storeBinding.deniedGroups.isEmpty { outcome.deniedGroups = storeBinding.deniedGroups }
         outcome.storeConflict = outcome.status != .ok && storeBinding.lastCommitFailure == .conflict
         outcome.bundleVersion = bundle.version
-        if outcome.elapsed > deadline.soft && outcome.status != .timeout {
-            outcome.warnings.append("\(role.rawValue) took \(Self.milliseconds(outcome.elapsed)) ms, over its soft deadline of \(Self.milliseconds(deadline.soft)) ms")
-        }
+        if outcome.elapsed > deadline.soft && outcome.status != .timeout { warnSoftDeadline(&outcome) }
+    }
+
+    @inline(never)
+    private func warnSoftDeadline(_ outcome: inout CallOutcome) {
+        outcome.warnings.append("\(role.rawValue) took \(Self.milliseconds(outcome.elapsed)) ms, over its soft deadline of \(Self.milliseconds(deadline.soft)) ms")
     }
 
     static func loggerLevel(_ level: LuaLogLevel) -> Logger.Level {

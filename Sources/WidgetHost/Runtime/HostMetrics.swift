@@ -36,8 +36,14 @@ final class HostMetrics {
     }
 
     /// A call of `role` ended with `outcome`.
+    @inline(__always)
     func call(_ role: CallRole, _ outcome: CallOutcome) {
-        guard records else { return }
+        if records { recordCall(role, outcome) }
+    }
+
+    /// (Out of line: a host that records nothing runs one test a call.)
+    @inline(never)
+    private func recordCall(_ role: CallRole, _ outcome: CallOutcome) {
         let status = outcome.status
         if let counter = callCounters[role]?[status] {
             counter.increment()
@@ -53,8 +59,13 @@ final class HostMetrics {
     /// A widget reloaded (`deferred`: the budget had held it back); a
     /// counted reload also records how much of its budget is now used
     /// (`budgetUsed` of `budgetLimit`, as a fraction).
+    @inline(__always)
     func reload(reason: String, counted: Bool, deferred: Bool, budgetUsed: Int? = nil, budgetLimit: Int = 0) {
-        guard records else { return }
+        if records { recordReload(reason: reason, counted: counted, deferred: deferred, budgetUsed: budgetUsed, budgetLimit: budgetLimit) }
+    }
+
+    @inline(never)
+    private func recordReload(reason: String, counted: Bool, deferred: Bool, budgetUsed: Int?, budgetLimit: Int) {
         if let budgetUsed, budgetLimit > 0 {
             if budgetRecorder == nil {
                 budgetRecorder = Recorder(label: "lunette_budget_used_ratio", dimensions: [("bundle", bundle)], factory: factory)

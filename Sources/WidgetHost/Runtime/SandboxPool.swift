@@ -46,6 +46,27 @@ final class SandboxPool {
     /// under process isolation. The outcome's `values` are then empty.
     func call<Reader: CallResultReader>(_ role: CallRole, _ what: String, _ id: String, _ field: String, _ arguments: [LuaValue],
                                         budget: (used: Int, remaining: Int)? = nil, reader: Reader) -> (CallOutcome, Reader.Output?) {
+        // The common call (in process, no ledger, its pooled sandbox
+        // reusable) runs here; every other takes `callInGeneral`, kept out
+        // of line so that this path's code is a few cache lines, not the
+        // whole function's (docs/ARCHITECTURE.md, the twentieth stop).
+        guard services.ledger == nil, services.workers == nil, let sandbox = sandboxes[role.position], sandbox.isReusable,
+              !canceller.isCancelled else {
+            return callInGeneral(role, what, id, field, arguments, budget: budget, reader: reader)
+        }
+        sandbox.budgetUsage = budget
+        canceller.running(sandbox.state.cancelHandle)
+        defer { canceller.running(nil) }
+        let (outcome, read) = sandbox.call(what, id, field, arguments, reader: reader)
+        metrics.call(role, outcome)
+        return (outcome, read)
+    }
+
+    /// `call(_:_:_:_:_:budget:reader:)` in every case: cancelled before it
+    /// began, a plugin host's ledger, process isolation, a sandbox to make.
+    @inline(never)
+    private func callInGeneral<Reader: CallResultReader>(_ role: CallRole, _ what: String, _ id: String, _ field: String, _ arguments: [LuaValue],
+                                                         budget: (used: Int, remaining: Int)?, reader: Reader) -> (CallOutcome, Reader.Output?) {
         if canceller.isCancelled {
             // The host's operation was cancelled before this call began.
             let deadline = Duration.milliseconds(Int64((role.deadline(services.policy).hard * 1000).rounded()))

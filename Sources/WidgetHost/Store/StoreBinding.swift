@@ -209,6 +209,12 @@ public final class StoreBinding {
         // Most calls only read: nothing to commit, and no map, list or
         // sort to make on their way out (≈ 1 k instructions a widget call).
         if extra == nil && !slots.contains(where: { $0?.hasWrites == true }) { return }
+        try commitWrites(attaching: extra)
+    }
+
+    /// `commit`'s writing part, out of line (most calls write nothing).
+    @inline(never)
+    private func commitWrites(attaching extra: (group: String, write: ActivityWrite)?) throws(LuaError) {
         var stages: [String: GroupStage] = [:]
         for stage in slots.compactMap({ $0 }) where stage.hasWrites { stages[stage.group.id] = stage }
         var ids = Array(stages.keys)

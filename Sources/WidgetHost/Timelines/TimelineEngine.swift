@@ -172,6 +172,12 @@ public final class TimelineEngine {
 
     /// Applies a script's reload requests.
     func apply(_ requests: [ReloadRequest]) {
+        if !requests.isEmpty { applyRequests(requests) }
+    }
+
+    /// (Out of line: most calls request nothing.)
+    @inline(never)
+    private func applyRequests(_ requests: [ReloadRequest]) {
         for request in requests {
             switch request {
             case .timelines(let kind): requestKnownReload(kind: kind)
@@ -244,7 +250,9 @@ public final class TimelineEngine {
         return NextReload(at: due.at, wantedAt: due.wantedAt, reason: due.reason)
     }
 
-    /// Budget key of instance `i` under the policy's scope.
+    /// Budget key of instance `i` under the policy's scope. (Out of line:
+    /// a reload makes one only when changes are recorded.)
+    @inline(never)
     func budgetKey(_ i: Int) -> String {
         switch policy.budgetScope {
         case .instance: return "instance:\(instances[i].id)"
@@ -309,8 +317,11 @@ public final class TimelineEngine {
 
     /// Notes that instance `i`'s lasting state changed.
     func recordChange(_ i: Int) {
-        if recordsStateChanges { changedWidgets.insert(instances[i].id) }
+        if recordsStateChanges { insertChange(i) }
     }
+
+    @inline(never)
+    private func insertChange(_ i: Int) { changedWidgets.insert(instances[i].id) }
 
     /// Notes that widget `id` is gone from the lasting state.
     func recordRemoval(_ id: Int) {
@@ -322,8 +333,11 @@ public final class TimelineEngine {
     /// Notes that budget window `key` changed (or is gone); the key is made
     /// only when changes are recorded (a reload's is, on every reload).
     func recordBudgetChange(_ key: @autoclosure () -> String) {
-        if recordsStateChanges { changedBudgets.insert(key()) }
+        if recordsStateChanges { insertBudgetChange(key()) }
     }
+
+    @inline(never)
+    private func insertBudgetChange(_ key: String) { changedBudgets.insert(key) }
 
     private func forgetBudget(_ key: String) {
         budget.restore(key, [])
@@ -351,10 +365,17 @@ public final class TimelineEngine {
         recordChange(i)
         apply(result.outcome.reloadRequests)
         if counted && policy.budgetScope != .instance {
-            for j in instances.indices where budgetSlots[j] == slot { schedule(j) }
+            scheduleSharing(slot)
         } else {
             schedule(i)
         }
+    }
+
+    /// Schedules again every instance whose budget is `slot` (a budget
+    /// shared by kind or app: one reload moves them all). Out of line.
+    @inline(never)
+    private func scheduleSharing(_ slot: Int) {
+        for j in instances.indices where budgetSlots[j] == slot { schedule(j) }
     }
 
     /// Records a reload on the instance (in place: its history is not copied).
