@@ -37,7 +37,7 @@ let package = Package(
         // What a worker process drops once it is ready: no_new_privs and a
         // seccomp filter (Linux; stubs elsewhere). prctl is variadic: C it is.
         .target(name: "CWorkerShims"),
-        // C fast paths of the widget host's Swift functions (clock.add, clock.now, the store glue's epoch): the
+        // C fast paths of the widget host's Swift functions (clock.add, clock.now, the store glue's running() and get): the
         // common calls answered without entering Swift (LuaFastPath).
         .target(name: "CHostFastPaths", dependencies: ["CLua"]),
         // The one JSON layer (docs/json.md): escaper, number formatter, bytes,

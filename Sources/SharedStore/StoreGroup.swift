@@ -4,6 +4,11 @@ import FoundationEssentials
 import Foundation
 #endif
 import LunetteSystem
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// One app group's store: keys with typed values, and files, shared by the
 /// app, its scripts and other processes.
@@ -135,21 +140,42 @@ public final class StoreGroup: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         let id = ObjectIdentifier(reader)
-        if snapshotOwner != id {
-            if snapshotOwner != nil {
-                endSnapshot()
-            } else if parked {
-                if let now = walIndex?.header(), now == snapshotHeader, snapshotIsYoung {
-                    parked = false
-                    snapshotOwner = id
-                    snapshotAdopted = true
-                    return try body()
-                }
-                endSnapshot()
-            }
+        if !ownsOrAdopts(id) {
+            if snapshotOwner != nil || parked { endSnapshot() }
             try beginSnapshot(for: id)
         }
         return try body()
+    }
+
+    /// Under `lock`: true when the reader `id`'s transaction is the open
+    /// one, already or now: a parked transaction is adopted when nothing
+    /// was committed since it began (its WAL-index header) and it is young.
+    @inline(__always)
+    private func ownsOrAdopts(_ id: ObjectIdentifier) -> Bool {
+        if snapshotOwner == id { return true }
+        guard snapshotOwner == nil, parked, let now = walIndex?.header(), now == snapshotHeader, snapshotIsYoung else { return false }
+        parked = false
+        snapshotOwner = id
+        snapshotAdopted = true
+        return true
+    }
+
+    /// The value of the key whose bytes are `key`, when `reader`'s read
+    /// transaction has it at hand: the transaction is open or adoptable
+    /// (as `sharedRead` finds it) and the key is the last one read in it
+    /// (`lastSnapshotEntry`, which only keys that passed their checks
+    /// reach). No database read, no string made. `found` false: not at
+    /// hand; the caller reads it the usual way, in the same transaction
+    /// when this one adopted it.
+    package func valueAtHand(key: UnsafeRawBufferPointer, by reader: StoreCallReader) -> (found: Bool, value: StoreValue?) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard ownsOrAdopts(ObjectIdentifier(reader)), let last = lastSnapshotEntry,
+              last.key.text.utf8.withContiguousStorageIfAvailable({ bytes in
+                  bytes.count == key.count && (key.count == 0 || memcmp(bytes.baseAddress!, key.baseAddress!, key.count) == 0)
+              }) == true else { return (false, nil) }
+        entriesFromSnapshot += 1
+        return (true, last.entry.value)
     }
 
     /// Begins a read transaction for the reader `id` (under `lock`): out
@@ -488,6 +514,11 @@ package final class StoreCallReader {
 
     package func keys(prefix: String) throws(StoreError) -> [String] {
         try group.sharedRead(by: self) { () throws(StoreError) in try group.database.keys(prefix: prefix) }
+    }
+
+    /// `StoreGroup.valueAtHand` in this reader's transaction.
+    package func valueAtHand(key: UnsafeRawBufferPointer) -> (found: Bool, value: StoreValue?) {
+        group.valueAtHand(key: key, by: self)
     }
 
     /// The file `name`, which the caller has checked (`StoreText.fileNameProblem`).

@@ -23,6 +23,36 @@ int lunette_clock_now(lua_State *L);
 /// points to is not 0 (`StoreBinding`'s: 1 while a call runs).
 int lunette_store_running(lua_State *L);
 
+/// A store value the `get` fast path can push without allocating (no
+/// collector step, so no finalizer runs while it pushes): `type` is
+/// LUA_TNIL, LUA_TBOOLEAN (in `integer`) or LUA_TNUMBER (`integer` when
+/// `is_integer`, else `number`).
+enum { LUNETTE_SCALAR_NIL = LUA_TNIL, LUNETTE_SCALAR_BOOLEAN = LUA_TBOOLEAN, LUNETTE_SCALAR_NUMBER = LUA_TNUMBER };
+
+typedef struct {
+    int type;
+    int is_integer;
+    lua_Integer integer;
+    lua_Number number;
+} lunette_store_scalar;
+
+/// Looks `key` (`length` bytes) up in group `handle` for the running call
+/// without reading the database; 0 and `*out` set when it answers, -1
+/// otherwise (the Swift body then runs). It runs no Lua.
+typedef int (*lunette_store_lookup_fn)(void *context, lua_Integer handle, const char *key, size_t length,
+                                       lunette_store_scalar *out);
+
+/// What the `get` fast path's `LuaFastPath` data points to.
+typedef struct {
+    lunette_store_lookup_fn lookup;
+    void *context;
+} lunette_store_get_data;
+
+/// The store glue's get(handle, key) when the handle is an integer, the
+/// key a string and `lookup` answers: pushes the scalar; -1 for every
+/// other call, which the Swift body then runs.
+int lunette_store_get(lua_State *L);
+
 /// A double read and written by several threads without a lock (a virtual
 /// clock's time, read on every call while a test may move it): an atomic
 /// load with acquire order, and an atomic store with release order.

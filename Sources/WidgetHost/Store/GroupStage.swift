@@ -93,6 +93,14 @@ final class GroupStage {
         return try reader.entry(checkedKey: key).value
     }
 
+    /// The value of the key whose bytes are `key` when it is at hand
+    /// (`StoreGroup.valueAtHand`) and the call staged no key: `found` false
+    /// otherwise, and the caller reads it through `value(_:)`.
+    func valueAtHand(key: UnsafeRawBufferPointer) -> (found: Bool, value: StoreValue?) {
+        guard positions.isEmpty else { return (false, nil) }
+        return reader.valueAtHand(key: key)
+    }
+
     /// The key's value for an update; reading the store records the version
     /// the commit must find.
     func valueForUpdate(_ key: String) throws(StoreError) -> StoreValue? {

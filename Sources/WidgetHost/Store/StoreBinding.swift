@@ -70,6 +70,8 @@ public final class StoreBinding {
     /// Calls of the glue's `group` (tests: the glue finds a group it has seen
     /// without one while a call runs).
     package private(set) var groupLookups = 0
+    /// `get` calls the C fast path answered (tests: which way a read went).
+    @exclusivity(unchecked) package private(set) var getsAtHand = 0
     /// App groups asked for and refused since the last `beginCall()`.
     @exclusivity(unchecked) public private(set) var deniedGroups: [String] = []
     /// The state it is installed in (not retained, and no weak reference,
@@ -90,7 +92,14 @@ public final class StoreBinding {
         life = state.life
         var module = LuaModule(name: "store")
         module.add("group") { [unowned self] args in try self.openGroup(args) }
-        module.addReturningOne("get") { [unowned self] args in
+        // Its common call (a key the call's transaction has at hand, a
+        // value that is nil, a boolean or a number) is answered in C
+        // (`lunette_store_get`, asking `scalarAtHand`): no Swift function
+        // call, arguments or value conversion on the way.
+        let getFastPath = GetFastPath(binding: self)
+        module.addReturningOne("get", fastPath: LuaFastPath(lunette_store_get, data: UnsafeMutableRawPointer(getFastPath.data))) {
+            [unowned self, getFastPath] args in
+            _ = getFastPath   // kept alive by this body, as long as the state may call get
             let (stage, key) = try self.stageAndKey(args)
             return try self.mapped(args) { () throws(StoreError) in try stage.value(key) }.map(\.lua) ?? .nil
         }
@@ -152,6 +161,68 @@ public final class StoreBinding {
             .boolean(running.value.pointee != 0)
         }
         try state.register(module, glue: Self.glue)
+    }
+
+    /// The `get` fast path's data (`lunette_store_get_data`), owned by the
+    /// state's `get` function (its body keeps this alive); its context is
+    /// this object, which reaches the binding unowned, as the bodies do.
+    private final class GetFastPath {
+        unowned let binding: StoreBinding
+        let data = UnsafeMutablePointer<lunette_store_get_data>.allocate(capacity: 1)
+        init(binding: StoreBinding) {
+            self.binding = binding
+            data.initialize(to: lunette_store_get_data(lookup: GetFastPath.lookup, context: nil))
+            data.pointee.context = Unmanaged.passUnretained(self).toOpaque()
+        }
+        deinit { data.deallocate() }
+
+        static let lookup: lunette_store_lookup_fn = { context, handle, key, length, out in
+            guard let context, let key, let out else { return -1 }
+            let fast = Unmanaged<GetFastPath>.fromOpaque(context).takeUnretainedValue()
+            return fast.binding.scalarAtHand(handle, UnsafeRawBufferPointer(start: key, count: length), out)
+        }
+    }
+
+    /// `get(handle, key)` answered without the database: while a call
+    /// runs, from the group's stage as `openStage` finds it, when the key
+    /// is at hand (`GroupStage.valueAtHand`: no key staged, the key the
+    /// transaction's last read) and its value is nil, a boolean or a number;
+    /// -1 otherwise, and the Swift body answers (with its checks and
+    /// errors: a key at hand passed them when it was read).
+    fileprivate func scalarAtHand(_ handle: Int64, _ key: UnsafeRawBufferPointer, _ out: UnsafeMutablePointer<lunette_store_scalar>) -> Int32 {
+        guard active, handle >= 0, handle < handles.count else { return -1 }
+        let position = Int(handle)
+        let stage: GroupStage
+        if let open = slots[position] {
+            stage = open
+        } else if let known = kept[position] {
+            // As `openStage`: in `slots`, the call's end ends its reads.
+            slots[position] = known
+            stage = known
+        } else {
+            return -1
+        }
+        let (found, value) = stage.valueAtHand(key: key)
+        guard found else { return -1 }
+        switch value {
+        case nil:
+            out.pointee.type = Int32(LUNETTE_SCALAR_NIL)
+        case .boolean(let b)?:
+            out.pointee.type = Int32(LUNETTE_SCALAR_BOOLEAN)
+            out.pointee.integer = b ? 1 : 0
+        case .integer(let i)?:
+            out.pointee.type = Int32(LUNETTE_SCALAR_NUMBER)
+            out.pointee.is_integer = 1
+            out.pointee.integer = i
+        case .double(let d)?:
+            out.pointee.type = Int32(LUNETTE_SCALAR_NUMBER)
+            out.pointee.is_integer = 0
+            out.pointee.number = d
+        default:
+            return -1
+        }
+        getsAtHand &+= 1
+        return 0
     }
 
     /// Starts a call's record: forgets `deniedGroups` and
