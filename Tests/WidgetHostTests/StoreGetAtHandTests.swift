@@ -111,26 +111,37 @@ struct StoreGetAtHandTests {
         // hand when it starts, and must still come from the same snapshot.
         let results = try Self.calls(h, "local g = store.group('group.t'); return g:get('a'), g:get('b'), g:get('b'), g:get('a')", times: 6)
         #expect(results.allSatisfy { $0 == [1, 2, 2, 1] })
-        #expect(h.binding.getsAtHand > 0)
+        // Only the last key read is at hand: the second b of the third
+        // call, then a and the second b of each later one.
+        #expect(h.binding.getsAtHand == 7)
     }
 
     @Test func badArgumentsStillRaiseTheBodysErrors() throws {
         let h = try StoreHarness()
         try h.app().set("k", .integer(1))
-        let warm = try Self.calls(h, "return store.group('group.t'):get('k')", times: 5)
-        #expect(warm.last == [1])
+        try h.store.group("group.t").parkedAgeLimit = .seconds(60)
+        let warm = try h.state.load("return store.group('group.t'):get('k')", name: "w.lua")
         let cases: [(String, String)] = [
             ("store.group('group.t'):get(5)", "key must be a string, got number"),
             ("store.group('group.t'):get('')", "a key must not be empty"),
             ("store.group('group.t'):get('a\\0b')", "a key must not contain NUL"),
+            ("store.group('group.t'):get('k\\0')", "a key must not contain NUL"),
             ("store.group('group.t').get({}, 'k')", "store group expected, got table"),
         ]
-        for (source, message) in cases {
-            let failure = try h.store.reusingReadTransactions { () throws -> String? in
-                _ = try h.binding.perform { () throws(LuaError) in try h.state.call(try h.state.load("return store.group('group.t'):get('k')", name: "w.lua")) }
-                return luaFailure { try h.run(source) }
+        // In one scope: from the fourth call on, 'k' is at hand, and each
+        // bad call reaches the fast path (but the last) with it at hand.
+        try h.store.reusingReadTransactions {
+            for _ in 0..<4 { _ = try h.binding.perform { () throws(LuaError) in try h.state.call(warm) } }
+            #expect(h.binding.getsAtHand == 1)
+            for (source, message) in cases {
+                let failure = luaFailure { try h.run(source) }
+                #expect(failure?.contains(message) == true, "\(source): \(String(describing: failure))")
+                #expect(try h.binding.perform { () throws(LuaError) in try h.state.call(warm) } == [1])
             }
-            #expect(failure?.contains(message) == true, "\(source): \(String(describing: failure))")
+            // Extra arguments are the body's to ignore, and the fast path's.
+            let before = h.binding.getsAtHand
+            #expect(try h.run("return store.group('group.t'):get('k', 'extra', 3)") == [1])
+            #expect(h.binding.getsAtHand == before + 1)
         }
     }
 

@@ -97,7 +97,9 @@ public final class StoreBinding {
         // (`lunette_store_get`, asking `scalarAtHand`): no Swift function
         // call, arguments or value conversion on the way.
         let getFastPath = GetFastPath(binding: self)
-        module.addReturningOne("get", fastPath: LuaFastPath(lunette_store_get, data: UnsafeMutableRawPointer(getFastPath.data))) {
+        // Not replayable, as before the fast path: a read's answer depends
+        // on the moment (each call, answered in C or not, is an effect).
+        module.addReturningOne("get", replayable: false, fastPath: LuaFastPath(lunette_store_get, data: UnsafeMutableRawPointer(getFastPath.data))) {
             [unowned self, getFastPath] args in
             _ = getFastPath   // kept alive by this body, as long as the state may call get
             let (stage, key) = try self.stageAndKey(args)
