@@ -18,12 +18,11 @@ int lunette_store_get(lua_State *L) {
     const char *key = lua_tolstring(L, 2, &length);
     lunette_store_scalar value;
     if (data->lookup(data->context, lua_tointeger(L, 1), key, length, &value) != 0) return -1;
-    switch (value.type) {
+    switch (value.kind) {
     case LUNETTE_SCALAR_NIL: lua_pushnil(L); return 1;
     case LUNETTE_SCALAR_BOOLEAN: lua_pushboolean(L, value.integer != 0); return 1;
-    case LUNETTE_SCALAR_NUMBER:
-        if (value.is_integer) lua_pushinteger(L, value.integer); else lua_pushnumber(L, value.number);
-        return 1;
-    default: return -1;
+    case LUNETTE_SCALAR_INTEGER: lua_pushinteger(L, value.integer); return 1;
+    case LUNETTE_SCALAR_FLOAT: lua_pushnumber(L, value.number); return 1;
     }
+    return -1;
 }

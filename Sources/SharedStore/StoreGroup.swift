@@ -4,11 +4,6 @@ import FoundationEssentials
 import Foundation
 #endif
 import LunetteSystem
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// One app group's store: keys with typed values, and files, shared by the
 /// app, its scripts and other processes.
@@ -167,13 +162,12 @@ public final class StoreGroup: @unchecked Sendable {
     /// reach). No database read, no string made. `found` false: not at
     /// hand; the caller reads it the usual way, in the same transaction
     /// when this one adopted it.
-    package func valueAtHand(key: UnsafeRawBufferPointer, by reader: StoreCallReader) -> (found: Bool, value: StoreValue?) {
+    package func valueAtHand(key: UnsafeBufferPointer<UInt8>, by reader: StoreCallReader) -> (found: Bool, value: StoreValue?) {
         lock.lock()
         defer { lock.unlock() }
         guard ownsOrAdopts(ObjectIdentifier(reader)), let last = lastSnapshotEntry,
-              last.key.text.utf8.withContiguousStorageIfAvailable({ bytes in
-                  bytes.count == key.count && (key.count == 0 || memcmp(bytes.baseAddress!, key.baseAddress!, key.count) == 0)
-              }) == true else { return (false, nil) }
+              last.key.text.utf8.withContiguousStorageIfAvailable({ StoreMap.compare($0, key) == 0 }) == true
+        else { return (false, nil) }
         entriesFromSnapshot += 1
         return (true, last.entry.value)
     }
@@ -517,7 +511,7 @@ package final class StoreCallReader {
     }
 
     /// `StoreGroup.valueAtHand` in this reader's transaction.
-    package func valueAtHand(key: UnsafeRawBufferPointer) -> (found: Bool, value: StoreValue?) {
+    package func valueAtHand(key: UnsafeBufferPointer<UInt8>) -> (found: Bool, value: StoreValue?) {
         group.valueAtHand(key: key, by: self)
     }
 

@@ -145,7 +145,8 @@ public struct StoreMap: Sendable, Hashable, RandomAccessCollection, ExpressibleB
         return a.withUTF8 { x in b.withUTF8 { y in compare(x, y) } }
     }
 
-    private static func compare(_ x: UnsafeBufferPointer<UInt8>, _ y: UnsafeBufferPointer<UInt8>) -> Int {
+    /// Byte-order comparison of two byte buffers: < 0, 0 or > 0.
+    static func compare(_ x: UnsafeBufferPointer<UInt8>, _ y: UnsafeBufferPointer<UInt8>) -> Int {
         let n = Swift.min(x.count, y.count)
         if n > 0, let xp = x.baseAddress, let yp = y.baseAddress {
             let c = memcmp(xp, yp, n)

@@ -23,15 +23,17 @@ int lunette_clock_now(lua_State *L);
 /// points to is not 0 (`StoreBinding`'s: 1 while a call runs).
 int lunette_store_running(lua_State *L);
 
-/// A store value the `get` fast path can push without allocating (no
-/// collector step, so no finalizer runs while it pushes): `type` is
-/// LUA_TNIL, LUA_TBOOLEAN (in `integer`) or LUA_TNUMBER (`integer` when
-/// `is_integer`, else `number`).
-enum { LUNETTE_SCALAR_NIL = LUA_TNIL, LUNETTE_SCALAR_BOOLEAN = LUA_TBOOLEAN, LUNETTE_SCALAR_NUMBER = LUA_TNUMBER };
+/// The store values the `get` fast path answers with: those it pushes
+/// without allocating (no collector step, so no finalizer runs meanwhile).
+typedef enum {
+    LUNETTE_SCALAR_NIL,
+    LUNETTE_SCALAR_BOOLEAN,   // in `integer`: 0 or 1
+    LUNETTE_SCALAR_INTEGER,   // in `integer`
+    LUNETTE_SCALAR_FLOAT      // in `number`
+} lunette_scalar_kind;
 
 typedef struct {
-    int type;
-    int is_integer;
+    lunette_scalar_kind kind;
     lua_Integer integer;
     lua_Number number;
 } lunette_store_scalar;

@@ -54,6 +54,13 @@ final class SandboxPool {
               !canceller.isCancelled else {
             return callInGeneral(role, what, id, field, arguments, budget: budget, reader: reader)
         }
+        return call(in: sandbox, role, what, id, field, arguments, budget: budget, reader: reader)
+    }
+
+    /// The call in `sandbox`, this process's, cancellable meanwhile.
+    @inline(__always)
+    private func call<Reader: CallResultReader>(in sandbox: BundleSandbox, _ role: CallRole, _ what: String, _ id: String, _ field: String,
+                                                _ arguments: [LuaValue], budget: (used: Int, remaining: Int)?, reader: Reader) -> (CallOutcome, Reader.Output?) {
         sandbox.budgetUsage = budget
         canceller.running(sandbox.state.cancelHandle)
         defer { canceller.running(nil) }
@@ -96,11 +103,7 @@ final class SandboxPool {
             }
             sandboxes[role.position] = sandbox
         }
-        sandbox.budgetUsage = budget
-        canceller.running(sandbox.state.cancelHandle)
-        defer { canceller.running(nil) }
-        let (outcome, read) = sandbox.call(what, id, field, arguments, reader: reader)
-        metrics.call(role, outcome)
+        let (outcome, read) = call(in: sandbox, role, what, id, field, arguments, budget: budget, reader: reader)
         ledger?.record(outcome, at: now)
         return (outcome, read)
     }

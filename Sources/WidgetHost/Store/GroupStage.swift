@@ -96,7 +96,7 @@ final class GroupStage {
     /// The value of the key whose bytes are `key` when it is at hand
     /// (`StoreGroup.valueAtHand`) and the call staged no key: `found` false
     /// otherwise, and the caller reads it through `value(_:)`.
-    func valueAtHand(key: UnsafeRawBufferPointer) -> (found: Bool, value: StoreValue?) {
+    func valueAtHand(key: UnsafeBufferPointer<UInt8>) -> (found: Bool, value: StoreValue?) {
         guard positions.isEmpty else { return (false, nil) }
         return reader.valueAtHand(key: key)
     }

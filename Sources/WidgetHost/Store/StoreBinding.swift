@@ -181,44 +181,31 @@ public final class StoreBinding {
         static let lookup: lunette_store_lookup_fn = { context, handle, key, length, out in
             guard let context, let key, let out else { return -1 }
             let fast = Unmanaged<GetFastPath>.fromOpaque(context).takeUnretainedValue()
-            return fast.binding.scalarAtHand(handle, UnsafeRawBufferPointer(start: key, count: length), out)
+            return fast.binding.scalarAtHand(handle, UnsafeBufferPointer(start: UnsafeRawPointer(key).assumingMemoryBound(to: UInt8.self), count: length), out)
         }
     }
 
     /// `get(handle, key)` answered without the database: while a call
-    /// runs, from the group's stage as `openStage` finds it, when the key
+    /// runs, from the group's stage (`knownStage`, as `openStage` finds it), when the key
     /// is at hand (`GroupStage.valueAtHand`: no key staged, the key the
     /// transaction's last read) and its value is nil, a boolean or a number;
     /// -1 otherwise, and the Swift body answers (with its checks and
     /// errors: a key at hand passed them when it was read).
-    fileprivate func scalarAtHand(_ handle: Int64, _ key: UnsafeRawBufferPointer, _ out: UnsafeMutablePointer<lunette_store_scalar>) -> Int32 {
-        guard active, handle >= 0, handle < handles.count else { return -1 }
-        let position = Int(handle)
-        let stage: GroupStage
-        if let open = slots[position] {
-            stage = open
-        } else if let known = kept[position] {
-            // As `openStage`: in `slots`, the call's end ends its reads.
-            slots[position] = known
-            stage = known
-        } else {
-            return -1
-        }
+    fileprivate func scalarAtHand(_ handle: Int64, _ key: UnsafeBufferPointer<UInt8>, _ out: UnsafeMutablePointer<lunette_store_scalar>) -> Int32 {
+        guard active, handle >= 0, handle < handles.count, let stage = knownStage(Int(handle)) else { return -1 }
         let (found, value) = stage.valueAtHand(key: key)
         guard found else { return -1 }
         switch value {
         case nil:
-            out.pointee.type = Int32(LUNETTE_SCALAR_NIL)
+            out.pointee.kind = LUNETTE_SCALAR_NIL
         case .boolean(let b)?:
-            out.pointee.type = Int32(LUNETTE_SCALAR_BOOLEAN)
+            out.pointee.kind = LUNETTE_SCALAR_BOOLEAN
             out.pointee.integer = b ? 1 : 0
         case .integer(let i)?:
-            out.pointee.type = Int32(LUNETTE_SCALAR_NUMBER)
-            out.pointee.is_integer = 1
+            out.pointee.kind = LUNETTE_SCALAR_INTEGER
             out.pointee.integer = i
         case .double(let d)?:
-            out.pointee.type = Int32(LUNETTE_SCALAR_NUMBER)
-            out.pointee.is_integer = 0
+            out.pointee.kind = LUNETTE_SCALAR_FLOAT
             out.pointee.number = d
         default:
             return -1
@@ -370,12 +357,8 @@ public final class StoreBinding {
 
     /// The call's stage of the group with `handle`, opening the group on first use.
     private func openStage(_ handle: Int) throws(LuaFunctionError) -> GroupStage {
-        if let stage = slots[handle] { return stage }
         guard active else { throw LuaFunctionError("store: the store is open only during a call") }
-        if let stage = kept[handle] {
-            slots[handle] = stage
-            return stage
-        }
+        if let stage = knownStage(handle) { return stage }
         let id = handles[handle]
         do {
             let stage = GroupStage(group: try store.group(id), callLimit: store.limits.callBytes)
@@ -385,6 +368,17 @@ public final class StoreBinding {
         } catch {
             throw LuaFunctionError(scriptMessage(error, group: id))
         }
+    }
+
+    /// While a call runs: its stage of the group with `handle`, or an
+    /// earlier call's, which it then takes (in `slots`: the call's end ends
+    /// its reads and resets it); nil when the group has none yet.
+    @inline(__always)
+    private func knownStage(_ handle: Int) -> GroupStage? {
+        if let stage = slots[handle] { return stage }
+        guard let stage = kept[handle] else { return nil }
+        slots[handle] = stage
+        return stage
     }
 
     private func stage(_ args: LuaArguments) throws(LuaFunctionError) -> GroupStage {
