@@ -778,15 +778,20 @@ static void lunette_sort_fields(const lunette_slot *slots, lunette_field *items,
 // first (see lunette_tape.shapes).
 static void lunette_order_fields(lunette_tape *t, lunette_field *items, size_t n, size_t *out) {
     size_t k;
+    if (n == 0) return;
     if (n <= LUNETTE_SHAPE_MAX) {
+        // Written out while checked: when the remembered order holds (the
+        // usual case), the output is already in place.
         const unsigned char *shape = t->shapes[n];
+        const lunette_field *previous = &items[shape[0]];
+        out[0] = previous->child;
         for (k = 1; k < n; k++) {
-            if (!lunette_field_less(t->slots, &items[shape[k - 1]], &items[shape[k]])) break;
+            const lunette_field *next = &items[shape[k]];
+            if (!lunette_field_less(t->slots, previous, next)) break;
+            out[k] = next->child;
+            previous = next;
         }
-        if (k >= n) {   // strictly ascending: the remembered order is this table's order
-            for (k = 0; k < n; k++) out[k] = items[shape[k]].child;
-            return;
-        }
+        if (k >= n) return;   // strictly ascending: the remembered order is this table's order
     }
     lunette_sort_fields(t->slots, items, n);
     for (k = 0; k < n; k++) out[k] = items[k].child;

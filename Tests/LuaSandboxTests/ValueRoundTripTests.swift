@@ -158,6 +158,41 @@ struct ValueRoundTripTests {
         }
     }
 
+    /// The remembered order is checked and written out in one pass, and
+    /// a check that fails partway leaves the sort to write every field:
+    /// many key sets of each size, read in turn, make the check fail at
+    /// every place (which place depends on Lua's hash order, seeded per
+    /// state, so the sets are many). Keys share 8-byte prefixes so that
+    /// prefix ties fall back to the bytes.
+    @Test func fieldsAreSortedWhenTheRememberedOrderFailsPartway() throws {
+        let state = try LuaState()
+        var seed: UInt64 = 0x5eed
+        func next() -> UInt64 {   // SplitMix64: the same sets every run
+            seed &+= 0x9E37_79B9_7F4A_7C15
+            var z = seed
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+        for size in 2...9 {
+            for _ in 0..<60 {
+                var keys = Set<String>()
+                while keys.count < size {
+                    let stem = next() % 3 == 0 ? "prefix__" : ""
+                    let tail = (0..<Int(1 + next() % 6)).map { _ in String(UnicodeScalar(UInt8(97 + next() % 4))) }.joined()
+                    keys.insert(stem + tail)
+                }
+                let order = Array(keys)
+                let fields = order.enumerated().map { "[\"\($1)\"] = \($0)" }.joined(separator: ", ")
+                let table = try #require(try state.run("return { \(fields) }").first?.tableValue)
+                #expect(table.fields.keys.map(\.bytes) == order.map { Array($0.utf8) }.sorted { $0.lexicographicallyPrecedes($1) }, "\(order)")
+                for (index, key) in order.enumerated() {
+                    #expect(table.fields[LuaString(key)] == .integer(Int64(index)), "\(key)")
+                }
+            }
+        }
+    }
+
     /// The bytes of a Lua string literal body that uses only `\ddd` escapes.
     private func luaBytes(_ literal: String) throws -> [UInt8] {
         var bytes: [UInt8] = []
