@@ -87,8 +87,10 @@ public struct LuaModule {
 
     /// Adds `name`, a function with one result whose common calls
     /// `fastPath` answers in C; every other call runs `body` (`LuaFastPath`).
-    /// `replayable` (here true unless said): see `replayable`.
-    public mutating func addReturningOne(_ name: String, replayable: Bool = true, fastPath: LuaFastPath,
+    /// `replayable`: see `replayable` (false unless said, as for every
+    /// other function: the calls the C function answers then count as
+    /// effects, as the body's do).
+    public mutating func addReturningOne(_ name: String, replayable: Bool = false, fastPath: LuaFastPath,
                                          _ body: @escaping LuaOneResultBody) {
         entries.append(Entry(name: name, body: .one(body), fastPath: fastPath))
         if replayable { self.replayable.insert(name) }

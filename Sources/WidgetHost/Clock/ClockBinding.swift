@@ -22,7 +22,7 @@ public struct ClockBinding {
         // A stored time (a virtual clock's, a worker's) is read in C (the
         // body's closure keeps the clock, hence the storage, alive with the state).
         if let stored = storedTime(of: clock) {
-            module.addReturningOne("now", replayable: false, fastPath: LuaFastPath(lunette_clock_now, data: UnsafeMutableRawPointer(stored.storage))) { _ in
+            module.addReturningOne("now", fastPath: LuaFastPath(lunette_clock_now, data: UnsafeMutableRawPointer(stored.storage))) { _ in
                 Self.date(clock.now())
             }
         } else {
@@ -32,7 +32,8 @@ public struct ClockBinding {
         let daysKey: LuaString = "days", hoursKey: LuaString = "hours", minutesKey: LuaString = "minutes", secondsKey: LuaString = "seconds"
         // Hours, minutes and seconds are added in C (lunette_clock_add, the
         // same sums); days, and every error, here.
-        module.addReturningOne("add", fastPath: LuaFastPath(lunette_clock_add)) { args in
+        // A sum of its arguments: replayable (a snapshot may stand in for it).
+        module.addReturningOne("add", replayable: true, fastPath: LuaFastPath(lunette_clock_add)) { args in
             let t = try args.number(1)
             var days = 0, seconds = 0.0
             try args.forEachNumberField(2) { key, amount throws(LuaFunctionError) in

@@ -97,9 +97,9 @@ public final class StoreBinding {
         // (`lunette_store_get`, asking `scalarAtHand`): no Swift function
         // call, arguments or value conversion on the way.
         let getFastPath = GetFastPath(binding: self)
-        // Not replayable, as before the fast path: a read's answer depends
-        // on the moment (each call, answered in C or not, is an effect).
-        module.addReturningOne("get", replayable: false, fastPath: LuaFastPath(lunette_store_get, data: UnsafeMutableRawPointer(getFastPath.data))) {
+        // Not replayable: a read's answer depends on the moment (each
+        // call, answered in C or not, is an effect).
+        module.addReturningOne("get", fastPath: LuaFastPath(lunette_store_get, data: UnsafeMutableRawPointer(getFastPath.data))) {
             [unowned self, getFastPath] args in
             _ = getFastPath   // kept alive by this body, as long as the state may call get
             let (stage, key) = try self.stageAndKey(args)
@@ -159,7 +159,7 @@ public final class StoreBinding {
             return []
         }
         let running = callRunning
-        module.addReturningOne("running", replayable: false, fastPath: LuaFastPath(lunette_store_running, data: UnsafeMutableRawPointer(running.value))) { _ in
+        module.addReturningOne("running", fastPath: LuaFastPath(lunette_store_running, data: UnsafeMutableRawPointer(running.value))) { _ in
             .boolean(running.value.pointee != 0)
         }
         try state.register(module, glue: Self.glue)
