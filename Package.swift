@@ -110,7 +110,10 @@ let package = Package(
         ),
         // Benchmarks (scripts/bench): Lunette's figures and a bare C baseline
         // against the same liblua5.4, measured in the same run.
-        .executableTarget(name: "lunette-bench", dependencies: ["LuaSandbox", "WidgetHost", "SharedStore", "CLua", "CSQLite"], path: "Sources/Benchmarks/lunette-bench"),
+        .executableTarget(name: "lunette-bench", dependencies: ["LuaSandbox", "WidgetHost", "SharedStore", "CLua", "CSQLite", "CMachineProbe"], path: "Sources/Benchmarks/lunette-bench"),
+        // The machine's side of the widget figures: the processor's front
+        // end against code size, and a fresh page (C and assembly).
+        .target(name: "CMachineProbe", path: "Sources/Benchmarks/machine-probe"),
         // A store writer for the reliability tests: prints an acknowledgement
         // after each commit returns, so a test can kill it at any moment.
         .executableTarget(name: "store-stress", dependencies: ["SharedStore"], path: "Sources/Tools/store-stress"),

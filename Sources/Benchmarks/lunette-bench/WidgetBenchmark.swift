@@ -43,7 +43,21 @@ enum WidgetBenchmark {
     struct DayFigures {
         var wallSeconds: Double
         var providerCalls: Int
+        /// Pages the process faulted in while the simulator ran (fresh
+        /// memory: the report keeps every instance's history).
+        var minorFaults: Int = 0
         var callsPerSecond: Double { Double(providerCalls) / wallSeconds }
+    }
+
+    /// The process's minor page faults so far (getrusage).
+    static func minorFaults() -> Int {
+        var usage = rusage()
+        #if os(Linux)
+        let who = __rusage_who_t(RUSAGE_SELF.rawValue)
+        #else
+        let who = RUSAGE_SELF
+        #endif
+        return getrusage(who, &usage) == 0 ? Int(usage.ru_minflt) : 0
     }
 
     /// `instances` widgets over 24 h, on a fresh store holding "count".
@@ -63,12 +77,14 @@ enum WidgetBenchmark {
         let runtime = WidgetRuntime(bundle: bundle, services: HostServices(calendar: .utc))
         let widget = try runtime.configuration(kind: "Bench")
         let scenario = Scenario(start: start, duration: 86_400, widgets: Array(repeating: widget, count: instances))
+        let faultsBefore = minorFaults()
         let report = Simulator(bundle: bundle, scenario: scenario, store: store).run()
+        let faults = minorFaults() - faultsBefore
         let failures = report.instances.reduce(0) { $0 + $1.failures.count }
         if failures > 0 {
             throw NSError(domain: "lunette-bench", code: 1, userInfo: [NSLocalizedDescriptionKey: "\(failures) provider calls failed: \(report.instances[0].failures.first!.message)"])
         }
-        return (DayFigures(wallSeconds: report.wallSeconds, providerCalls: report.providerCalls), report)
+        return (DayFigures(wallSeconds: report.wallSeconds, providerCalls: report.providerCalls, minorFaults: faults), report)
     }
 
     /// Instructions a provider call costs, a widget call's against the bare
@@ -144,13 +160,20 @@ enum WidgetBenchmark {
     /// trusted state (no fresh sandbox, no engine, no checks), with the
     /// store read replaced by a constant.
     static func bareCallsPerSecond(calls: Int) throws -> Double {
+        try bareCalls(calls).perSecond
+    }
+
+    /// The same, with the pages the calls faulted in (none expected: each
+    /// result is dropped before the next call).
+    static func bareCalls(_ calls: Int) throws -> (perSecond: Double, minorFaults: Int) {
         let state = try LuaState(profile: .trusted)
         try state.run("""
             clock = { now = function() return 1795219200 end, add = function(t, d) return t + (d.minutes or 0) * 60 end }
             """)
         let provider = try state.load(Self.provider(count: "7"), name: "bare.lua")
+        let faultsBefore = minorFaults()
         let ns = try measureNanoseconds { for _ in 0..<calls { _ = try state.call(provider) } }
-        return Double(calls) / (ns / 1e9)
+        return (Double(calls) / (ns / 1e9), minorFaults() - faultsBefore)
     }
 
     /// The middle rung between the bare provider and a widget call: the
