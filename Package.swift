@@ -130,6 +130,7 @@ let package = Package(
                           .product(name: "ArgumentParser", package: "swift-argument-parser"), .product(name: "Logging", package: "swift-log")],
                           path: "examples/embed-server"),
         .testTarget(name: "LunetteJSONTests", dependencies: ["LunetteJSON"]),
+        .testTarget(name: "MachineProbeTests", dependencies: ["CMachineProbe"]),
         .testTarget(name: "LuaSandboxTests", dependencies: ["LuaSandbox", "LunetteJSON", "CLua", "CLuaShims"]),
         .testTarget(name: "SharedStoreTests", dependencies: ["SharedStore", "CSQLite"]),
         .testTarget(name: "LunetteSystemTests", dependencies: ["LunetteSystem", "CLuaShims"]),

@@ -44,20 +44,27 @@ enum WidgetBenchmark {
         var wallSeconds: Double
         var providerCalls: Int
         /// Pages the process faulted in while the simulator ran (fresh
-        /// memory: the report keeps every instance's history).
-        var minorFaults: Int = 0
+        /// memory: the report keeps every instance's history; nothing else
+        /// runs then); nil when getrusage failed.
+        var minorFaults: Int?
         var callsPerSecond: Double { Double(providerCalls) / wallSeconds }
     }
 
-    /// The process's minor page faults so far (getrusage).
-    static func minorFaults() -> Int {
+    /// The process's minor page faults so far (getrusage); nil when it fails.
+    static func minorFaults() -> Int? {
         var usage = rusage()
-        #if os(Linux)
+        #if canImport(Glibc)
         let who = __rusage_who_t(RUSAGE_SELF.rawValue)
         #else
         let who = RUSAGE_SELF
         #endif
-        return getrusage(who, &usage) == 0 ? Int(usage.ru_minflt) : 0
+        return getrusage(who, &usage) == 0 ? Int(usage.ru_minflt) : nil
+    }
+
+    /// Pages faulted in between two readings of `minorFaults()`.
+    static func faulted(_ before: Int?, _ after: Int?) -> Int? {
+        guard let before, let after else { return nil }
+        return after - before
     }
 
     /// `instances` widgets over 24 h, on a fresh store holding "count".
@@ -79,7 +86,7 @@ enum WidgetBenchmark {
         let scenario = Scenario(start: start, duration: 86_400, widgets: Array(repeating: widget, count: instances))
         let faultsBefore = minorFaults()
         let report = Simulator(bundle: bundle, scenario: scenario, store: store).run()
-        let faults = minorFaults() - faultsBefore
+        let faults = faulted(faultsBefore, minorFaults())
         let failures = report.instances.reduce(0) { $0 + $1.failures.count }
         if failures > 0 {
             throw NSError(domain: "lunette-bench", code: 1, userInfo: [NSLocalizedDescriptionKey: "\(failures) provider calls failed: \(report.instances[0].failures.first!.message)"])
@@ -165,7 +172,7 @@ enum WidgetBenchmark {
 
     /// The same, with the pages the calls faulted in (none expected: each
     /// result is dropped before the next call).
-    static func bareCalls(_ calls: Int) throws -> (perSecond: Double, minorFaults: Int) {
+    static func bareCalls(_ calls: Int) throws -> (perSecond: Double, minorFaults: Int?) {
         let state = try LuaState(profile: .trusted)
         try state.run("""
             clock = { now = function() return 1795219200 end, add = function(t, d) return t + (d.minutes or 0) * 60 end }
@@ -173,7 +180,7 @@ enum WidgetBenchmark {
         let provider = try state.load(Self.provider(count: "7"), name: "bare.lua")
         let faultsBefore = minorFaults()
         let ns = try measureNanoseconds { for _ in 0..<calls { _ = try state.call(provider) } }
-        return (Double(calls) / (ns / 1e9), minorFaults() - faultsBefore)
+        return (Double(calls) / (ns / 1e9), faulted(faultsBefore, minorFaults()))
     }
 
     /// The middle rung between the bare provider and a widget call: the

@@ -8,22 +8,28 @@
 //   independent chains), no branch. A call enters `lines` lines before its
 //   end, by one indirect jump that goes to the same place on every call of
 //   a size, and runs them: 16 × lines instructions. Instructions a
-//   nanosecond, against the size, show where the code stops fitting the
+//   nanosecond, against the size, show where this code stops fitting the
 //   processor's cache of decoded instructions (the op cache) and the L1i.
+//   Dense code without taken branches: real code fills the op cache less
+//   densely, so its own limit is not this one.
 // - scattered: a chain of blocks, each alone on its line (four
-//   instructions, then padding), each jumping straight to the block 1,029
-//   lines on (modulo 2,048: a full cycle), so that no prefetcher following
-//   addresses in order helps. A call runs the first `lines` blocks: past
-//   512 lines (32 KB) each line comes from beyond the L1i, along jumps the
-//   processor predicts.
+//   instructions, then padding); block k jumps straight to block
+//   (1,029 k + 1) mod 2,048, a full cycle over the 2,048 whose steps are
+//   about half the region apart, so that no prefetcher following
+//   addresses in order helps. A call runs the first `lines` blocks of the
+//   cycle: past 512 lines (32 KB) each comes from beyond the L1i, from the
+//   L2, along direct jumps the processor predicts. The best case for code
+//   that does not fit the L1i: a lower bound on what a line costs.
 //
 // x86-64 with an ELF assembler only (the code is written in assembly so
 // that each line is a known size at a known place); elsewhere
 // `lunette_code_probe_supported` is 0 and lunette-bench says so.
+#define _GNU_SOURCE
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "machine_probe.h"
 
@@ -32,15 +38,21 @@
 #define LUNETTE_PROBE_ADDS(r1, r2, r3, r4) \
     "  add $1, %" r1 "\n  add $1, %" r2 "\n  add $1, %" r3 "\n  add $1, %" r4 "\n"
 
+// The straight region returns how many times it added to %r8d (twice a
+// line); a size over 2,048 lines is refused (0) before anything runs, as
+// the entry jump would land outside the region.
 __asm__(
     ".text\n"
     ".p2align 6\n"
     ".globl lunette_code_probe_straight\n"
     ".type lunette_code_probe_straight,@function\n"
     "lunette_code_probe_straight:\n"
+    "  xor %eax, %eax\n"
+    "  cmp $2048, %rdi\n"
+    "  ja .Llunette_straight_refused\n"
     "  push %r12\n  push %r13\n  push %r14\n  push %r15\n"
     "  xor %r8d, %r8d\n"
-    "  lea lunette_code_probe_straight_end(%rip), %rax\n"
+    "  lea .Llunette_straight_end(%rip), %rax\n"
     "  shl $6, %rdi\n"
     "  sub %rdi, %rax\n"
     "  jmp *%rax\n"
@@ -51,15 +63,17 @@ __asm__(
     LUNETTE_PROBE_ADDS("r8d", "r9d", "r10d", "r11d")
     LUNETTE_PROBE_ADDS("r12d", "r13d", "r14d", "r15d")
     ".endr\n"
-    "lunette_code_probe_straight_end:\n"
+    ".Llunette_straight_end:\n"
     "  mov %r8d, %eax\n"
     "  pop %r15\n  pop %r14\n  pop %r13\n  pop %r12\n"
+    ".Llunette_straight_refused:\n"
     "  ret\n"
     ".size lunette_code_probe_straight, . - lunette_code_probe_straight\n"
 
     // Each block: add the lines left (%rdi) to the result, count down,
-    // stop at 0, jump to the next block; lunette_probe_k numbers the
-    // blocks as the assembler repeats them.
+    // stop at 0, jump to the next block of the cycle; .Llunette_probe_k
+    // numbers the blocks as the assembler repeats them. The result is
+    // lines + (lines − 1) + … + 1.
     ".text\n"
     ".p2align 6\n"
     ".globl lunette_code_probe_scattered\n"
@@ -67,20 +81,20 @@ __asm__(
     "lunette_code_probe_scattered:\n"
     "  xor %eax, %eax\n"
     "  test %rdi, %rdi\n"
-    "  jz lunette_code_probe_scattered_done\n"
-    "  jmp lunette_code_probe_scattered_blocks\n"
+    "  jz .Llunette_scattered_done\n"
+    "  jmp .Llunette_scattered_blocks\n"
     ".p2align 6\n"
-    "lunette_code_probe_scattered_blocks:\n"
-    ".set lunette_probe_k, 0\n"
+    ".Llunette_scattered_blocks:\n"
+    ".set .Llunette_probe_k, 0\n"
     ".rept 2048\n"
     "  .p2align 6\n"
     "  add %rdi, %rax\n"
     "  sub $1, %rdi\n"
-    "  jz lunette_code_probe_scattered_done\n"
-    "  jmp lunette_code_probe_scattered_blocks + ((lunette_probe_k * 1029 + 1) & 2047) * 64\n"
-    "  .set lunette_probe_k, lunette_probe_k + 1\n"
+    "  jz .Llunette_scattered_done\n"
+    "  jmp .Llunette_scattered_blocks + ((.Llunette_probe_k * 1029 + 1) & 2047) * 64\n"
+    "  .set .Llunette_probe_k, .Llunette_probe_k + 1\n"
     ".endr\n"
-    "lunette_code_probe_scattered_done:\n"
+    ".Llunette_scattered_done:\n"
     "  ret\n"
     ".size lunette_code_probe_scattered, . - lunette_code_probe_scattered\n");
 
@@ -88,8 +102,10 @@ const int lunette_code_probe_supported = 1;
 
 #else
 
-uint64_t lunette_code_probe_straight(uint64_t lines) { return lines; }
-uint64_t lunette_code_probe_scattered(uint64_t lines) { return lines; }
+// Stand-ins with the same results, so that callers and tests see one
+// contract; lunette_code_probe_supported says their times mean nothing.
+uint64_t lunette_code_probe_straight(uint64_t lines) { return lines > LUNETTE_CODE_PROBE_LINES ? 0 : 2 * lines; }
+uint64_t lunette_code_probe_scattered(uint64_t lines) { return lines * (lines + 1) / 2; }
 const int lunette_code_probe_supported = 0;
 
 #endif
@@ -101,8 +117,9 @@ static double lunette_probe_now_ns(void) {
 }
 
 double lunette_code_probe_ns(uint64_t (*probe)(uint64_t), uint64_t lines, int rounds) {
-    if (lines < 1 || lines > LUNETTE_CODE_PROBE_LINES) return -1;
-    // About 100 k instructions a round, whatever the size.
+    if (lines < 1 || lines > LUNETTE_CODE_PROBE_LINES || rounds < 1) return -1;
+    // About 6,400 lines a round, whatever the size (≈ 100 k instructions
+    // of the straight region, ≈ 26 k of the scattered chain).
     int calls = (int)(6400 / lines) + 1;
     double best = -1;
     uint64_t sink = 0;
@@ -112,20 +129,23 @@ double lunette_code_probe_ns(uint64_t (*probe)(uint64_t), uint64_t lines, int ro
         double ns = (lunette_probe_now_ns() - start) / calls;
         if (best < 0 || ns < best) best = ns;
     }
-    // The sink is never 1 (each call returns lines, a multiple of it, or a
-    // sum of counts): reading it keeps the calls.
-    return sink == 1 ? -1 : best;
+    // The probes are other objects' code called through a pointer, so the
+    // calls stay; the sink (never 0: every call returns at least 1) is
+    // only read so that no compiler could think otherwise.
+    return sink == 0 ? -1 : best;
 }
 
 double lunette_fresh_page_ns(size_t bytes, int rounds) {
-    long page = 4096;
+    long page = sysconf(_SC_PAGESIZE);
+    if (page <= 0 || rounds < 1 || bytes < (size_t)page) return -1;
     double best = -1;
     for (int r = 0; r < rounds; r++) {
         unsigned char *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (p == MAP_FAILED) return -1;
-        // Not huge pages: each 4 KB page is faulted in on its first write,
-        // as the heap's fresh pages are under transparent huge pages'
-        // default "madvise" mode.
+        // Pages of the system's size, each faulted in on its first write,
+        // as the heap's fresh pages are where transparent huge pages are
+        // off or on request only ("madvise", Debian's default); under
+        // "always" the heap may take 2 MB at a fault instead.
 #ifdef MADV_NOHUGEPAGE
         madvise(p, bytes, MADV_NOHUGEPAGE);
 #endif
