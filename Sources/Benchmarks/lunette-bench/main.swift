@@ -198,8 +198,6 @@ func widgetFigures() throws {
         print("the same in instructions: not counted (\(why.reason))")
     }
     // Why the wall ratio is above the instructions': the machine's side,
-    // measured in each round (docs/ARCHITECTURE.md, the twenty-second stop).
-    // Why the wall ratio is above the instructions': the machine's side,
     // measured in each round (docs/ARCHITECTURE.md, the twenty-second
     // stop). A model, printed beside what it models: it assumes that the
     // bare loop runs from the op cache and the widget call from the
