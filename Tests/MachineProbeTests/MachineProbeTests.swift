@@ -18,26 +18,25 @@ struct MachineProbeTests {
         }
     }
 
-    /// Each block of the chain adds the lines left, so a run of n blocks
-    /// returns n + (n − 1) + … + 1, also past one full cycle.
-    @Test func theScatteredChainRunsTheBlocksAskedFor() {
-        for lines: UInt64 in [0, 1, 2, 3, 256, 2047, 2048, 2049, 5000] {
-            #expect(lunette_code_probe_scattered(lines) == lines * (lines + 1) / 2, "\(lines) blocks")
+    /// Each block of the chain adds its own number, so the result is the
+    /// sum of the blocks its jumps reached: the cycle block k → (1,029 k +
+    /// 1) mod 2,048 from block 0, which visits every block once before it
+    /// starts again (a full run sums 0 + 1 + … + 2,047). A jump to the
+    /// wrong block, or a run of the wrong length, changes the sum.
+    @Test func theScatteredChainRunsTheBlocksOfItsCycle() {
+        let blocks = Int(LUNETTE_CODE_PROBE_LINES)
+        func expected(_ lines: Int) -> UInt64 {
+            var sum: UInt64 = 0, block = 0
+            for _ in 0..<lines {
+                sum += UInt64(block)
+                block = (block * 1029 + 1) & (blocks - 1)
+            }
+            return sum
         }
-    }
-
-    /// The chain's jumps, block k to (1,029 k + 1) mod 2,048, visit every
-    /// block once a cycle (a full-period linear congruential step: the
-    /// increment odd, the multiplier 1 more than a multiple of 4), so a
-    /// run of n ≤ 2,048 blocks touches n distinct lines.
-    @Test func theChainsStepVisitsEveryBlockOnceACycle() {
-        var seen = Set<Int>(), k = 0
-        for _ in 0..<Int(LUNETTE_CODE_PROBE_LINES) {
-            seen.insert(k)
-            k = (k * 1029 + 1) & (Int(LUNETTE_CODE_PROBE_LINES) - 1)
+        for lines in [0, 1, 2, 3, 17, 256, 511, 2047, 2048, 2049, 5000] {
+            #expect(lunette_code_probe_scattered(UInt64(lines)) == expected(lines), "\(lines) blocks")
         }
-        #expect(seen.count == Int(LUNETTE_CODE_PROBE_LINES))
-        #expect(k == 0)
+        #expect(lunette_code_probe_scattered(UInt64(blocks)) == UInt64(blocks * (blocks - 1) / 2), "a full cycle reaches every block once")
     }
 
     @Test func theTimersRefuseWhatTheyCannotMeasure() {

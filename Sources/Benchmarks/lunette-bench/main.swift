@@ -147,7 +147,6 @@ func widgetFigures() throws {
     var ratios: [Double] = [], servicesRatios: [Double] = [], widgetOverServices: [Double] = []
     var dayFaults: [Double] = [], bareFaults: [Double] = []
     var frontEnds: [MachineProbe.FrontEnd] = [], pages: [Double] = []
-    var faultsCounted = true
     var calls = 0
     for _ in 0..<rounds {
         let (bareRate, bareFaulted) = try WidgetBenchmark.bareCalls(20_000)
@@ -160,8 +159,6 @@ func widgetFigures() throws {
             dayFaults.append(Double(dayFaulted) / Double(day.providerCalls))
             bareFaults.append(Double(bareFaulted) / 20_000)
             pages.append(page)
-        } else {
-            faultsCounted = false
         }
         bare.append(bareRate)
         services.append(servicesRate)
@@ -203,7 +200,7 @@ func widgetFigures() throws {
     // bare loop runs from the op cache and the widget call from the
     // decoders, each instruction slower by the probe's ratio.
     var faultShare = 0.0
-    if faultsCounted {
+    if pages.count == rounds {
         let shares = (0..<rounds).map { (dayFaults[$0] - bareFaults[$0]) * pages[$0] / (1e6 / bare[$0]) }
         faultShare = median(shares)
         print("the day's page faults: \(figure(median(dayFaults), decimals: 2)) fresh pages a call (its report keeps every widget's history; 0 once earlier work left the heap grown), the bare loop's \(figure(median(bareFaults), decimals: 2));"

@@ -70,10 +70,11 @@ __asm__(
     "  ret\n"
     ".size lunette_code_probe_straight, . - lunette_code_probe_straight\n"
 
-    // Each block: add the lines left (%rdi) to the result, count down,
-    // stop at 0, jump to the next block of the cycle; .Llunette_probe_k
-    // numbers the blocks as the assembler repeats them. The result is
-    // lines + (lines − 1) + … + 1.
+    // Each block: add its own number to the result, count down the
+    // lines left (%rdi), stop at 0, jump to the next block of the cycle;
+    // .Llunette_probe_k numbers the blocks as the assembler repeats them.
+    // The result is the sum of the numbers of the blocks run, so it tells
+    // which blocks the jumps reached (MachineProbeTests).
     ".text\n"
     ".p2align 6\n"
     ".globl lunette_code_probe_scattered\n"
@@ -88,7 +89,7 @@ __asm__(
     ".set .Llunette_probe_k, 0\n"
     ".rept 2048\n"
     "  .p2align 6\n"
-    "  add %rdi, %rax\n"
+    "  add $.Llunette_probe_k, %rax\n"
     "  sub $1, %rdi\n"
     "  jz .Llunette_scattered_done\n"
     "  jmp .Llunette_scattered_blocks + ((.Llunette_probe_k * 1029 + 1) & 2047) * 64\n"
@@ -105,7 +106,14 @@ const int lunette_code_probe_supported = 1;
 // Stand-ins with the same results, so that callers and tests see one
 // contract; lunette_code_probe_supported says their times mean nothing.
 uint64_t lunette_code_probe_straight(uint64_t lines) { return lines > LUNETTE_CODE_PROBE_LINES ? 0 : 2 * lines; }
-uint64_t lunette_code_probe_scattered(uint64_t lines) { return lines * (lines + 1) / 2; }
+uint64_t lunette_code_probe_scattered(uint64_t lines) {
+    uint64_t sum = 0, block = 0;
+    for (uint64_t i = 0; i < lines; i++) {
+        sum += block;
+        block = (block * 1029 + 1) & (LUNETTE_CODE_PROBE_LINES - 1);
+    }
+    return sum;
+}
 const int lunette_code_probe_supported = 0;
 
 #endif
@@ -130,9 +138,9 @@ double lunette_code_probe_ns(uint64_t (*probe)(uint64_t), uint64_t lines, int ro
         if (best < 0 || ns < best) best = ns;
     }
     // The probes are other objects' code called through a pointer, so the
-    // calls stay; the sink (never 0: every call returns at least 1) is
-    // only read so that no compiler could think otherwise.
-    return sink == 0 ? -1 : best;
+    // calls stay; the sink is only read so that no compiler could think
+    // otherwise (its value means nothing).
+    return sink == UINT64_MAX ? -1 : best;
 }
 
 double lunette_fresh_page_ns(size_t bytes, int rounds) {

@@ -14,9 +14,10 @@
 /// (the additions to one of its registers); more lines are refused: 0,
 /// nothing run.
 uint64_t lunette_code_probe_straight(uint64_t lines);
-/// Runs the first `lines` blocks of the scattered chain (one a line; past
-/// LUNETTE_CODE_PROBE_LINES the cycle starts again) and returns
-/// lines + (lines − 1) + … + 1.
+/// Runs the first `lines` blocks of the scattered chain (one a line, from
+/// block 0, block k jumping to block (1,029 k + 1) mod
+/// LUNETTE_CODE_PROBE_LINES; past that many the cycle starts again) and
+/// returns the sum of the numbers of the blocks run.
 uint64_t lunette_code_probe_scattered(uint64_t lines);
 /// 1 where the probes are real (x86-64, ELF); 0 where they are stand-ins
 /// that return the same but whose times mean nothing.
