@@ -150,7 +150,10 @@ extension LuaState {
         if let binary = LuaCompiledChunks.shared.binary(key) {
             try stack.reserveOrThrow(2)
             let status = binary.withUnsafeBytes { stack.loadHostBinary($0, chunkName: "@" + key.name, chargedToScript: chargedToScript) }
-            if status == LuaLifecycle.ok { return LuaFunctionRef(state: self, popping: stack) }
+            if status == LuaLifecycle.ok {
+                compiledLoads += 1
+                return LuaFunctionRef(state: self, popping: stack)
+            }
             defer { stack.pop() }
             if status == LuaLifecycle.memoryStatus { throw .memory(memoryError()) }
             // Cannot happen otherwise (bytes this process wrote): compile the text instead.

@@ -92,6 +92,10 @@ public final class LuaState {
     /// Tables given as arguments again and again, pushed from templates
     /// (used only while arguments are pushed, on the calling thread).
     @exclusivity(unchecked) var argumentTemplates = ArgumentTemplates()
+    /// Chunks this state loaded from their compiled form
+    /// (`loadReusingCompiled`, glue included), for tests: unlike the
+    /// process-wide `binaryLoads`, no other state's load moves it.
+    package internal(set) var compiledLoads = 0
     /// Arguments pushed as copies of their templates so far (tests).
     package var argumentTemplateCopies: Int { argumentTemplates.copies }
     /// The C limits of the last outermost call, and the options they were
