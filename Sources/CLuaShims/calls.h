@@ -25,6 +25,11 @@ LUNETTE_HIDDEN int lunette_msgh(lua_State *L);
 /// May raise (memory): protected calls only.
 LUNETTE_HIDDEN void lunette_reserve_references(lua_State *L);
 
+/// After a script-mode protected call failed: running out of memory ends
+/// the call (a kill the script cannot catch). Out of line: calls that
+/// succeed never come here.
+LUNETTE_HIDDEN void lunette_note_call_failure(lua_State *L, lunette_host *h, int status);
+
 /// The protected call itself, with the message handler at absolute index
 /// `handler` (below the function): script mode arms the cap, host mode
 /// (lunette_host_pcall) does not. Inline: a top-level call runs it between
@@ -38,10 +43,20 @@ static inline int lunette_pcall_with(lua_State *L, lunette_host *h, int nargs, i
     int status = lua_pcall(L, nargs, nresults, handler);
     h->running = running;
     h->in_host = saved;
-    if (status != LUA_OK && !host_mode && lunette_is_memory_failure(L, status)) {
-        if (h->killed == LUNETTE_KILL_NONE) h->killed = LUNETTE_KILL_MEMORY;
-        if (h->sandboxed) lunette_arm_hook(L, 1);
-    }
+    if (status != LUA_OK && !host_mode) lunette_note_call_failure(L, h, status);
+    return status;
+}
+
+/// lunette_pcall_with for a top-level call, between lunette_call_begin
+/// (which makes `L` the running thread) and lunette_call_end (which clears
+/// it): script mode, and the running thread left alone.
+__attribute__((always_inline))
+static inline int lunette_pcall_top(lua_State *L, lunette_host *h, int nargs, int nresults, int handler) {
+    int saved = h->in_host;
+    h->in_host = 0;
+    int status = lua_pcall(L, nargs, nresults, handler);
+    h->in_host = saved;
+    if (status != LUA_OK) lunette_note_call_failure(L, h, status);
     return status;
 }
 
@@ -100,7 +115,7 @@ static inline int lunette_watch_begin(lunette_host *h, uint64_t timeout) {
     h->previous_thread_host = lunette_thread_host;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     __atomic_store_n(&lunette_thread_host, h, __ATOMIC_RELAXED);
-    h->watch_slot = -1;
+    h->watch = NULL;
     if (timeout == 0) return 0;
     // Without signals the call is still registered (no watchdog thread
     // runs then), so that lunette_watch_cancel finds it and says a call
@@ -117,7 +132,7 @@ static inline int lunette_watch_begin(lunette_host *h, uint64_t timeout) {
     // Only this thread writes its slot's count: no read-modify-write.
     __atomic_store_n(&w->calls, __atomic_load_n(&w->calls, __ATOMIC_RELAXED) + 1, __ATOMIC_RELEASE);
     __atomic_store_n(&w->host, h, __ATOMIC_RELEASE);
-    h->watch_slot = (int)(w - lunette_watches);
+    h->watch = w;
 #ifdef LUNETTE_WATCH_NO_SIGNALS
     return 0;
 #else
@@ -131,9 +146,9 @@ static inline int lunette_watch_begin(lunette_host *h, uint64_t timeout) {
 
 /// Unregisters the call from the watchdog.
 static inline void lunette_watch_end(lunette_host *h) {
-    if (h->watch_slot >= 0) {
-        __atomic_store_n(&lunette_watches[h->watch_slot].host, NULL, __ATOMIC_RELEASE);
-        h->watch_slot = -1;
+    if (h->watch != NULL) {
+        __atomic_store_n(&((lunette_watch *)h->watch)->host, NULL, __ATOMIC_RELEASE);
+        h->watch = NULL;
     }
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     __atomic_store_n(&lunette_thread_host, h->previous_thread_host, __ATOMIC_RELAXED);

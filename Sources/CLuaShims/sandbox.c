@@ -36,14 +36,15 @@ static uint64_t lunette_coarse_now_ns(void) {
     return lunette_now_ns();
 }
 
-// The start of a call that needs no precise one (see lunette_call_begin).
-// A watched call takes the clock of the watchdog's last poll while the
-// watchdog is awake: it polls every period (2 ms) while calls come, so
-// that is before the call began and, on a machine that runs the watchdog
-// when it asks, at most a period before; no clock read at all (one was
-// ≈ 7% of a trivial call's time, in the vDSO). Otherwise the coarse clock.
-static inline uint64_t lunette_call_start_ns(int watched) {
-    if (watched && !__atomic_load_n(&lunette_watch_sleeping, __ATOMIC_RELAXED)) {
+// The start of a call that needs no precise one (see lunette_call_begin):
+// no deadline, or one the watchdog times. While the watchdog is awake, the
+// clock of its last poll: it polls every period (2 ms) while calls come (this
+// one's or other threads'), so that is before the call began and, on a
+// machine that runs the watchdog when it asks, at most a couple of periods
+// before; no clock read at all (one was ≈ 7% of a trivial call's time, in
+// the vDSO). Otherwise (asleep, or never started) the coarse clock.
+static inline uint64_t lunette_call_start_ns(void) {
+    if (!__atomic_load_n(&lunette_watch_sleeping, __ATOMIC_RELAXED)) {
         uint64_t polled = __atomic_load_n(&lunette_watch_clock, __ATOMIC_RELAXED);
         if (polled != 0) return polled;
     }
@@ -127,6 +128,7 @@ static void lunette_hook(lua_State *L, lua_Debug *ar) {
 }
 
 void lunette_arm_hook(lua_State *L, int count) {
+    lunette_host_of(L)->hook_armed = 1;
     lua_sethook(L, lunette_hook, LUA_MASKCOUNT, count);
 }
 
@@ -157,6 +159,12 @@ int lunette_is_memory_failure(lua_State *L, int status) {
     return len == 17 && memcmp(message, "not enough memory", 17) == 0;
 }
 
+void lunette_note_call_failure(lua_State *L, lunette_host *h, int status) {
+    if (!lunette_is_memory_failure(L, status)) return;
+    if (h->killed == LUNETTE_KILL_NONE) h->killed = LUNETTE_KILL_MEMORY;
+    if (h->sandboxed) lunette_arm_hook(L, 1);
+}
+
 // After a protected call inside the script failed with `status` (error
 // object on top): running out of memory or a kill goes on up; anything
 // else is the script's to handle.
@@ -182,14 +190,24 @@ static void lunette_seed_random(lua_State *L, lunette_host *h) {
     if (lua_pcall(L, 1, 0, 0) != LUA_OK) lua_pop(L, 1);   // cannot fail for an integer
 }
 
+// Removes the sandbox's count hook from the main thread at a top-level
+// call's start or end (between calls nothing arms it: the watchdog's
+// signal handler arms only an active call's). At the start the call is
+// already active, so a cancel's signal may have armed the hook for it
+// just before: it is armed again. Out of line: most calls have none to
+// remove.
+static __attribute__((noinline)) void lunette_clear_hook(lua_State *L, lunette_host *h) {
+    if (lua_gethook(L) == lunette_hook) lua_sethook(L, NULL, 0, 0);
+    h->hook_armed = 0;
+    if (h->active && LUNETTE_FLAG_GET(h->fired)) lunette_arm_hook(L, 1);
+}
+
 // Arms `limits` for a top-level call on `L`: resets the peak, the output
 // count and the kill flag, starts the deadline, marks math.random to be
 // seeded at the call's first draw. Runs no script code.
 __attribute__((always_inline))
 static inline void lunette_call_begin(lua_State *L, lunette_host *h, const lunette_limits *limits) {
-    h->killed = LUNETTE_KILL_NONE;
-    h->kill_line = -1;
-    h->kill_source[0] = 0;
+    h->killed = LUNETTE_KILL_NONE;   // kill_line and kill_source are written with it (lunette_kill)
     LUNETTE_FLAG_SET(h->fired, 0);
     LUNETTE_FLAG_SET(h->cancelled, 0);
     h->hit_limit = 0;
@@ -220,12 +238,12 @@ static inline void lunette_call_begin(lua_State *L, lunette_host *h, const lunet
         h->start_ns = lunette_now_ns();
         h->deadline_ns = h->start_ns + timeout;
     } else {
-        h->start_ns = lunette_call_start_ns(watched);
+        h->start_ns = lunette_call_start_ns();
         h->deadline_ns = 0;
     }
     h->hook_always = h->sandboxed && (h->instructions_left >= 0 || h->deadline_ns != 0);
     if (h->hook_always) lunette_arm_hook(L, LUNETTE_HOOK_INTERVAL);
-    else if (lua_gethook(L) != NULL) lua_sethook(L, NULL, 0, 0);
+    else if (h->hook_armed) lunette_clear_hook(L, h);
 }
 
 // Disarms the limits after a top-level call; the kill reason stays in the
@@ -235,7 +253,7 @@ __attribute__((always_inline))
 static inline void lunette_call_end(lua_State *L, lunette_host *h) {
     lunette_watch_end(h);
     h->active = 0;
-    if (lua_gethook(L) != NULL) lua_sethook(L, NULL, 0, 0);
+    if (h->hook_armed) lunette_clear_hook(L, h);
     h->deadline_ns = 0;
     h->instructions_left = -1;
     h->hook_always = 0;
@@ -251,7 +269,7 @@ static inline void lunette_call_end(lua_State *L, lunette_host *h) {
 __attribute__((always_inline))
 static inline int lunette_call_armed(lua_State *L, lunette_host *h, const lunette_limits *limits, int handler, int nargs, int nresults) {
     lunette_call_begin(L, h, limits);
-    int status = lunette_pcall_with(L, h, nargs, nresults, 0, handler);
+    int status = lunette_pcall_top(L, h, nargs, nresults, handler);
     lunette_call_end(L, h);
     return status;
 }

@@ -357,7 +357,6 @@ static int lunette_panic(lua_State *L) {
 lua_State *lunette_newstate(lunette_host *host) {
     host->in_host = 1;
     host->instructions_left = -1;
-    host->watch_slot = -1;
     lua_State *L = lua_newstate(lunette_alloc, host);
     if (L != NULL) {
         lua_atpanic(L, lunette_panic);
@@ -984,11 +983,11 @@ int lunette_format_number(lua_Number n, char *buf, size_t size) {
 
 // MARK: - Thread stacks
 
-static __thread size_t lunette_cached_stack_size = (size_t)-1;
+__thread size_t lunette_cached_stack_size = (size_t)-1;
 
-// The first measure on a thread (out of line, so the cached answer every
-// later call gets costs no stack frame).
-static __attribute__((noinline)) size_t lunette_measure_thread_stack(void) {
+// The first measure on a thread (out of line: lunette_thread_stack_size,
+// inline in its callers, reads the cached answer).
+__attribute__((noinline)) size_t lunette_measure_thread_stack(void) {
     size_t size = 0;
 #if defined(__APPLE__)
     size = pthread_get_stacksize_np(pthread_self());
@@ -1024,9 +1023,4 @@ static __attribute__((noinline)) size_t lunette_measure_thread_stack(void) {
 #endif
     lunette_cached_stack_size = size;
     return size;
-}
-
-size_t lunette_thread_stack_size(void) {
-    size_t size = lunette_cached_stack_size;
-    return size != (size_t)-1 ? size : lunette_measure_thread_stack();
 }

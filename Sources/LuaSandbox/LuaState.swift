@@ -431,11 +431,15 @@ public final class LuaState {
     /// call (nothing to do while they are).
     @inline(__always)
     func armOwnLimits() {
-        if !limitsAreOptions {
-            limitsSource = options
-            limits = options.cLimits
-            limitsAreOptions = true
-        }
+        if !limitsAreOptions { makeLimitsOptions() }
+    }
+
+    /// `armOwnLimits`' work, out of line: the call's own frame stays small.
+    @inline(never)
+    private func makeLimitsOptions() {
+        limitsSource = options
+        limits = options.cLimits
+        limitsAreOptions = true
     }
 
     /// After a protected call whose results (or error object) begin at
@@ -543,9 +547,9 @@ public final class LuaState {
         return LuaMemoryError(limit: capped ? cap : nil, peak: Int(h.peak))
     }
 
-    /// Turns a failed protected call (error object on top) into a LuaError:
-    /// a kill by its reason, otherwise by the status.
-    /// Where the script was when the host ended its call (nil: nowhere known).
+    /// Where the script was when the host ended its call (nil: nowhere
+    /// known). Only after a timeout or an instruction budget's kill: the
+    /// place is written with those kills, and not cleared between calls.
     func killPlace() -> (chunk: String, line: Int)? {
         let line = Int(host.pointee.kill_line)
         guard line > 0 else { return nil }
@@ -555,6 +559,8 @@ public final class LuaState {
         return chunk.isEmpty ? nil : (chunk, line)
     }
 
+    /// Turns a failed protected call (error object on top) into a LuaError:
+    /// a kill by its reason, otherwise by the status.
     func callError(status: Int32, stack: LuaStack, limits: LuaLimits? = nil, elapsedNanoseconds: UInt64 = 0) -> LuaError {
         stack.pushTraceback()
         var traceback: String?
@@ -563,12 +569,13 @@ public final class LuaState {
         }
         stack.pop()
         let elapsed = Duration.nanoseconds(Int64(clamping: elapsedNanoseconds))
-        let place = killPlace()
         switch host.pointee.killed {
         case LUNETTE_KILL_TIMEOUT:
+            let place = killPlace()
             return .timeout(LuaTimeoutError(limit: limits?.timeout ?? .zero, elapsed: elapsed, cancelled: lunette_call_was_cancelled(host) != 0,
                                             chunk: place?.chunk, line: place?.line))
         case LUNETTE_KILL_INSTRUCTIONS:
+            let place = killPlace()
             return .timeout(LuaTimeoutError(limit: limits?.timeout, elapsed: elapsed, instructionLimit: limits?.instructions,
                                             chunk: place?.chunk, line: place?.line))
         case LUNETTE_KILL_MEMORY:

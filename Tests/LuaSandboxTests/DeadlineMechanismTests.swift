@@ -42,9 +42,23 @@ struct DeadlineMechanismTests {
             #expect(t.chunk == "spin.lua" && t.line == 1, "\(String(describing: t.chunk)):\(String(describing: t.line))")
             #expect(Diagnostic(error).line == 1)
         }
+        // The kill's hook (every instruction) went with the call.
+        #expect(lua_gethook(state.rawState) == nil)
         // With the signal no hook runs before the deadline; without, the hook is on from the start.
         #expect(try state.global("hookedBefore") == .boolean(!signals))
         #expect(try state.run("return 6 * 7") == [42])
+        #expect(try state.run("return hooked()") == [.boolean(!signals)])
+    }
+
+    /// A top-level call removes the sandbox's own hook only: a hook a
+    /// trusted script sets with debug.sethook stays for its later calls.
+    @Test func aTrustedScriptsOwnHookOutlivesItsCall() throws {
+        let state = try LuaState(profile: .trusted)
+        try state.run("lines = 0; debug.sethook(function() lines = lines + 1 end, 'l')", name: "set.lua")
+        try state.run("local a = 1\nlocal b = 2\nlocal c = 3", name: "three.lua")
+        let counted = try state.run("debug.sethook(); return lines", name: "read.lua")
+        // the three lines of three.lua, and read.lua's first
+        #expect(counted == [4])
     }
 
     /// The watchdog times a call from the first poll that sees it, which is

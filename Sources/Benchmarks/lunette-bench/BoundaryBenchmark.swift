@@ -68,10 +68,12 @@ enum BoundaryBenchmark {
     }
 
     /// Median ns per call of a function of no arguments that returns
-    /// nothing, on a sandboxed state with its limits armed (deadline,
-    /// memory and output caps), as the C baseline's trivial call.
-    static func trivialCallNanoseconds(batches: Int, batchSize: Int = 1000) throws -> Double {
-        let state = try LuaState()
+    /// nothing, as the C baseline's trivial call: by default on a
+    /// sandboxed state with its limits armed (deadline, memory and output
+    /// caps); with `.trusted`, on a state with every library and no limits,
+    /// as the peers' states are (none of them enforces a limit).
+    static func trivialCallNanoseconds(batches: Int, batchSize: Int = 1000, profile: SandboxProfile = .sandbox) throws -> Double {
+        let state = try LuaState(profile: profile)
         try state.run("trivialFunction = function() end", name: "trivial")
         guard let function = try state.globalFunction("trivialFunction") else { fatalError("trivial function missing") }
         var perCall: [Double] = []
@@ -97,22 +99,24 @@ enum BoundaryBenchmark {
 
     /// Instructions one more call costs, C's and Lunette's, as callgrind
     /// counts them (`WidgetBenchmark.perCallInstructions`): the 10-field
-    /// call (into `LuaValue`s, and read in place) and the trivial call, each
-    /// loop alone (`--only-calls`, `--only-reading-calls`,
-    /// `--only-trivial-calls` here, `--only-call` and `--only-trivial` in
+    /// call (into `LuaValue`s, and read in place) and the trivial call (on a
+    /// sandboxed state, and on a trusted one), each loop alone
+    /// (`--only-calls`, `--only-reading-calls`, `--only-trivial-calls`,
+    /// `--only-trusted-trivial-calls` here, `--only-call` and `--only-trivial` in
     /// the C baseline) at 5 and 10 batches of 1,000 calls. Lua seeds its
     /// string hashes from the time and from addresses, which moves a
     /// table-making count from seed to seed: both sizes of a difference
     /// run with one fixed clock, and each figure is a median over seeds
     /// (`WidgetBenchmark.perCallInstructions`).
     static func callInstructions(bench: String, baseline: String, repeats: Int)
-        throws -> Result<(call: Double, reading: Double, trivial: Double, cCall: Double, cTrivial: Double), WidgetBenchmark.InstructionsUnavailable> {
+        throws -> Result<(call: Double, reading: Double, trivial: Double, trustedTrivial: Double, cCall: Double, cTrivial: Double), WidgetBenchmark.InstructionsUnavailable> {
         func loop(_ flag: String) -> (small: [String], large: [String]) { ([flag, "5"], [flag, "10"]) }
         let calls = 5_000.0
-        let lunette = try WidgetBenchmark.perCallInstructions(of: bench, loops: [loop("--only-calls"), loop("--only-reading-calls"), loop("--only-trivial-calls")],
+        let lunette = try WidgetBenchmark.perCallInstructions(of: bench, loops: [loop("--only-calls"), loop("--only-reading-calls"), loop("--only-trivial-calls"),
+                                                                                loop("--only-trusted-trivial-calls")],
                                                               calls: calls, repeats: repeats)
         let c = try WidgetBenchmark.perCallInstructions(of: baseline, loops: [loop("--only-call"), loop("--only-trivial")], calls: calls, repeats: repeats)
-        return lunette.flatMap { l in c.map { c in (l[0], l[1], l[2], c[0], c[1]) } }
+        return lunette.flatMap { l in c.map { c in (l[0], l[1], l[2], l[3], c[0], c[1]) } }
     }
 
     /// Median µs for a new sandboxed state with its libraries and, when

@@ -462,6 +462,13 @@ onlyPart("--only-trivial-calls") {
     print("trivial_call_ns \(figure(ns))")
 }
 
+// --only-trusted-trivial-calls [BATCHES]: the same on a trusted state (every
+// library, no limits), for profilers.
+onlyPart("--only-trusted-trivial-calls") {
+    let ns = try BoundaryBenchmark.trivialCallNanoseconds(batches: try batchesAfter("--only-trusted-trivial-calls"), profile: .trusted)
+    print("trusted_trivial_call_ns \(figure(ns))")
+}
+
 // --only-bare-provider [CALLS]: just the widget benchmark's bare baseline
 // (its provider in one reused trusted state), by default 42,000 calls as
 // the 1,000-widget day makes, for profilers: the day's counts (--only-day,
@@ -510,7 +517,7 @@ onlyPart("--only-reading-calls") {
 func boundaryFigures() throws {
     let rounds = quick ? 1 : 5
     var cCall: [Double] = [], cFresh: [Double] = [], lCall: [Double] = [], lFresh: [Double] = [], lFreshModule: [Double] = []
-    var cTrivial: [Double] = [], lTrivial: [Double] = [], lCallReading: [Double] = []
+    var cTrivial: [Double] = [], lTrivial: [Double] = [], lTrustedTrivial: [Double] = [], lCallReading: [Double] = []
     for _ in 0..<rounds {
         let c = try runBaseline(), l = try runLunetteBoundaryRound()
         func fromC(_ name: String) throws -> Double { try figure(name, in: c, from: "lua-baseline-bench") }
@@ -521,6 +528,7 @@ func boundaryFigures() throws {
         lCall.append(try fromLunette("call_ns"))
         lCallReading.append(try fromLunette("call_reading_ns"))
         lTrivial.append(try fromLunette("trivial_call_ns"))
+        lTrustedTrivial.append(try fromLunette("trusted_trivial_call_ns"))
         lFresh.append(try fromLunette("fresh_state_us"))
         lFreshModule.append(try fromLunette("fresh_state_module_us"))
     }
@@ -528,6 +536,7 @@ func boundaryFigures() throws {
     report("10-field entry call, into [LuaValue]", "ns", baseline: cCall.min()!, lunette: lCall.min()!, goal: 1.5)
     report("10-field entry call, read in place as C", "ns", baseline: cCall.min()!, lunette: lCallReading.min()!, goal: 1.5)
     report("trivial call (no arguments, no results)", "ns", baseline: cTrivial.min()!, lunette: lTrivial.min()!, goal: 2.0)
+    print("trivial call on a trusted state (info: every library, no limits, as the peers' states): Lunette \(figure(lTrustedTrivial.min()!)) ns")
     report("fresh sandboxed state (libraries only)", "µs", baseline: cFresh.min()!, lunette: lFresh.min()!, goal: 1.1)
     print("fresh sandboxed state + a 20-function module (info; C registers none): Lunette \(figure(lFreshModule.min()!)) µs")
     let baseline = thisExecutable.deletingLastPathComponent().appendingPathComponent("lua-baseline-bench").path
@@ -538,7 +547,9 @@ func boundaryFigures() throws {
         }
         print("the calls in instructions (callgrind, one more call's cost: two sizes of each, differenced, median of \(instructionRepeats)):"
               + " \(pair("10-field into [LuaValue]", n.cCall, n.call, goal: 1.5)); \(pair("read in place", n.cCall, n.reading, goal: 1.5));"
-              + " \(pair("trivial", n.cTrivial, n.trivial, goal: 2))")
+              + " \(pair("trivial", n.cTrivial, n.trivial, goal: 2));"
+              + " trivial on a trusted state (info) C \(figure(n.cTrivial, decimals: 0)), Lunette \(figure(n.trustedTrivial, decimals: 0))"
+              + " (ratio \(figure(n.trustedTrivial / n.cTrivial, decimals: 2)))")
     case .failure(let why):
         print("the calls in instructions: not counted (\(why.reason))")
     }
@@ -553,6 +564,7 @@ onlyPart("--only-boundary-round") {
     print("call_ns \(try BoundaryBenchmark.callNanoseconds(batches: quick ? 20 : 100))")
     print("call_reading_ns \(try BoundaryBenchmark.callReadingNanoseconds(batches: quick ? 20 : 100))")
     print("trivial_call_ns \(try BoundaryBenchmark.trivialCallNanoseconds(batches: quick ? 20 : 100))")
+    print("trusted_trivial_call_ns \(try BoundaryBenchmark.trivialCallNanoseconds(batches: quick ? 20 : 100, profile: .trusted))")
     print("fresh_state_us \(try BoundaryBenchmark.freshStateMicroseconds(iterations: quick ? 200 : 2000, functions: 0))")
     print("fresh_state_module_us \(try BoundaryBenchmark.freshStateMicroseconds(iterations: quick ? 200 : 2000, functions: 20))")
 }

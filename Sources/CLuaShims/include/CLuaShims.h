@@ -33,7 +33,7 @@ typedef struct lunette_host {
 
     // The current top-level call's limits (lunette_call_begin / lunette_call_end).
     int killed;                 ///< LUNETTE_KILL_*: why the call is being ended, or 0
-    uint64_t start_ns;          ///< monotonic clock when the call began (at most a few ms early when the watchdog times it: lunette_call_start_ns)
+    uint64_t start_ns;          ///< monotonic clock when the call began (at most a few ms early unless the count hook times the call: lunette_call_start_ns)
     uint64_t deadline_ns;       ///< monotonic deadline the count hook checks; 0: none, or the watchdog's (see watchdog.c)
     int64_t instructions_left;  ///< instruction budget left; < 0: none
     size_t output_used;         ///< bytes printed or logged by the call
@@ -49,12 +49,12 @@ typedef struct lunette_host {
     volatile sig_atomic_t fired;        ///< the watchdog saw the deadline pass (or the call was cancelled)
     volatile sig_atomic_t cancelled;    ///< lunette_watch_cancel ended the call
     lua_State *volatile running;        ///< the Lua thread running the call now
-    int watch_slot;                     ///< slot in the watchdog's table, or -1
+    void *watch;                        ///< the call's slot in the watchdog's table (a lunette_watch, private to CLuaShims), or NULL
     lua_Integer seed;                   ///< math.random seed of the call
     int seed_pending;                   ///< the call seeds math.random on its first draw (both profiles)
     struct lunette_host *previous_thread_host; ///< the thread's host before this call
     int active;                         ///< a top-level call is between lunette_call_begin and lunette_call_end
-    char kill_source[256];              ///< where the script was when the call was ended (its chunk name), or ""
+    char kill_source[256];              ///< where the script was when the call was ended (its chunk name), or "": written with `killed` by lunette_kill, so stale unless `killed` came from it (a timeout, an instruction budget, the output cap)
     int kill_line;                      ///< and its line, or -1
     /// Calls of functions whose result or effect belongs to the moment
     /// (clock, random, output, host services): a run of main.lua that made
@@ -76,6 +76,14 @@ typedef struct lunette_host {
     /// below everything the host pushes (lunette_rest_handler): a top-level
     /// call made there uses it instead of pushing one of its own.
     int resting_handler;
+    /// The sandbox's count hook may be set on the state's main thread: set
+    /// by every lunette_arm_hook (also from the watchdog's signal handler);
+    /// cleared when a top-level call's start or end removes the main
+    /// thread's hook. A call asks Lua (lua_gethook, a call of its own) only
+    /// when this is set. A hook a trusted script sets with debug.sethook is
+    /// the script's: calls leave it in place (a call the host ends, by a
+    /// cancel, replaces it with the sandbox's).
+    volatile sig_atomic_t hook_armed;
 } lunette_host;
 
 /// Why a call was ended by the host. A kill cannot be caught by the script.
@@ -112,10 +120,11 @@ typedef struct lunette_limits {
 /// as lunette_pcall_at (whose check for a call being ended cannot be true
 /// just after arming, so it is not made), and disarms them; the kill reason stays in the host
 /// until the next call. Reads the precise clock only when the count hook
-/// must time the call; when the watchdog times it, none while the watchdog
-/// is awake (it takes the clock of the watchdog's last poll) and else the
-/// coarse one (see watchdog.c); none at the end: a call that succeeded
-/// needs no elapsed time (see lunette_call_elapsed).
+/// must time the call; otherwise (the watchdog times it, or it has no
+/// deadline) none while the watchdog is awake (it takes the clock of the
+/// watchdog's last poll) and else the coarse one (see watchdog.c); none at
+/// the end: a call that succeeded needs no elapsed time (see
+/// lunette_call_elapsed).
 int lunette_call_outermost(lua_State *L, const lunette_limits *limits, int handler, int nargs, int nresults);
 
 /// lunette_call_reference's answers besides a lua_pcall status.
@@ -146,7 +155,7 @@ int lunette_call_reference(lua_State *L, const lunette_limits *limits, int refer
 void lunette_rest_handler(lua_State *L);
 
 /// Monotonic nanoseconds since the last top-level call began (for the
-/// report of a call that failed). A call the watchdog watches takes its
+/// report of a call that failed). A call the count hook does not time takes its
 /// start from the clock of the watchdog's last poll (2 ms apart while calls
 /// come) or from Linux's coarse clock, so this may exceed the time it ran
 /// by a few milliseconds (more on a machine too busy to run the watchdog).
@@ -521,9 +530,19 @@ void lunette_tape_free(lunette_tape *tape);
 /// the result looks like an integer). Returns the length written.
 int lunette_format_number(lua_Number n, char *buf, size_t size);
 
+/// The calling thread's stack size once measured, else (size_t)-1 (see
+/// lunette_thread_stack_size).
+extern __thread size_t lunette_cached_stack_size;
+/// Measures the calling thread's stack and caches the answer.
+size_t lunette_measure_thread_stack(void);
 /// Size in bytes of the calling thread's stack (0 when unknown), cached per
-/// thread. Lua must run on stacks of at least 8 MiB.
-size_t lunette_thread_stack_size(void);
+/// thread. Lua must run on stacks of at least 8 MiB. Inline: every
+/// top-level call asks, and a call of its own was ≈ 12 instructions of a
+/// trivial call's ≈ 640.
+static inline size_t lunette_thread_stack_size(void) {
+    size_t size = lunette_cached_stack_size;
+    return size != (size_t)-1 ? size : lunette_measure_thread_stack();
+}
 
 // MARK: - Macro shims (Lua API macros are not visible to Swift)
 
