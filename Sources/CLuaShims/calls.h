@@ -152,6 +152,9 @@ static inline void lunette_watch_end(lunette_host *h) {
     }
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     __atomic_store_n(&lunette_thread_host, h->previous_thread_host, __ATOMIC_RELAXED);
+    // Nothing after this (the hook's removal, lunette_call_end) moves above
+    // it: past here no signal handler arms a hook for this call.
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
 }
 
 #endif

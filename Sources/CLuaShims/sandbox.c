@@ -44,7 +44,10 @@ static uint64_t lunette_coarse_now_ns(void) {
 // before; no clock read at all (one was ≈ 7% of a trivial call's time, in
 // the vDSO). Otherwise (asleep, or never started) the coarse clock.
 static inline uint64_t lunette_call_start_ns(void) {
-    if (!__atomic_load_n(&lunette_watch_sleeping, __ATOMIC_RELAXED)) {
+    // Acquire: a watchdog that woke publishes a fresh clock before it
+    // clears `sleeping` (release), so a clock read after seeing it awake
+    // is never the one from before its sleep.
+    if (!__atomic_load_n(&lunette_watch_sleeping, __ATOMIC_ACQUIRE)) {
         uint64_t polled = __atomic_load_n(&lunette_watch_clock, __ATOMIC_RELAXED);
         if (polled != 0) return polled;
     }
@@ -192,14 +195,11 @@ static void lunette_seed_random(lua_State *L, lunette_host *h) {
 
 // Removes the sandbox's count hook from the main thread at a top-level
 // call's start or end (between calls nothing arms it: the watchdog's
-// signal handler arms only an active call's). At the start the call is
-// already active, so a cancel's signal may have armed the hook for it
-// just before: it is armed again. Out of line: most calls have none to
-// remove.
+// signal handler arms only an active call's). Out of line: most calls
+// have none to remove.
 static __attribute__((noinline)) void lunette_clear_hook(lua_State *L, lunette_host *h) {
     if (lua_gethook(L) == lunette_hook) lua_sethook(L, NULL, 0, 0);
     h->hook_armed = 0;
-    if (h->active && LUNETTE_FLAG_GET(h->fired)) lunette_arm_hook(L, 1);
 }
 
 // Arms `limits` for a top-level call on `L`: resets the peak, the output
@@ -244,6 +244,10 @@ static inline void lunette_call_begin(lua_State *L, lunette_host *h, const lunet
     h->hook_always = h->sandboxed && (h->instructions_left >= 0 || h->deadline_ns != 0);
     if (h->hook_always) lunette_arm_hook(L, LUNETTE_HOOK_INTERVAL);
     else if (h->hook_armed) lunette_clear_hook(L, h);
+    // A cancel that came while the call was being armed (after `fired` was
+    // cleared above) may have found no slot to signal, or had its hook
+    // replaced just now: the call starts with the hook that ends it.
+    if (h->sandboxed && LUNETTE_FLAG_GET(h->fired)) lunette_arm_hook(L, 1);
 }
 
 // Disarms the limits after a top-level call; the kill reason stays in the

@@ -29,8 +29,9 @@
 // another began) changes nothing. The watchdog polls every 2 ms while
 // calls come, and after two periods (4 ms) without one sleeps until the
 // next. Each poll publishes the clock it read (`lunette_watch_clock`):
-// while the watchdog is awake, a watched call takes that as its start
-// instead of reading a clock itself (see lunette_call_begin).
+// while the watchdog is awake, a call the count hook does not time (a
+// watched call, or one with no deadline) takes that as its start instead
+// of reading a clock itself (see lunette_call_start_ns).
 //
 // Going to sleep is a handshake: a call stores its slot, then reads
 // `sleeping`; the watchdog stores `sleeping`, then reads the slots. One of
@@ -234,7 +235,12 @@ static void *lunette_watchdog(void *unused) {
             while (__atomic_load_n(&lunette_watch_sleeping, __ATOMIC_RELAXED) && lunette_watch_activity() == seen) {
                 pthread_cond_wait(&lunette_watch_wake, &lunette_watch_lock);
             }
-            __atomic_store_n(&lunette_watch_sleeping, 0, __ATOMIC_RELAXED);
+            // Calls take the published clock as their start while the
+            // watchdog is awake (lunette_call_start_ns): one from before
+            // the sleep would be far too early. A fresh one first, then
+            // awake (release: a call that sees this sees the clock).
+            __atomic_store_n(&lunette_watch_clock, lunette_now_ns(), __ATOMIC_RELAXED);
+            __atomic_store_n(&lunette_watch_sleeping, 0, __ATOMIC_RELEASE);
             pthread_mutex_unlock(&lunette_watch_lock);
             idle = 0;
             continue;

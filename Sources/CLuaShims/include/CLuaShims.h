@@ -81,8 +81,7 @@ typedef struct lunette_host {
     /// cleared when a top-level call's start or end removes the main
     /// thread's hook. A call asks Lua (lua_gethook, a call of its own) only
     /// when this is set. A hook a trusted script sets with debug.sethook is
-    /// the script's: calls leave it in place (a call the host ends, by a
-    /// cancel, replaces it with the sandbox's).
+    /// the script's: calls leave it in place.
     volatile sig_atomic_t hook_armed;
 } lunette_host;
 
@@ -531,8 +530,9 @@ void lunette_tape_free(lunette_tape *tape);
 int lunette_format_number(lua_Number n, char *buf, size_t size);
 
 /// The calling thread's stack size once measured, else (size_t)-1 (see
-/// lunette_thread_stack_size).
-extern __thread size_t lunette_cached_stack_size;
+/// lunette_thread_stack_size; not for Swift, which cannot read a C
+/// thread-local safely).
+extern __thread size_t lunette_cached_stack_size __attribute__((availability(swift, unavailable)));
 /// Measures the calling thread's stack and caches the answer.
 size_t lunette_measure_thread_stack(void);
 /// Size in bytes of the calling thread's stack (0 when unknown), cached per
