@@ -30,33 +30,38 @@ LUNETTE_HIDDEN void lunette_reserve_references(lua_State *L);
 /// succeed never come here.
 LUNETTE_HIDDEN void lunette_note_call_failure(lua_State *L, lunette_host *h, int status);
 
-/// The protected call itself, with the message handler at absolute index
-/// `handler` (below the function): script mode arms the cap, host mode
-/// (lunette_host_pcall) does not. Inline: a top-level call runs it between
-/// arming and disarming its limits with no call in between.
+/// A script-mode protected call with the message handler at absolute
+/// index `handler` (below the function): the memory cap applies (in_host
+/// 0), and running out of memory ends the call. The running thread is the
+/// caller's to set: a top-level call's start makes it `L` and its end
+/// clears it, with nothing in between.
 __attribute__((always_inline))
-static inline int lunette_pcall_with(lua_State *L, lunette_host *h, int nargs, int nresults, int host_mode, int handler) {
-    int saved = h->in_host;
-    lua_State *running = h->running;
-    h->in_host = host_mode ? saved + 1 : 0;
-    if (!host_mode) h->running = L;
-    int status = lua_pcall(L, nargs, nresults, handler);
-    h->running = running;
-    h->in_host = saved;
-    if (status != LUA_OK && !host_mode) lunette_note_call_failure(L, h, status);
-    return status;
-}
-
-/// lunette_pcall_with for a top-level call, between lunette_call_begin
-/// (which makes `L` the running thread) and lunette_call_end (which clears
-/// it): script mode, and the running thread left alone.
-__attribute__((always_inline))
-static inline int lunette_pcall_top(lua_State *L, lunette_host *h, int nargs, int nresults, int handler) {
+static inline int lunette_pcall_script(lua_State *L, lunette_host *h, int nargs, int nresults, int handler) {
     int saved = h->in_host;
     h->in_host = 0;
     int status = lua_pcall(L, nargs, nresults, handler);
     h->in_host = saved;
     if (status != LUA_OK) lunette_note_call_failure(L, h, status);
+    return status;
+}
+
+/// The protected call of every other caller: script mode (a nested call,
+/// which makes `L` the running thread for its length), or host mode
+/// (lunette_host_pcall: in_host counted up, so no cap applies, and nothing
+/// charged to the script).
+__attribute__((always_inline))
+static inline int lunette_pcall_with(lua_State *L, lunette_host *h, int nargs, int nresults, int host_mode, int handler) {
+    if (!host_mode) {
+        lua_State *running = h->running;
+        h->running = L;
+        int status = lunette_pcall_script(L, h, nargs, nresults, handler);
+        h->running = running;
+        return status;
+    }
+    int saved = h->in_host;
+    h->in_host = saved + 1;
+    int status = lua_pcall(L, nargs, nresults, handler);
+    h->in_host = saved;
     return status;
 }
 

@@ -273,7 +273,7 @@ static inline void lunette_call_end(lua_State *L, lunette_host *h) {
 __attribute__((always_inline))
 static inline int lunette_call_armed(lua_State *L, lunette_host *h, const lunette_limits *limits, int handler, int nargs, int nresults) {
     lunette_call_begin(L, h, limits);
-    int status = lunette_pcall_top(L, h, nargs, nresults, handler);
+    int status = lunette_pcall_script(L, h, nargs, nresults, handler);
     lunette_call_end(L, h);
     return status;
 }

@@ -437,8 +437,7 @@ public final class LuaState {
     /// `armOwnLimits`' work, out of line: the call's own frame stays small.
     @inline(never)
     private func makeLimitsOptions() {
-        limitsSource = options
-        limits = options.cLimits
+        armLimits(options)
         limitsAreOptions = true
     }
 
