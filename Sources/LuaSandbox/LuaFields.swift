@@ -123,7 +123,7 @@ public struct LuaFields: @unchecked Sendable, Hashable {
     /// `initialize` makes in place (all of them: it must not throw or stop
     /// early). No intermediate array: what the value reader builds with.
     @inline(__always)
-    init(sortedCount count: Int, initialize: (UnsafeMutablePointer<Entry>) -> Void) {
+    package init(sortedCount count: Int, initialize: (UnsafeMutablePointer<Entry>) -> Void) {
         guard count > 0 else {
             storage = nil
             return

@@ -339,16 +339,87 @@ func countAfter(_ flag: String, _ name: String, otherwise: Int) throws -> Int {
 /// 10 warming batches; 20 when none is given.
 func batchesAfter(_ flag: String) throws -> Int { try countAfter(flag, "BATCHES", otherwise: 20) }
 
+/// An error as one line: the bench's own (NSErrors of its domain) by
+/// their message, others as they describe themselves.
+func message(of error: Error) -> String {
+    let ns = error as NSError
+    return ns.domain == "lunette-bench" ? ns.localizedDescription : "\(error)"
+}
+
 /// With `flag` among the arguments, runs `part` alone and exits: 0 when
 /// it finished, 1 (the error on standard error) when it threw.
 func onlyPart(_ flag: String, _ part: () throws -> Void) {
     guard CommandLine.arguments.contains(flag) else { return }
     do { try part() } catch {
-        FileHandle.standardError.write(Data("lunette-bench: \(error)\n".utf8))
+        FileHandle.standardError.write(Data("lunette-bench: \(message(of: error))\n".utf8))
         exit(1)
     }
     exit(0)
 }
+
+/// What `--help` prints; also the list of arguments the bench takes.
+let usage = """
+    Usage: lunette-bench [--quick] [PART]
+    Lunette's figures, each beside a baseline measured in the same run (the
+    bare C host lua-baseline-bench, raw sqlite3, a trusted state). Run it
+    through scripts/bench, which builds all three programs in release mode.
+    With no PART every part runs (about 5 minutes on 2 cores); --quick runs
+    one round of each, for a first look, not for figures.
+
+    Parts:
+      --only-boundary        the Lua boundary against the bare C host
+      --only-sandbox         a sandboxed state against a trusted one
+      --only-store           the store against the raw sqlite3 C API
+      --only-widgets         widget calls against the bare provider
+      --only-scaling         10 to 10,000 widgets for a day
+      --only-plugin-scaling  10 to 1,000 plugins under process isolation
+      --only-memory          resident memory per loaded bundle
+      --only-cli             whole processes: lunette --version, timeline
+      --only-workers         process isolation's figures
+      --only-dev             the dev loop's figures
+      --only-machine         the machine probe (front end, fresh pages)
+      --only-worker-restarts [N] [forked|spawned]
+                             a call with no idle worker, medians of N
+
+    Loops for profilers (callgrind, perf), each printing name-value lines:
+      --only-calls [BATCHES]                the 10-field call into [LuaValue]
+      --only-reading-calls [BATCHES]        the same, read in place
+      --only-value-making [BATCHES]         its [LuaValue] made by Swift alone
+      --only-trivial-calls [BATCHES]        the trivial call, sandboxed
+      --only-trusted-trivial-calls [BATCHES] the same on a trusted state
+      --only-boundary-round                 one round of the boundary's Lunette side
+      --only-fresh-states                   fresh sandboxed states
+      --only-day [WIDGETS]                  one simulated day (default 1,000 widgets)
+      --only-bare-provider [CALLS]          the widget figures' bare baseline
+      --only-bare-provider-calls, --only-services-calls
+                                            the widget figures' two baselines
+      --only-bundle-calls                   provider calls in a bundle's worker
+      --only-store-calls, --only-store-raw-calls
+                                            the store's sets and gets, and raw
+      --only-plugin-rotation N [CALLS] [--workers]
+                                            timeline calls going round N plugins
+    BATCHES are of 1,000 calls (default 20), after 10 warming batches.
+    The figures' meaning and history: docs/performance.md, docs/ARCHITECTURE.md.
+    """
+
+/// Prints `usage` for --help; refuses an argument the bench does not take
+/// (a mistyped part would otherwise run every part).
+func checkArguments() {
+    let arguments = CommandLine.arguments.dropFirst()
+    if arguments.contains("--help") || arguments.contains("-h") {
+        print(usage)
+        exit(0)
+    }
+    let flags = Set(usage.split(whereSeparator: { " ,[]\n".contains($0) }).filter { $0.hasPrefix("--") }.map(String.init))
+    for argument in arguments {
+        let known = argument.hasPrefix("-") ? flags.contains(argument) : Int(argument) != nil || argument == "forked" || argument == "spawned"
+        if !known {
+            FileHandle.standardError.write(Data("lunette-bench: unknown argument '\(argument)' (lunette-bench --help lists them)\n".utf8))
+            exit(2)
+        }
+    }
+}
+checkArguments()
 
 // --only-dev: just the dev loop's figures.
 onlyPart("--only-dev") { try devFigures() }
@@ -516,6 +587,12 @@ onlyPart("--only-calls") {
     print("call_ns \(figure(ns))")
 }
 
+// --only-value-making: the call's [LuaValue] made and dropped by Swift alone, for profilers.
+onlyPart("--only-value-making") {
+    let ns = try BoundaryBenchmark.valueNanoseconds(batches: try batchesAfter("--only-value-making"))
+    print("value_ns \(figure(ns))")
+}
+
 // --only-reading-calls: the same call, its result read in place, for profilers.
 onlyPart("--only-reading-calls") {
     let ns = try BoundaryBenchmark.callReadingNanoseconds(batches: try batchesAfter("--only-reading-calls"))
@@ -532,7 +609,7 @@ onlyPart("--only-reading-calls") {
 func boundaryFigures() throws {
     let rounds = quick ? 1 : 5
     var cCall: [Double] = [], cFresh: [Double] = [], lCall: [Double] = [], lFresh: [Double] = [], lFreshModule: [Double] = []
-    var cTrivial: [Double] = [], lTrivial: [Double] = [], lTrustedTrivial: [Double] = [], lCallReading: [Double] = []
+    var cTrivial: [Double] = [], lTrivial: [Double] = [], lTrustedTrivial: [Double] = [], lCallReading: [Double] = [], lValue: [Double] = []
     for _ in 0..<rounds {
         let c = try runBaseline(), l = try runLunetteBoundaryRound()
         func fromC(_ name: String) throws -> Double { try figure(name, in: c, from: "lua-baseline-bench") }
@@ -542,6 +619,7 @@ func boundaryFigures() throws {
         cFresh.append(try fromC("fresh_state_us"))
         lCall.append(try fromLunette("call_ns"))
         lCallReading.append(try fromLunette("call_reading_ns"))
+        lValue.append(try fromLunette("value_ns"))
         lTrivial.append(try fromLunette("trivial_call_ns"))
         lTrustedTrivial.append(try fromLunette("trusted_trivial_call_ns"))
         lFresh.append(try fromLunette("fresh_state_us"))
@@ -550,6 +628,12 @@ func boundaryFigures() throws {
     print("Lua boundary (best of \(rounds) round(s), each a median, each round a process of its own; lower is better; Lunette on a sandboxed state, limits armed)")
     report("10-field entry call, into [LuaValue]", "ns", baseline: cCall.min()!, lunette: lCall.min()!, goal: 1.5)
     report("10-field entry call, read in place as C", "ns", baseline: cCall.min()!, lunette: lCallReading.min()!, goal: 1.5)
+    // What the value costs by itself, beside the room the goal leaves it.
+    let c = cCall.min()!, value = lValue.min()!
+    print("the [LuaValue] alone, made and dropped by Swift the least way (its 3 heap objects, the 10 entries copied as bytes; no Lua, no read):"
+          + " \(figure(value)) ns, \(figure(value / c, decimals: 2)) of C's whole call; under 1.5× C that leaves the call and its read beneath the value"
+          + " \(figure(1.5 * c - value)) ns (\(figure(1.5 - value / c, decimals: 2))× C), where the read in place, which makes no value, takes"
+          + " \(figure(lCallReading.min()!)) ns (\(figure(lCallReading.min()! / c, decimals: 2))×)")
     report("trivial call (no arguments, no results)", "ns", baseline: cTrivial.min()!, lunette: lTrivial.min()!, goal: 2.0)
     report("trivial call, trusted, no limits (info)", "ns", baseline: cTrivial.min()!, lunette: lTrustedTrivial.min()!, goal: nil)
     report("fresh sandboxed state (libraries only)", "µs", baseline: cFresh.min()!, lunette: lFresh.min()!, goal: 1.1)
@@ -577,6 +661,7 @@ onlyPart("--only-boundary") { try boundaryFigures() }
 onlyPart("--only-boundary-round") {
     print("call_ns \(try BoundaryBenchmark.callNanoseconds(batches: quick ? 20 : 100))")
     print("call_reading_ns \(try BoundaryBenchmark.callReadingNanoseconds(batches: quick ? 20 : 100))")
+    print("value_ns \(try BoundaryBenchmark.valueNanoseconds(batches: quick ? 20 : 100))")
     print("trivial_call_ns \(try BoundaryBenchmark.trivialCallNanoseconds(batches: quick ? 20 : 100))")
     print("trusted_trivial_call_ns \(try BoundaryBenchmark.trivialCallNanoseconds(batches: quick ? 20 : 100, profile: .trusted))")
     print("fresh_state_us \(try BoundaryBenchmark.freshStateMicroseconds(iterations: quick ? 200 : 2000, functions: 0))")
@@ -595,6 +680,6 @@ do {
     try devFigures()
     try workerFigures()
 } catch {
-    FileHandle.standardError.write(Data("lunette-bench: \(error)\n".utf8))
+    FileHandle.standardError.write(Data("lunette-bench: \(message(of: error))\n".utf8))
     exit(1)
 }
