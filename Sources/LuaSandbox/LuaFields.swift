@@ -20,9 +20,10 @@ public struct LuaFields: @unchecked Sendable, Hashable {
             self.value = value
         }
 
-        /// False when destroying the entry releases nothing.
+        /// False when destroying the entry releases nothing (`package`:
+        /// the bench's least-way maker copies such entries as bytes).
         @inline(__always)
-        var holdsReference: Bool { key.holdsReference || value.holdsReference }
+        package var holdsReference: Bool { key.holdsReference || value.holdsReference }
     }
 
     /// The entries' one allocation: their count and capacity, then the

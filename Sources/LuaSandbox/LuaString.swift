@@ -49,7 +49,7 @@ public struct LuaString: Sendable {
 
     /// The C value walk packs strings of up to this many bytes the same way
     /// (`lunette_slot.str_words`): one constant for both.
-    static let inlineCapacity = Int(LUNETTE_SHORT_STRING)
+    package static let inlineCapacity = Int(LUNETTE_SHORT_STRING)
 
     /// The empty string.
     static let empty = LuaString(storage: .inline(0, 0, 0))

@@ -357,64 +357,107 @@ func onlyPart(_ flag: String, _ part: () throws -> Void) {
     exit(0)
 }
 
-/// What `--help` prints; also the list of arguments the bench takes.
-let usage = """
-    Usage: lunette-bench [--quick] [PART]
-    Lunette's figures, each beside a baseline measured in the same run (the
-    bare C host lua-baseline-bench, raw sqlite3, a trusted state). Run it
-    through scripts/bench, which builds all three programs in release mode.
-    With no PART every part runs (about 5 minutes on 2 cores); --quick runs
-    one round of each, for a first look, not for figures.
+/// One flag the bench takes: what may follow it and what it runs. The
+/// help text and the check of the arguments are both made from these.
+struct BenchFlag {
+    let flag: String
+    /// As the help shows them, e.g. "[BATCHES]".
+    let operands: String
+    let about: String
+    /// How many numbers may follow the flag.
+    var numbers = 0
+    /// The words that may follow it besides numbers, anywhere after it.
+    var words: [String] = []
+}
 
-    Parts:
-      --only-boundary        the Lua boundary against the bare C host
-      --only-sandbox         a sandboxed state against a trusted one
-      --only-store           the store against the raw sqlite3 C API
-      --only-widgets         widget calls against the bare provider
-      --only-scaling         10 to 10,000 widgets for a day
-      --only-plugin-scaling  10 to 1,000 plugins under process isolation
-      --only-memory          resident memory per loaded bundle
-      --only-cli             whole processes: lunette --version, timeline
-      --only-workers         process isolation's figures
-      --only-dev             the dev loop's figures
-      --only-machine         the machine probe (front end, fresh pages)
-      --only-worker-restarts [N] [forked|spawned]
-                             a call with no idle worker, medians of N
+let benchParts = [
+    BenchFlag(flag: "--only-boundary", operands: "", about: "the Lua boundary against the bare C host"),
+    BenchFlag(flag: "--only-sandbox", operands: "", about: "a sandboxed state against a trusted one"),
+    BenchFlag(flag: "--only-store", operands: "", about: "the store against the raw sqlite3 C API"),
+    BenchFlag(flag: "--only-widgets", operands: "", about: "widget calls against the bare provider"),
+    BenchFlag(flag: "--only-scaling", operands: "", about: "10 to 10,000 widgets for a day"),
+    BenchFlag(flag: "--only-plugin-scaling", operands: "", about: "10 to 1,000 plugins under process isolation"),
+    BenchFlag(flag: "--only-memory", operands: "", about: "resident memory per loaded bundle"),
+    BenchFlag(flag: "--only-cli", operands: "", about: "whole processes: lunette's start, and a timeline"),
+    BenchFlag(flag: "--only-workers", operands: "", about: "process isolation's figures"),
+    BenchFlag(flag: "--only-dev", operands: "", about: "the dev loop's figures"),
+    BenchFlag(flag: "--only-machine", operands: "", about: "the machine probe (front end, fresh pages)"),
+    BenchFlag(flag: "--only-worker-restarts", operands: "[N] [forked|spawned]",
+              about: "a call with no idle worker kept: best of 3 medians of N (default 21), both ways or one", numbers: 1, words: ["forked", "spawned"]),
+    BenchFlag(flag: "--only-boundary-round", operands: "", about: "one round of the boundary's Lunette side (what --only-boundary runs in a process a round)"),
+]
 
-    Loops for profilers (callgrind, perf), each printing name-value lines:
-      --only-calls [BATCHES]                the 10-field call into [LuaValue]
-      --only-reading-calls [BATCHES]        the same, read in place
-      --only-value-making [BATCHES]         its [LuaValue] made by Swift alone
-      --only-trivial-calls [BATCHES]        the trivial call, sandboxed
-      --only-trusted-trivial-calls [BATCHES] the same on a trusted state
-      --only-boundary-round                 one round of the boundary's Lunette side
-      --only-fresh-states                   fresh sandboxed states
-      --only-day [WIDGETS]                  one simulated day (default 1,000 widgets)
-      --only-bare-provider [CALLS]          the widget figures' bare baseline
-      --only-bare-provider-calls, --only-services-calls
-                                            the widget figures' two baselines
-      --only-bundle-calls                   provider calls in a bundle's worker
-      --only-store-calls, --only-store-raw-calls
-                                            the store's sets and gets, and raw
-      --only-plugin-rotation N [CALLS] [--workers]
-                                            timeline calls going round N plugins
-    BATCHES are of 1,000 calls (default 20), after 10 warming batches.
-    The figures' meaning and history: docs/performance.md, docs/ARCHITECTURE.md.
-    """
+let profilerLoops = [
+    BenchFlag(flag: "--only-calls", operands: "[BATCHES]", about: "the 10-field call into [LuaValue]", numbers: 1),
+    BenchFlag(flag: "--only-reading-calls", operands: "[BATCHES]", about: "the same call, its result read in place", numbers: 1),
+    BenchFlag(flag: "--only-value-making", operands: "[BATCHES]", about: "that call's [LuaValue] made and dropped by Swift alone", numbers: 1),
+    BenchFlag(flag: "--only-trivial-calls", operands: "[BATCHES]", about: "the trivial call, sandboxed", numbers: 1),
+    BenchFlag(flag: "--only-trusted-trivial-calls", operands: "[BATCHES]", about: "the trivial call on a trusted state", numbers: 1),
+    BenchFlag(flag: "--only-fresh-states", operands: "", about: "fresh sandboxed states"),
+    BenchFlag(flag: "--only-day", operands: "[WIDGETS]", about: "one simulated day (default 1,000 widgets)", numbers: 1),
+    BenchFlag(flag: "--only-bare-provider", operands: "[CALLS]", about: "the widget figures' bare provider (default 42,000 calls, the 1,000-widget day's)", numbers: 1),
+    BenchFlag(flag: "--only-bare-provider-calls", operands: "", about: "the bare provider, 20,000 calls, as calls a second"),
+    BenchFlag(flag: "--only-services-calls", operands: "", about: "the provider calling the host's clock and store, 20,000 calls"),
+    BenchFlag(flag: "--only-bundle-calls", operands: "", about: "provider calls in a bundle's worker"),
+    BenchFlag(flag: "--only-store-calls", operands: "", about: "the store's sets and gets from Lua"),
+    BenchFlag(flag: "--only-store-raw-calls", operands: "", about: "the same through the raw sqlite3 C API"),
+    BenchFlag(flag: "--only-plugin-rotation", operands: "[N] [CALLS] [--workers]",
+              about: "timeline calls going round N plugins (default 100; 20,000 calls), in process or in workers", numbers: 2, words: ["--workers"]),
+]
 
-/// Prints `usage` for --help; refuses an argument the bench does not take
-/// (a mistyped part would otherwise run every part).
+/// What `--help` prints.
+func usage() -> String {
+    func lines(_ flags: [BenchFlag]) -> String {
+        flags.map { option in
+            let head = "  " + option.flag + (option.operands.isEmpty ? "" : " " + option.operands)
+            return head.count < 34 ? head.padding(toLength: 34, withPad: " ", startingAt: 0) + option.about
+                                   : head + "\n" + String(repeating: " ", count: 34) + option.about
+        }.joined(separator: "\n")
+    }
+    return """
+        Usage: lunette-bench [--quick] [PART]
+        Lunette's figures, each beside a baseline measured in the same run: the
+        bare C host (the program lua-baseline-bench), the raw sqlite3 C API, a
+        trusted state. Run it through scripts/bench, which builds lunette-bench,
+        lua-baseline-bench and lunette in release mode. With no PART every part
+        runs (about 5 minutes on 2 cores); --quick runs one round of each, for
+        a first look, not for figures. -h, --help: this text.
+
+        Parts:
+        \(lines(benchParts))
+
+        Loops for profilers (callgrind, perf, scripts/profile), each printing
+        name-value lines:
+        \(lines(profilerLoops))
+        BATCHES are of 1,000 calls (default 20), after 10 warming batches.
+        The figures' meaning and history: docs/performance.md, docs/ARCHITECTURE.md.
+        """
+}
+
+/// Prints the usage for --help; refuses an argument the bench does not
+/// take (a mistyped part would otherwise run every part), and operands
+/// where no flag before them takes them.
 func checkArguments() {
-    let arguments = CommandLine.arguments.dropFirst()
+    let arguments = Array(CommandLine.arguments.dropFirst())
     if arguments.contains("--help") || arguments.contains("-h") {
-        print(usage)
+        print(usage())
         exit(0)
     }
-    let flags = Set(usage.split(whereSeparator: { " ,[]\n".contains($0) }).filter { $0.hasPrefix("--") }.map(String.init))
+    let flags = Dictionary(uniqueKeysWithValues: (benchParts + profilerLoops).map { ($0.flag, $0) })
+    var current: BenchFlag? = nil
+    var numbersLeft = 0
     for argument in arguments {
-        let known = argument.hasPrefix("-") ? flags.contains(argument) : Int(argument) != nil || argument == "forked" || argument == "spawned"
-        if !known {
-            FileHandle.standardError.write(Data("lunette-bench: unknown argument '\(argument)' (lunette-bench --help lists them)\n".utf8))
+        if argument == "--quick" { continue }
+        if let flag = flags[argument] {
+            current = flag
+            numbersLeft = flag.numbers
+        } else if let flag = current, flag.words.contains(argument) {
+            continue
+        } else if numbersLeft > 0, Int(argument) != nil {
+            numbersLeft -= 1
+        } else {
+            let why = current.map { " after \($0.flag)" } ?? ""
+            FileHandle.standardError.write(Data("lunette-bench: unexpected argument '\(argument)'\(why) (lunette-bench --help lists what it takes)\n".utf8))
             exit(2)
         }
     }
@@ -628,12 +671,12 @@ func boundaryFigures() throws {
     print("Lua boundary (best of \(rounds) round(s), each a median, each round a process of its own; lower is better; Lunette on a sandboxed state, limits armed)")
     report("10-field entry call, into [LuaValue]", "ns", baseline: cCall.min()!, lunette: lCall.min()!, goal: 1.5)
     report("10-field entry call, read in place as C", "ns", baseline: cCall.min()!, lunette: lCallReading.min()!, goal: 1.5)
-    // What the value costs by itself, beside the room the goal leaves it.
-    let c = cCall.min()!, value = lValue.min()!
+    // What the value costs by itself, and what the call does beneath it
+    // (the call's best round less the value's), beside what 1.5× C leaves.
+    let c = cCall.min()!, value = lValue.min()!, beneath = lCall.min()! - value
     print("the [LuaValue] alone, made and dropped by Swift the least way (its 3 heap objects, the 10 entries copied as bytes; no Lua, no read):"
-          + " \(figure(value)) ns, \(figure(value / c, decimals: 2)) of C's whole call; under 1.5× C that leaves the call and its read beneath the value"
-          + " \(figure(1.5 * c - value)) ns (\(figure(1.5 - value / c, decimals: 2))× C), where the read in place, which makes no value, takes"
-          + " \(figure(lCallReading.min()!)) ns (\(figure(lCallReading.min()! / c, decimals: 2))×)")
+          + " \(figure(value)) ns, \(figure(value / c, decimals: 2))× C; the call and its read beneath it: \(figure(beneath)) ns"
+          + " (\(figure(beneath / c, decimals: 2))× C), where 1.5× C would leave them \(figure(1.5 * c - value)) ns (\(figure(1.5 - value / c, decimals: 2))× C)")
     report("trivial call (no arguments, no results)", "ns", baseline: cTrivial.min()!, lunette: lTrivial.min()!, goal: 2.0)
     report("trivial call, trusted, no limits (info)", "ns", baseline: cTrivial.min()!, lunette: lTrustedTrivial.min()!, goal: nil)
     report("fresh sandboxed state (libraries only)", "µs", baseline: cFresh.min()!, lunette: lFresh.min()!, goal: 1.1)
