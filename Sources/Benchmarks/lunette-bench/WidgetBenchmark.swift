@@ -48,6 +48,9 @@ enum WidgetBenchmark {
         /// runs then); nil when getrusage failed.
         var minorFaults: Int?
         var callsPerSecond: Double { Double(providerCalls) / wallSeconds }
+        var microsecondsPerCall: Double { wallSeconds / Double(providerCalls) * 1e6 }
+        /// Fresh pages a provider call; nil when getrusage failed.
+        var faultsPerCall: Double? { minorFaults.map { Double($0) / Double(providerCalls) } }
     }
 
     /// The process's minor page faults so far (getrusage); nil when it fails.

@@ -155,8 +155,8 @@ func widgetFigures() throws {
         // The machine's side, in the same round (the processor's speed
         // moves from minute to minute on this shared machine).
         if let frontEnd = MachineProbe.frontEnd() { frontEnds.append(frontEnd) }
-        if let dayFaulted = day.minorFaults, let bareFaulted, let page = MachineProbe.freshPageMicroseconds() {
-            dayFaults.append(Double(dayFaulted) / Double(day.providerCalls))
+        if let dayFaulted = day.faultsPerCall, let bareFaulted, let page = MachineProbe.freshPageMicroseconds() {
+            dayFaults.append(dayFaulted)
             bareFaults.append(Double(bareFaulted) / 20_000)
             pages.append(page)
         }
@@ -258,8 +258,7 @@ func scalingFigures() throws {
     var perCall: [(widgets: Int, us: Double, faults: Double?)] = []
     for n in sizes {
         let day = try WidgetBenchmark.simulateDay(bundlePath: bundle, instances: n)
-        let us = day.wallSeconds / Double(day.providerCalls) * 1e6
-        let faults = day.minorFaults.map { Double($0) / Double(day.providerCalls) }
+        let us = day.microsecondsPerCall, faults = day.faultsPerCall
         perCall.append((n, us, faults))
         print("\(n) widgets: \(day.providerCalls) provider calls in \(figure(day.wallSeconds, decimals: 2)) s wall, \(figure(day.callsPerSecond, decimals: 0)) calls/s, \(figure(us)) µs a call"
               + (faults.map { ", \(figure($0, decimals: 3)) fresh pages a call" } ?? ""))
@@ -349,6 +348,8 @@ func message(of error: Error) -> String {
 /// With `flag` among the arguments, runs `part` alone and exits: 0 when
 /// it finished, 1 (the error on standard error) when it threw.
 func onlyPart(_ flag: String, _ part: () throws -> Void) {
+    // fatalError, not precondition: its message survives -O.
+    if benchFlags[flag] == nil { fatalError("\(flag) is not in benchParts or profilerLoops: --help would not list it, and the argument check would refuse it") }
     guard CommandLine.arguments.contains(flag) else { return }
     do { try part() } catch {
         FileHandle.standardError.write(Data("lunette-bench: \(message(of: error))\n".utf8))
@@ -405,6 +406,10 @@ let profilerLoops = [
               about: "timeline calls going round N plugins (default 100; 20,000 calls), in process or in workers", numbers: 2, words: ["--workers"]),
 ]
 
+/// Every flag of the two lists, by name: what `onlyPart` and the check of
+/// the arguments look up.
+let benchFlags = Dictionary(uniqueKeysWithValues: (benchParts + profilerLoops).map { ($0.flag, $0) })
+
 /// What `--help` prints.
 func usage() -> String {
     func lines(_ flags: [BenchFlag]) -> String {
@@ -443,12 +448,11 @@ func checkArguments() {
         print(usage())
         exit(0)
     }
-    let flags = Dictionary(uniqueKeysWithValues: (benchParts + profilerLoops).map { ($0.flag, $0) })
     var current: BenchFlag? = nil
     var numbersLeft = 0
     for argument in arguments {
         if argument == "--quick" { continue }
-        if let flag = flags[argument] {
+        if let flag = benchFlags[argument] {
             current = flag
             numbersLeft = flag.numbers
         } else if let flag = current, flag.words.contains(argument) {
@@ -709,6 +713,12 @@ onlyPart("--only-boundary-round") {
     print("trusted_trivial_call_ns \(try BoundaryBenchmark.trivialCallNanoseconds(batches: quick ? 20 : 100, profile: .trusted))")
     print("fresh_state_us \(try BoundaryBenchmark.freshStateMicroseconds(iterations: quick ? 200 : 2000, functions: 0))")
     print("fresh_state_module_us \(try BoundaryBenchmark.freshStateMicroseconds(iterations: quick ? 200 : 2000, functions: 20))")
+}
+
+// Each listed part ran above and exited: a listed flag that comes here
+// runs no part, and would run them all.
+if let flag = CommandLine.arguments.dropFirst().first(where: { benchFlags[$0] != nil }) {
+    fatalError("\(flag) is listed in benchParts or profilerLoops but no onlyPart runs it")
 }
 
 do {
