@@ -280,19 +280,24 @@ struct TapeDecoder {
 
     func value(at index: Int) -> LuaValue {
         let slot = slots + index
-        // Raw type codes: this runs once per value on the hot path.
-        switch slot.pointee.type {
-        case LuaType.boolean.rawValue:
-            return .boolean(slot.pointee.integer != 0)
-        case LuaType.number.rawValue:
+        // Raw type codes: this runs once per value on the hot path. A chain
+        // of tests, most common first, each through lunette_opaque_int so
+        // that they are not merged into a jump table: its one indirect jump
+        // mispredicted as the type changed from field to field.
+        let type = slot.pointee.type
+        if type == LuaType.number.rawValue {
             return slot.pointee.is_integer != 0 ? .integer(slot.pointee.integer) : .number(slot.pointee.number)
-        case LuaType.string.rawValue:
-            return .string(string(slot.pointee.str, slot.pointee.len, packed: slot.pointee.str_words))
-        case LuaType.table.rawValue:
-            return .table(table(slot))
-        default:
-            return .nil
         }
+        if lunette_opaque_int(type) == LuaType.string.rawValue {
+            return .string(string(slot.pointee.str, slot.pointee.len, packed: slot.pointee.str_words))
+        }
+        if lunette_opaque_int(type) == LuaType.boolean.rawValue {
+            return .boolean(slot.pointee.integer != 0)
+        }
+        if lunette_opaque_int(type) == LuaType.table.rawValue {
+            return .table(table(slot))
+        }
+        return .nil
     }
 
     /// A string of the tape: from the words C packed it into when it is

@@ -33,45 +33,58 @@ enum BoundaryBenchmark {
     }
 
     /// Median ns to make and drop, in Swift alone, the `[LuaValue]` the
-    /// 10-field call returns, the least way it can be made: its three heap
-    /// objects (the results array, the table's fields, the one string
-    /// longer than `LuaString`'s inline 16 bytes), the string's bytes and
-    /// the ten entries copied in, with no Lua call, no read and no check.
-    /// The bench prints it beside the call, and what the call does beneath
-    /// the value (the call's time less this).
+    /// 10-field call returns, the least way it can be made: its heap
+    /// objects (`valueHeapObjects`: the results array, the table's fields,
+    /// and each string longer than `LuaString`'s inline capacity, made
+    /// anew), every other entry copied in as bytes, with no Lua call, no
+    /// read and no check. The bench prints it beside the call, and what
+    /// the call does beneath the value (the call's time less this).
     static func valueNanoseconds(batches: Int, batchSize: Int = 1000) throws -> Double {
-        let state = try LuaState()
-        // makeEntry copies every entry but the url's as bytes: that is
-        // sound only while no other entry holds a reference (a string over
-        // the inline capacity, a table), which this checks.
-        guard let template = try state.call(try functionRef(state))[0].tableValue, template.array.isEmpty,
-              let urlIndex = template.fields.firstIndex(where: { $0.key == "url" }),
-              case .string(let url) = template.fields[urlIndex].value, url.count > LuaString.inlineCapacity,
-              template.fields.indices.allSatisfy({ $0 == urlIndex || !template.fields[$0].holdsReference }) else {
-            fatalError("the entry's shape changed: valueNanoseconds copies all of it but the url as bytes")
-        }
+        let (template, long) = try valueTemplate()
         let entries = Array(template.fields)
-        let urlBytes = url.bytes
         return try entries.withUnsafeBufferPointer { entries in
             try entryCallNanoseconds(batches: batches, batchSize: batchSize) {
-                Double(makeEntry(entries, urlIndex: urlIndex, urlBytes)[0].tableValue?.count ?? 0)
+                Double(makeEntry(entries, long)[0].tableValue?.count ?? 0)
             }
         }
     }
 
+    /// The heap objects of the call's `[LuaValue]`: the results array, the
+    /// fields' storage, and each string value over the inline capacity.
+    static func valueHeapObjects() throws -> Int {
+        try 2 + valueTemplate().long.count
+    }
+
+    /// The call's result, and its string values over `LuaString`'s inline
+    /// capacity by position. makeEntry copies every other entry as bytes:
+    /// sound only while those hold no reference (no long key, no table),
+    /// which this checks, stopping the bench if the entry's shape changes.
+    private static func valueTemplate() throws -> (table: LuaTable, long: [(index: Int, bytes: [UInt8])]) {
+        let state = try LuaState()
+        guard let template = try state.call(try functionRef(state))[0].tableValue, template.array.isEmpty, !template.fields.isEmpty else {
+            fatalError("the entry's shape changed: valueNanoseconds expects a table of fields")
+        }
+        var long: [(index: Int, bytes: [UInt8])] = []
+        for (index, entry) in template.fields.enumerated() where entry.holdsReference {
+            guard entry.key.count <= LuaString.inlineCapacity, case .string(let value) = entry.value else {
+                fatalError("the entry's shape changed: valueNanoseconds makes anew only string values over the inline capacity")
+            }
+            long.append((index, value.bytes))
+        }
+        return (template, long)
+    }
+
     /// The entry as the call returns it, made anew: the entries copied as
-    /// bytes (only the url's holds a reference, and it is made fresh), out
-    /// of line as the call is, so that no allocation is promoted to the
-    /// stack.
+    /// bytes, each long string's made fresh over its copy (never owned),
+    /// out of line as the call is, so that no allocation is promoted to
+    /// the stack.
     @inline(never)
-    private static func makeEntry(_ entries: UnsafeBufferPointer<LuaFields.Entry>, urlIndex: Int, _ urlBytes: [UInt8]) -> [LuaValue] {
-        let url = LuaString(bytes: urlBytes)
+    private static func makeEntry(_ entries: UnsafeBufferPointer<LuaFields.Entry>, _ long: [(index: Int, bytes: [UInt8])]) -> [LuaValue] {
         let fields = LuaFields(sortedCount: entries.count) { target in
-            // Byte copies: but for the url's, the entries hold no reference
-            // (short strings, numbers, booleans), and the url's is
-            // overwritten without a release, its copy never owned.
             UnsafeMutableRawPointer(target).copyMemory(from: entries.baseAddress!, byteCount: entries.count * MemoryLayout<LuaFields.Entry>.stride)
-            (target + urlIndex).initialize(to: LuaFields.Entry(key: entries[urlIndex].key, value: .string(url)))
+            for string in long {
+                (target + string.index).initialize(to: LuaFields.Entry(key: entries[string.index].key, value: .string(LuaString(bytes: string.bytes))))
+            }
         }
         return [.table(LuaTable(fields: fields))]
     }

@@ -678,7 +678,8 @@ func boundaryFigures() throws {
     // What the value costs by itself, and what the call does beneath it
     // (the call's best round less the value's), beside what 1.5× C leaves.
     let c = cCall.min()!, value = lValue.min()!, beneath = lCall.min()! - value
-    print("the [LuaValue] alone, made and dropped by Swift the least way (its 3 heap objects, the 10 entries copied as bytes; no Lua, no read):"
+    let objects = try BoundaryBenchmark.valueHeapObjects()
+    print("the [LuaValue] alone, made and dropped by Swift the least way (its \(objects) heap objects, the other entries copied as bytes; no Lua, no read):"
           + " \(figure(value)) ns, \(figure(value / c, decimals: 2))× C; the call and its read beneath it: \(figure(beneath)) ns"
           + " (\(figure(beneath / c, decimals: 2))× C), where 1.5× C would leave them \(figure(1.5 * c - value)) ns (\(figure(1.5 - value / c, decimals: 2))× C)")
     report("trivial call (no arguments, no results)", "ns", baseline: cTrivial.min()!, lunette: lTrivial.min()!, goal: 2.0)
