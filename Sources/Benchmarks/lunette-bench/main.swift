@@ -675,6 +675,15 @@ func boundaryFigures() throws {
     print("Lua boundary (best of \(rounds) round(s), each a median, each round a process of its own; lower is better; Lunette on a sandboxed state, limits armed)")
     report("10-field entry call, into [LuaValue]", "ns", baseline: cCall.min()!, lunette: lCall.min()!, goal: 1.5)
     report("10-field entry call, read in place as C", "ns", baseline: cCall.min()!, lunette: lCallReading.min()!, goal: 1.5)
+    // Each side's rounds, best to worst: how far a process's figure moves
+    // (its code's layout and its addresses differ from process to process).
+    if rounds > 1 {
+        func spread(_ rounds: [Double], decimals: Int = 1) -> String {
+            "\(figure(rounds.min()!, decimals: decimals))–\(figure(rounds.max()!, decimals: decimals))"
+        }
+        print("the 10-field call's rounds, best to worst: C \(spread(cCall)) ns, into [LuaValue] \(spread(lCall)) ns, read in place \(spread(lCallReading)) ns;"
+              + " the rounds' ratios into [LuaValue] \(spread(zip(lCall, cCall).map { $0 / $1 }, decimals: 2))")
+    }
     // What the value costs by itself, and what the call does beneath it
     // (the call's best round less the value's), beside what 1.5× C leaves.
     let c = cCall.min()!, value = lValue.min()!, beneath = lCall.min()! - value
