@@ -33,26 +33,21 @@ enum BoundaryBenchmark {
     }
 
     /// Median ns to make and drop, in Swift alone, the `[LuaValue]` the
-    /// 10-field call returns, the least way it can be made: its heap
-    /// objects (`valueHeapObjects`: the results array, the table's fields,
-    /// and each string longer than `LuaString`'s inline capacity, made
-    /// anew), every other entry copied in as bytes, with no Lua call, no
-    /// read and no check. The bench prints it beside the call, and what
-    /// the call does beneath the value (the call's time less this).
-    static func valueNanoseconds(batches: Int, batchSize: Int = 1000) throws -> Double {
+    /// 10-field call returns, the least way it can be made, and how many
+    /// heap objects it has: the results array, the table's fields, and
+    /// each string longer than `LuaString`'s inline capacity, made anew;
+    /// every other entry copied in as bytes, with no Lua call, no read and
+    /// no check. The bench prints it beside the call, and what the call
+    /// does beneath the value (the call's time less this).
+    static func valueNanoseconds(batches: Int, batchSize: Int = 1000) throws -> (nanoseconds: Double, heapObjects: Int) {
         let (template, long) = try valueTemplate()
         let entries = Array(template.fields)
-        return try entries.withUnsafeBufferPointer { entries in
+        let ns = try entries.withUnsafeBufferPointer { entries in
             try entryCallNanoseconds(batches: batches, batchSize: batchSize) {
                 Double(makeEntry(entries, long)[0].tableValue?.count ?? 0)
             }
         }
-    }
-
-    /// The heap objects of the call's `[LuaValue]`: the results array, the
-    /// fields' storage, and each string value over the inline capacity.
-    static func valueHeapObjects() throws -> Int {
-        try 2 + valueTemplate().long.count
+        return (ns, 2 + long.count)
     }
 
     /// The call's result, and its string values over `LuaString`'s inline

@@ -636,8 +636,9 @@ onlyPart("--only-calls") {
 
 // --only-value-making: the call's [LuaValue] made and dropped by Swift alone, for profilers.
 onlyPart("--only-value-making") {
-    let ns = try BoundaryBenchmark.valueNanoseconds(batches: try batchesAfter("--only-value-making"))
-    print("value_ns \(figure(ns))")
+    let value = try BoundaryBenchmark.valueNanoseconds(batches: try batchesAfter("--only-value-making"))
+    print("value_ns \(figure(value.nanoseconds))")
+    print("value_heap_objects \(value.heapObjects)")
 }
 
 // --only-reading-calls: the same call, its result read in place, for profilers.
@@ -657,6 +658,7 @@ func boundaryFigures() throws {
     let rounds = quick ? 1 : 5
     var cCall: [Double] = [], cFresh: [Double] = [], lCall: [Double] = [], lFresh: [Double] = [], lFreshModule: [Double] = []
     var cTrivial: [Double] = [], lTrivial: [Double] = [], lTrustedTrivial: [Double] = [], lCallReading: [Double] = [], lValue: [Double] = []
+    var valueObjects = 0
     for _ in 0..<rounds {
         let c = try runBaseline(), l = try runLunetteBoundaryRound()
         func fromC(_ name: String) throws -> Double { try figure(name, in: c, from: "lua-baseline-bench") }
@@ -667,6 +669,7 @@ func boundaryFigures() throws {
         lCall.append(try fromLunette("call_ns"))
         lCallReading.append(try fromLunette("call_reading_ns"))
         lValue.append(try fromLunette("value_ns"))
+        valueObjects = Int(try fromLunette("value_heap_objects"))
         lTrivial.append(try fromLunette("trivial_call_ns"))
         lTrustedTrivial.append(try fromLunette("trusted_trivial_call_ns"))
         lFresh.append(try fromLunette("fresh_state_us"))
@@ -678,8 +681,8 @@ func boundaryFigures() throws {
     // Each side's rounds, best to worst: how far a process's figure moves
     // (its code's layout and its addresses differ from process to process).
     if rounds > 1 {
-        func spread(_ rounds: [Double], decimals: Int = 1) -> String {
-            "\(figure(rounds.min()!, decimals: decimals))–\(figure(rounds.max()!, decimals: decimals))"
+        func spread(_ values: [Double], decimals: Int = 1) -> String {
+            "\(figure(values.min()!, decimals: decimals))–\(figure(values.max()!, decimals: decimals))"
         }
         print("the 10-field call's rounds, best to worst: C \(spread(cCall)) ns, into [LuaValue] \(spread(lCall)) ns, read in place \(spread(lCallReading)) ns;"
               + " the rounds' ratios into [LuaValue] \(spread(zip(lCall, cCall).map { $0 / $1 }, decimals: 2))")
@@ -687,8 +690,7 @@ func boundaryFigures() throws {
     // What the value costs by itself, and what the call does beneath it
     // (the call's best round less the value's), beside what 1.5× C leaves.
     let c = cCall.min()!, value = lValue.min()!, beneath = lCall.min()! - value
-    let objects = try BoundaryBenchmark.valueHeapObjects()
-    print("the [LuaValue] alone, made and dropped by Swift the least way (its \(objects) heap objects, the other entries copied as bytes; no Lua, no read):"
+    print("the [LuaValue] alone, made and dropped by Swift the least way (its \(valueObjects) heap objects, the other entries copied as bytes; no Lua, no read):"
           + " \(figure(value)) ns, \(figure(value / c, decimals: 2))× C; the call and its read beneath it: \(figure(beneath)) ns"
           + " (\(figure(beneath / c, decimals: 2))× C), where 1.5× C would leave them \(figure(1.5 * c - value)) ns (\(figure(1.5 - value / c, decimals: 2))× C)")
     report("trivial call (no arguments, no results)", "ns", baseline: cTrivial.min()!, lunette: lTrivial.min()!, goal: 2.0)
@@ -718,7 +720,9 @@ onlyPart("--only-boundary") { try boundaryFigures() }
 onlyPart("--only-boundary-round") {
     print("call_ns \(try BoundaryBenchmark.callNanoseconds(batches: quick ? 20 : 100))")
     print("call_reading_ns \(try BoundaryBenchmark.callReadingNanoseconds(batches: quick ? 20 : 100))")
-    print("value_ns \(try BoundaryBenchmark.valueNanoseconds(batches: quick ? 20 : 100))")
+    let value = try BoundaryBenchmark.valueNanoseconds(batches: quick ? 20 : 100)
+    print("value_ns \(value.nanoseconds)")
+    print("value_heap_objects \(value.heapObjects)")
     print("trivial_call_ns \(try BoundaryBenchmark.trivialCallNanoseconds(batches: quick ? 20 : 100))")
     print("trusted_trivial_call_ns \(try BoundaryBenchmark.trivialCallNanoseconds(batches: quick ? 20 : 100, profile: .trusted))")
     print("fresh_state_us \(try BoundaryBenchmark.freshStateMicroseconds(iterations: quick ? 200 : 2000, functions: 0))")
