@@ -12,13 +12,11 @@ enum BoundaryBenchmark {
         end
         """
 
-    /// Median ns per call over `batches` batches of `batchSize` calls.
+    /// Median ns per call over `batches` batches of `batchSize` calls, on
+    /// one state (what `--only-calls` runs, for instruction counts).
     static func callNanoseconds(batches: Int, batchSize: Int = 1000) throws -> Double {
         let state = try LuaState()
-        let function = try functionRef(state)
-        return try entryCallNanoseconds(batches: batches, batchSize: batchSize) {
-            Double(try state.call(function)[0].tableValue?.count ?? 0)
-        }
+        return try callLoop(state, try functionRef(state), warmup: 10, batches: batches, batchSize: batchSize)
     }
 
     /// Median ns per call of the same function, its result read in place
@@ -26,8 +24,43 @@ enum BoundaryBenchmark {
     /// the C baseline's loop touches them: no `LuaValue` is made.
     static func callReadingNanoseconds(batches: Int, batchSize: Int = 1000) throws -> Double {
         let state = try LuaState()
-        let function = try functionRef(state)
-        return try entryCallNanoseconds(batches: batches, batchSize: batchSize) {
+        return try readingLoop(state, try functionRef(state), warmup: 10, batches: batches, batchSize: batchSize)
+    }
+
+    /// A figure over several states: the mean of the states' medians, and
+    /// the fastest and slowest state's.
+    struct OverStates {
+        var nanoseconds: Double
+        var fastest: Double
+        var slowest: Double
+    }
+
+    /// The 10-field call into `[LuaValue]` (or, `reading`, read in place)
+    /// on `states` states, each with addresses and so a hash seed of its
+    /// own, as the C baseline runs it (`calls_over_states`, which says why).
+    /// Each state runs 3 warm-up batches, then `batches` timed ones. The
+    /// states stay open until all have run, so that no two share an address.
+    static func callOverStates(states: Int, batches: Int, reading: Bool = false) throws -> OverStates {
+        var open: [LuaState] = []
+        var medians: [Double] = []
+        for _ in 0..<states {
+            let state = try LuaState()
+            open.append(state)
+            let function = try functionRef(state)
+            medians.append(reading ? try readingLoop(state, function, warmup: 3, batches: batches, batchSize: 1000)
+                                   : try callLoop(state, function, warmup: 3, batches: batches, batchSize: 1000))
+        }
+        return OverStates(nanoseconds: medians.reduce(0, +) / Double(states), fastest: medians.min()!, slowest: medians.max()!)
+    }
+
+    private static func callLoop(_ state: LuaState, _ function: LuaFunctionRef, warmup: Int, batches: Int, batchSize: Int) throws -> Double {
+        try entryCallNanoseconds(warmup: warmup, batches: batches, batchSize: batchSize) {
+            Double(try state.call(function)[0].tableValue?.count ?? 0)
+        }
+    }
+
+    private static func readingLoop(_ state: LuaState, _ function: LuaFunctionRef, warmup: Int, batches: Int, batchSize: Int) throws -> Double {
+        try entryCallNanoseconds(warmup: warmup, batches: batches, batchSize: batchSize) {
             try state.call(function) { results in touch(results[0]) }
         }
     }
@@ -43,7 +76,7 @@ enum BoundaryBenchmark {
         let (template, long) = try valueTemplate()
         let entries = Array(template.fields)
         let ns = try entries.withUnsafeBufferPointer { entries in
-            try entryCallNanoseconds(batches: batches, batchSize: batchSize) {
+            try entryCallNanoseconds(warmup: 10, batches: batches, batchSize: batchSize) {
                 Double(makeEntry(entries, long)[0].tableValue?.count ?? 0)
             }
         }
@@ -84,13 +117,13 @@ enum BoundaryBenchmark {
         return [.table(LuaTable(fields: fields))]
     }
 
-    /// The loop of both: 10 warming batches, then the median ns per call;
-    /// `call` returns what it read, which must add up to more than 0.
+    /// The loop of each: `warmup` warming batches, then the median ns per
+    /// call; `call` returns what it read, which must add up to more than 0.
     @inline(__always)
-    private static func entryCallNanoseconds(batches: Int, batchSize: Int, _ call: () throws -> Double) throws -> Double {
+    private static func entryCallNanoseconds(warmup: Int, batches: Int, batchSize: Int, _ call: () throws -> Double) throws -> Double {
         var perCall: [Double] = []
         var sink = 0.0
-        for round in -10..<batches {
+        for round in -warmup..<batches {
             let ns = try measureNanoseconds {
                 for _ in 0..<batchSize { sink += try call() }
             }
@@ -158,17 +191,30 @@ enum BoundaryBenchmark {
     /// the C baseline) at 5 and 10 batches of 1,000 calls. Lua seeds its
     /// string hashes from the time and from addresses, which moves a
     /// table-making count from seed to seed: both sizes of a difference
-    /// run with one fixed clock, and each figure is a median over seeds
-    /// (`WidgetBenchmark.perCallInstructions`).
-    static func callInstructions(bench: String, baseline: String, repeats: Int)
-        throws -> Result<(call: Double, reading: Double, trivial: Double, trustedTrivial: Double, cCall: Double, cTrivial: Double), WidgetBenchmark.InstructionsUnavailable> {
+    /// run with one fixed clock (`WidgetBenchmark.perCallInstructions`),
+    /// and the 10-field calls' counts come back one a seed.
+    static func callInstructions(bench: String, baseline: String, repeats: Int) throws -> Result<CallInstructions, WidgetBenchmark.InstructionsUnavailable> {
         func loop(_ flag: String) -> (small: [String], large: [String]) { ([flag, "5"], [flag, "10"]) }
         let calls = 5_000.0
-        let lunette = try WidgetBenchmark.perCallInstructions(of: bench, loops: [loop("--only-calls"), loop("--only-reading-calls"), loop("--only-trivial-calls"),
-                                                                                loop("--only-trusted-trivial-calls")],
-                                                              calls: calls, repeats: repeats)
-        let c = try WidgetBenchmark.perCallInstructions(of: baseline, loops: [loop("--only-call"), loop("--only-trivial")], calls: calls, repeats: repeats)
-        return lunette.flatMap { l in c.map { c in (l[0], l[1], l[2], l[3], c[0], c[1]) } }
+        let lunette = try WidgetBenchmark.perCallInstructionsBySeed(of: bench, loops: [loop("--only-calls"), loop("--only-reading-calls"), loop("--only-trivial-calls"),
+                                                                                      loop("--only-trusted-trivial-calls")],
+                                                                    calls: calls, repeats: repeats)
+        let c = try WidgetBenchmark.perCallInstructionsBySeed(of: baseline, loops: [loop("--only-call"), loop("--only-trivial")], calls: calls, repeats: repeats)
+        return lunette.flatMap { l in c.map { c in
+            CallInstructions(call: l[0], reading: l[1], trivial: median(l[2]), trustedTrivial: median(l[3]), cCall: c[0], cTrivial: median(c[1]))
+        } }
+    }
+
+    /// One more call's instructions: the 10-field calls' for each seed
+    /// (their count moves with it, C's by ≈ 7%), the trivial calls' as the
+    /// median over seeds (a trivial call's does not move).
+    struct CallInstructions {
+        var call: [Double]
+        var reading: [Double]
+        var trivial: Double
+        var trustedTrivial: Double
+        var cCall: [Double]
+        var cTrivial: Double
     }
 
     /// Median µs for a new sandboxed state with its libraries and, when

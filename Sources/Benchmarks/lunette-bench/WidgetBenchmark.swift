@@ -147,6 +147,13 @@ enum WidgetBenchmark {
     /// in sixteen.
     static func perCallInstructions(of executable: String, loops: [(small: [String], large: [String])], calls: Double,
                                     repeats: Int) throws -> Result<[Double], InstructionsUnavailable> {
+        try perCallInstructionsBySeed(of: executable, loops: loops, calls: calls, repeats: repeats).map { $0.map(median) }
+    }
+
+    /// The same, each loop's `repeats` differences (one a seed) instead of
+    /// their median.
+    static func perCallInstructionsBySeed(of executable: String, loops: [(small: [String], large: [String])], calls: Double,
+                                          repeats: Int) throws -> Result<[[Double]], InstructionsUnavailable> {
         let padded = loops.map { loop in (small: zip(loop.small, loop.large).map { small, large in
             small.allSatisfy(\.isNumber) && small.count < large.count ? String(repeating: "0", count: large.count - small.count) + small : small
         }, large: loop.large) }
@@ -158,10 +165,10 @@ enum WidgetBenchmark {
         let clocks = runs.indices.map { 1_790_000_000 + 86_413 * ($0 / perRepeat) }
         return try processInstructions(of: executable, runs: runs, strippingDebugInfo: true, fixedClocks: clocks).map { counts in
             loops.indices.map { k in
-                median((0..<repeats).map { r in
+                (0..<repeats).map { r in
                     let at = 2 * (r * loops.count + k)
                     return (counts[at + 1] - counts[at]) / calls
-                })
+                }
             }
         }
     }

@@ -45,6 +45,16 @@ func output(of executable: URL, _ arguments: [String], standardError: Bool = fal
 /// nineteenth stop). Five seeds make a build's median steadier than three.
 let instructionRepeats = quick ? 1 : 5
 
+/// Seeds for the boundary's counts. The 10-field call's count moves more
+/// with the seed than a widget call's, and C's most: over 20 seeds one
+/// build of the C baseline counted 5,970 to 7,876 a call (standard
+/// deviation 487), Lunette 10,398 to 10,901 (119); so a median of five
+/// could put C's anywhere from ≈ 6,600 to ≈ 7,400, and the ratio from
+/// ≈ 1.45 to ≈ 1.6 (2026-11-28, twenty-seventh stop). With fifteen, and
+/// the mean (the expected cost over seeds), the ratio's standard error is
+/// ≈ 2%.
+let boundaryInstructionRepeats = quick ? 1 : 15
+
 /// Runs the C baseline and returns its "name value" lines.
 func runBaseline() throws -> [String: Double] {
     try figures(of: thisExecutable.deletingLastPathComponent().appendingPathComponent("lua-baseline-bench"), quick ? ["--quick"] : [])
@@ -653,12 +663,21 @@ onlyPart("--only-reading-calls") {
 /// process sometimes runs its call loops in a slow mode for its whole life
 /// (≈ 620 ns a 10-field call instead of ≈ 370, on either processor; a
 /// Lunette trivial call 82–98 ns instead of 55–60), which a median of
-/// three, or every round of one process, can still pick.
+/// three, or every round of one process, can still pick. The 10-field
+/// call's round is itself a mean over 16 states, each with addresses and a
+/// hash seed of its own (`calls_over_states` in the baseline,
+/// `BoundaryBenchmark.callOverStates` here): with one state a round, the
+/// best of five was each side's luckiest state of five, and where a state
+/// lives moves the call by more than the goal's margin
+/// (docs/ARCHITECTURE.md, *What the twenty-seventh stop changed*).
 func boundaryFigures() throws {
     let rounds = quick ? 1 : 5
     var cCall: [Double] = [], cFresh: [Double] = [], lCall: [Double] = [], lFresh: [Double] = [], lFreshModule: [Double] = []
     var cTrivial: [Double] = [], lTrivial: [Double] = [], lTrustedTrivial: [Double] = [], lCallReading: [Double] = [], lValue: [Double] = []
     var valueObjects = 0
+    // The 10-field call's fastest and slowest state in each round, and how many states a round has.
+    var cStates: [(fastest: Double, slowest: Double)] = [], lStates: [(fastest: Double, slowest: Double)] = []
+    var states = 0
     for _ in 0..<rounds {
         let c = try runBaseline(), l = try runLunetteBoundaryRound()
         func fromC(_ name: String) throws -> Double { try figure(name, in: c, from: "lua-baseline-bench") }
@@ -667,6 +686,12 @@ func boundaryFigures() throws {
         cTrivial.append(try fromC("trivial_call_ns"))
         cFresh.append(try fromC("fresh_state_us"))
         lCall.append(try fromLunette("call_ns"))
+        states = Int(try fromC("call_states"))
+        guard Int(try fromLunette("call_states")) == states else {
+            throw BenchError("the 10-field call ran on \(states) states in C and \(Int(try fromLunette("call_states"))) in Lunette: the two must match")
+        }
+        cStates.append((try fromC("call_fastest_state_ns"), try fromC("call_slowest_state_ns")))
+        lStates.append((try fromLunette("call_fastest_state_ns"), try fromLunette("call_slowest_state_ns")))
         lCallReading.append(try fromLunette("call_reading_ns"))
         lValue.append(try fromLunette("value_ns"))
         valueObjects = Int(try fromLunette("value_heap_objects"))
@@ -675,7 +700,8 @@ func boundaryFigures() throws {
         lFresh.append(try fromLunette("fresh_state_us"))
         lFreshModule.append(try fromLunette("fresh_state_module_us"))
     }
-    print("Lua boundary (best of \(rounds) round(s), each a median, each round a process of its own; lower is better; Lunette on a sandboxed state, limits armed)")
+    print("Lua boundary (best of \(rounds) round(s), each a median, each round a process of its own; lower is better; Lunette on a sandboxed state, limits armed;"
+          + " the 10-field call's round is the mean of \(states) states' medians, each state with addresses and a hash seed of its own)")
     report("10-field entry call, into [LuaValue]", "ns", baseline: cCall.min()!, lunette: lCall.min()!, goal: 1.5)
     report("10-field entry call, read in place as C", "ns", baseline: cCall.min()!, lunette: lCallReading.min()!, goal: 1.5)
     // Each side's rounds, best to worst: how far a process's figure moves
@@ -687,6 +713,10 @@ func boundaryFigures() throws {
         print("the 10-field call's rounds, best to worst: C \(spread(cCall)) ns, into [LuaValue] \(spread(lCall)) ns, read in place \(spread(lCallReading)) ns;"
               + " the rounds' ratios into [LuaValue] \(spread(zip(lCall, cCall).map { $0 / $1 }, decimals: 2))")
     }
+    // How far where a state lives moves the call, in each side's best round.
+    let cBest = cStates[cCall.firstIndex(of: cCall.min()!)!], lBest = lStates[lCall.firstIndex(of: lCall.min()!)!]
+    print("the 10-field call's states in each side's best round, fastest to slowest: C \(figure(cBest.fastest))–\(figure(cBest.slowest)) ns,"
+          + " into [LuaValue] \(figure(lBest.fastest))–\(figure(lBest.slowest)) ns; fastest state against fastest state \(figure(lBest.fastest / cBest.fastest, decimals: 2))× C")
     // What the value costs by itself, and what the call does beneath it
     // (the call's best round less the value's), beside what 1.5× C leaves.
     let c = cCall.min()!, value = lValue.min()!, beneath = lCall.min()! - value
@@ -698,15 +728,19 @@ func boundaryFigures() throws {
     report("fresh sandboxed state (libraries only)", "µs", baseline: cFresh.min()!, lunette: lFresh.min()!, goal: 1.1)
     print("fresh sandboxed state + a 20-function module (info; C registers none): Lunette \(figure(lFreshModule.min()!)) µs")
     let baseline = thisExecutable.deletingLastPathComponent().appendingPathComponent("lua-baseline-bench").path
-    switch try BoundaryBenchmark.callInstructions(bench: thisExecutable.path, baseline: baseline, repeats: instructionRepeats) {
+    switch try BoundaryBenchmark.callInstructions(bench: thisExecutable.path, baseline: baseline, repeats: boundaryInstructionRepeats) {
     case .success(let n):
         func pair(_ title: String, _ c: Double, _ l: Double, goal: Double?) -> String {
             let verdict = goal.map { "; goal ≤ \(figure($0, decimals: 1)): \(l / c <= $0 ? "met" : "MISSED")" } ?? ""
             return "\(title) C \(figure(c, decimals: 0)), Lunette \(figure(l, decimals: 0)) (ratio \(figure(l / c, decimals: 2))\(verdict))"
         }
-        print("the calls in instructions (callgrind, one more call's cost: two sizes of each, differenced, median of \(instructionRepeats)):"
-              + " \(pair("10-field into [LuaValue]", n.cCall, n.call, goal: 1.5)); \(pair("read in place", n.cCall, n.reading, goal: 1.5));"
+        func mean(_ values: [Double]) -> Double { values.reduce(0, +) / Double(values.count) }
+        func range(_ values: [Double]) -> String { "\(figure(values.min()!, decimals: 0))–\(figure(values.max()!, decimals: 0))" }
+        print("the calls in instructions (callgrind, one more call's cost: two sizes of each, differenced; the 10-field calls the mean over \(boundaryInstructionRepeats) seeds,"
+              + " the trivial calls the median): \(pair("10-field into [LuaValue]", mean(n.cCall), mean(n.call), goal: 1.5));"
+              + " \(pair("read in place", mean(n.cCall), mean(n.reading), goal: 1.5));"
               + " \(pair("trivial", n.cTrivial, n.trivial, goal: 2)); \(pair("trivial on a trusted state (info)", n.cTrivial, n.trustedTrivial, goal: nil))")
+        print("the 10-field call's seeds, fewest to most instructions: C \(range(n.cCall)), into [LuaValue] \(range(n.call)), read in place \(range(n.reading))")
     case .failure(let why):
         print("the calls in instructions: not counted (\(why.reason))")
     }
@@ -718,8 +752,16 @@ onlyPart("--only-boundary") { try boundaryFigures() }
 // --only-boundary-round [--quick]: one round of Lunette's side of it, as
 // `name value` lines (what boundaryFigures runs in a process per round).
 onlyPart("--only-boundary-round") {
-    print("call_ns \(try BoundaryBenchmark.callNanoseconds(batches: quick ? 20 : 100))")
-    print("call_reading_ns \(try BoundaryBenchmark.callReadingNanoseconds(batches: quick ? 20 : 100))")
+    // The 10-field call over states, as the C baseline's (16 states of
+    // 25 timed batches; quick: 4 of 10).
+    let states = quick ? 4 : 16, stateBatches = quick ? 10 : 25
+    let call = try BoundaryBenchmark.callOverStates(states: states, batches: stateBatches)
+    print("call_ns \(call.nanoseconds)")
+    print("call_states \(states)")
+    print("call_fastest_state_ns \(call.fastest)")
+    print("call_slowest_state_ns \(call.slowest)")
+    let reading = try BoundaryBenchmark.callOverStates(states: states, batches: stateBatches, reading: true)
+    print("call_reading_ns \(reading.nanoseconds)")
     let value = try BoundaryBenchmark.valueNanoseconds(batches: quick ? 20 : 100)
     print("value_ns \(value.nanoseconds)")
     print("value_heap_objects \(value.heapObjects)")
