@@ -435,7 +435,7 @@ func usage() -> String {
         bare C host (the program lua-baseline-bench), the raw sqlite3 C API, a
         trusted state. Run it through scripts/bench, which builds lunette-bench,
         lua-baseline-bench and lunette in release mode. With no PART every part
-        runs (about 5 minutes on 2 cores); --quick runs one round of each, for
+        runs (about 6 minutes on 2 cores); --quick runs one round of each, for
         a first look, not for figures. -h, --help: this text.
 
         Parts:
@@ -736,7 +736,7 @@ func boundaryFigures() throws {
         }
         func mean(_ values: [Double]) -> Double { values.reduce(0, +) / Double(values.count) }
         func range(_ values: [Double]) -> String { "\(figure(values.min()!, decimals: 0))–\(figure(values.max()!, decimals: 0))" }
-        print("the calls in instructions (callgrind, one more call's cost: two sizes of each, differenced; the 10-field calls the mean over \(boundaryInstructionRepeats) seeds,"
+        print("the calls in instructions (callgrind, one more call's cost: two sizes of each, differenced; the 10-field calls the mean over \(boundaryInstructionRepeats) seed(s),"
               + " the trivial calls the median): \(pair("10-field into [LuaValue]", mean(n.cCall), mean(n.call), goal: 1.5));"
               + " \(pair("read in place", mean(n.cCall), mean(n.reading), goal: 1.5));"
               + " \(pair("trivial", n.cTrivial, n.trivial, goal: 2)); \(pair("trivial on a trusted state (info)", n.cTrivial, n.trustedTrivial, goal: nil))")
