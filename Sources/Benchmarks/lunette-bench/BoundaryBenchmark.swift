@@ -206,7 +206,7 @@ enum BoundaryBenchmark {
     }
 
     /// One more call's instructions: the 10-field calls' for each seed
-    /// (their count moves with it, C's by ≈ 7%), the trivial calls' as the
+    /// (their count moves with it, by ±3%), the trivial calls' as the
     /// median over seeds (a trivial call's does not move).
     struct CallInstructions {
         var call: [Double]

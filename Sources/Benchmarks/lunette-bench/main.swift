@@ -45,14 +45,11 @@ func output(of executable: URL, _ arguments: [String], standardError: Bool = fal
 /// nineteenth stop). Five seeds make a build's median steadier than three.
 let instructionRepeats = quick ? 1 : 5
 
-/// Seeds for the boundary's counts. The 10-field call's count moves more
-/// with the seed than a widget call's, and C's most: over 20 seeds one
-/// build of the C baseline counted 5,970 to 7,876 a call (standard
-/// deviation 487), Lunette 10,398 to 10,901 (119); so a median of five
-/// could put C's anywhere from ≈ 6,600 to ≈ 7,400, and the ratio from
-/// ≈ 1.45 to ≈ 1.6 (2026-11-28, twenty-seventh stop). With fifteen, and
-/// the mean (the expected cost over seeds), the ratio's standard error is
-/// ≈ 2%.
+/// Seeds for the boundary's counts: the mean over fifteen. A seed moves
+/// the 10-field call's count by ±3% on each side (C 7,044 to 7,478 a
+/// call, Lunette 10,491 to 10,860, over fifteen; 2026-11-28, twenty-seventh
+/// stop), and the call is close to the 1.5× line: the mean of fifteen
+/// holds the ratio to ≈ ±0.5%, a median of five to ≈ ±1%.
 let boundaryInstructionRepeats = quick ? 1 : 15
 
 /// Runs the C baseline and returns its "name value" lines.
