@@ -13,18 +13,13 @@ enum BoundaryBenchmark {
         """
 
     /// Median ns per call over `batches` batches of `batchSize` calls, on
-    /// one state (what `--only-calls` runs, for instruction counts).
-    static func callNanoseconds(batches: Int, batchSize: Int = 1000) throws -> Double {
+    /// one state (what `--only-calls` runs, for instruction counts); with
+    /// `reading`, its result read in place (`call(_:_:options:reading:)`)
+    /// and every key and value touched, as the C baseline's loop touches
+    /// them: no `LuaValue` is made (`--only-reading-calls`).
+    static func callNanoseconds(batches: Int, batchSize: Int = 1000, reading: Bool = false) throws -> Double {
         let state = try LuaState()
-        return try callLoop(state, try functionRef(state), warmup: 10, batches: batches, batchSize: batchSize)
-    }
-
-    /// Median ns per call of the same function, its result read in place
-    /// (`call(_:_:options:reading:)`) and every key and value touched, as
-    /// the C baseline's loop touches them: no `LuaValue` is made.
-    static func callReadingNanoseconds(batches: Int, batchSize: Int = 1000) throws -> Double {
-        let state = try LuaState()
-        return try readingLoop(state, try functionRef(state), warmup: 10, batches: batches, batchSize: batchSize)
+        return try loop(state, try functionRef(state), reading: reading, warmup: 10, batches: batches, batchSize: batchSize)
     }
 
     /// A figure over several states: the mean of the states' medians, and
@@ -35,33 +30,31 @@ enum BoundaryBenchmark {
         var slowest: Double
     }
 
-    /// The 10-field call into `[LuaValue]` (or, `reading`, read in place)
-    /// on `states` states, each with addresses and so a hash seed of its
-    /// own, as the C baseline runs it (`calls_over_states`, which says why).
-    /// Each state runs 3 warm-up batches, then `batches` timed ones. The
-    /// states stay open until all have run, so that no two share an address.
+    /// The same call on `states` states, each with addresses and so a hash
+    /// seed of its own, as the C baseline runs it (`calls_over_states`,
+    /// which says why). Each state runs 3 warm-up batches, then `batches`
+    /// timed ones. The states stay open until all have run, so that no two
+    /// share an address.
     static func callOverStates(states: Int, batches: Int, reading: Bool = false) throws -> OverStates {
         var open: [LuaState] = []
         var medians: [Double] = []
         for _ in 0..<states {
             let state = try LuaState()
             open.append(state)
-            let function = try functionRef(state)
-            medians.append(reading ? try readingLoop(state, function, warmup: 3, batches: batches, batchSize: 1000)
-                                   : try callLoop(state, function, warmup: 3, batches: batches, batchSize: 1000))
+            medians.append(try loop(state, try functionRef(state), reading: reading, warmup: 3, batches: batches, batchSize: 1000))
         }
-        return OverStates(nanoseconds: medians.reduce(0, +) / Double(states), fastest: medians.min()!, slowest: medians.max()!)
+        return OverStates(nanoseconds: mean(medians), fastest: medians.min()!, slowest: medians.max()!)
     }
 
-    private static func callLoop(_ state: LuaState, _ function: LuaFunctionRef, warmup: Int, batches: Int, batchSize: Int) throws -> Double {
-        try entryCallNanoseconds(warmup: warmup, batches: batches, batchSize: batchSize) {
+    /// The call's loop on `state`: into `[LuaValue]`, or read in place.
+    private static func loop(_ state: LuaState, _ function: LuaFunctionRef, reading: Bool, warmup: Int, batches: Int, batchSize: Int) throws -> Double {
+        if reading {
+            return try entryCallNanoseconds(warmup: warmup, batches: batches, batchSize: batchSize) {
+                try state.call(function) { results in touch(results[0]) }
+            }
+        }
+        return try entryCallNanoseconds(warmup: warmup, batches: batches, batchSize: batchSize) {
             Double(try state.call(function)[0].tableValue?.count ?? 0)
-        }
-    }
-
-    private static func readingLoop(_ state: LuaState, _ function: LuaFunctionRef, warmup: Int, batches: Int, batchSize: Int) throws -> Double {
-        try entryCallNanoseconds(warmup: warmup, batches: batches, batchSize: batchSize) {
-            try state.call(function) { results in touch(results[0]) }
         }
     }
 

@@ -180,7 +180,7 @@ func widgetFigures() throws {
     // Issue 18: 1,000 widgets × 24 h in 0.4 s (with --quick, 200 widgets: a fifth of it).
     let goal = quick ? 0.08 : 0.4
     func spread(_ values: [Double], decimals: Int) -> String {
-        values.count < 2 ? "" : "; rounds \(figure(values.min()!, decimals: decimals))–\(figure(values.max()!, decimals: decimals))"
+        values.count < 2 ? "" : "; rounds \(span(values, decimals: decimals))"
     }
     print("\nWidgets (median of \(rounds) round(s); each round the bare loop, the middle rung and the day, back to back)")
     print("\(instances) widgets × 24 h (store read, 4 entries, after 15 min): \(calls) provider calls in \(figure(wall, decimals: 3)) s wall\(spread(walls, decimals: 3)), "
@@ -369,8 +369,8 @@ func onlyPart(_ flag: String, _ part: () throws -> Void) {
 /// help text and the check of the arguments are both made from these.
 struct BenchFlag {
     let flag: String
-    /// As the help shows them, e.g. "[BATCHES]".
-    let operands: String
+    /// As the help shows them, e.g. "[BATCHES]"; none by default.
+    var operands = ""
     let about: String
     /// How many numbers may follow the flag.
     var numbers = 0
@@ -379,20 +379,20 @@ struct BenchFlag {
 }
 
 let benchParts = [
-    BenchFlag(flag: "--only-boundary", operands: "", about: "the Lua boundary against the bare C host"),
-    BenchFlag(flag: "--only-sandbox", operands: "", about: "a sandboxed state against a trusted one"),
-    BenchFlag(flag: "--only-store", operands: "", about: "the store against the raw sqlite3 C API"),
-    BenchFlag(flag: "--only-widgets", operands: "", about: "widget calls against the bare provider"),
-    BenchFlag(flag: "--only-scaling", operands: "", about: "10 to 10,000 widgets for a day"),
-    BenchFlag(flag: "--only-plugin-scaling", operands: "", about: "10 to 1,000 plugins under process isolation"),
-    BenchFlag(flag: "--only-memory", operands: "", about: "resident memory per loaded bundle"),
-    BenchFlag(flag: "--only-cli", operands: "", about: "whole processes: lunette's start, and a timeline"),
-    BenchFlag(flag: "--only-workers", operands: "", about: "process isolation's figures"),
-    BenchFlag(flag: "--only-dev", operands: "", about: "the dev loop's figures"),
-    BenchFlag(flag: "--only-machine", operands: "", about: "the machine probe (front end, fresh pages)"),
+    BenchFlag(flag: "--only-boundary", about: "the Lua boundary against the bare C host"),
+    BenchFlag(flag: "--only-sandbox", about: "a sandboxed state against a trusted one"),
+    BenchFlag(flag: "--only-store", about: "the store against the raw sqlite3 C API"),
+    BenchFlag(flag: "--only-widgets", about: "widget calls against the bare provider"),
+    BenchFlag(flag: "--only-scaling", about: "10 to 10,000 widgets for a day"),
+    BenchFlag(flag: "--only-plugin-scaling", about: "10 to 1,000 plugins under process isolation"),
+    BenchFlag(flag: "--only-memory", about: "resident memory per loaded bundle"),
+    BenchFlag(flag: "--only-cli", about: "whole processes: lunette's start, and a timeline"),
+    BenchFlag(flag: "--only-workers", about: "process isolation's figures"),
+    BenchFlag(flag: "--only-dev", about: "the dev loop's figures"),
+    BenchFlag(flag: "--only-machine", about: "the machine probe (front end, fresh pages)"),
     BenchFlag(flag: "--only-worker-restarts", operands: "[N] [forked|spawned]",
               about: "a call with no idle worker kept: best of 3 medians of N (default 21), both ways or one", numbers: 1, words: ["forked", "spawned"]),
-    BenchFlag(flag: "--only-boundary-round", operands: "", about: "one round of the boundary's Lunette side (what --only-boundary runs in a process a round)"),
+    BenchFlag(flag: "--only-boundary-round", about: "one round of the boundary's Lunette side (what --only-boundary runs in a process a round)"),
 ]
 
 let profilerLoops = [
@@ -401,14 +401,14 @@ let profilerLoops = [
     BenchFlag(flag: "--only-value-making", operands: "[BATCHES]", about: "that call's [LuaValue] made and dropped by Swift alone", numbers: 1),
     BenchFlag(flag: "--only-trivial-calls", operands: "[BATCHES]", about: "the trivial call, sandboxed", numbers: 1),
     BenchFlag(flag: "--only-trusted-trivial-calls", operands: "[BATCHES]", about: "the trivial call on a trusted state", numbers: 1),
-    BenchFlag(flag: "--only-fresh-states", operands: "", about: "fresh sandboxed states"),
+    BenchFlag(flag: "--only-fresh-states", about: "fresh sandboxed states"),
     BenchFlag(flag: "--only-day", operands: "[WIDGETS]", about: "one simulated day (default 1,000 widgets)", numbers: 1),
     BenchFlag(flag: "--only-bare-provider", operands: "[CALLS]", about: "the widget figures' bare provider (default 42,000 calls, the 1,000-widget day's)", numbers: 1),
-    BenchFlag(flag: "--only-bare-provider-calls", operands: "", about: "the bare provider, 20,000 calls, as calls a second"),
-    BenchFlag(flag: "--only-services-calls", operands: "", about: "the provider calling the host's clock and store, 20,000 calls"),
-    BenchFlag(flag: "--only-bundle-calls", operands: "", about: "provider calls in a bundle's worker"),
-    BenchFlag(flag: "--only-store-calls", operands: "", about: "the store's sets and gets from Lua"),
-    BenchFlag(flag: "--only-store-raw-calls", operands: "", about: "the same through the raw sqlite3 C API"),
+    BenchFlag(flag: "--only-bare-provider-calls", about: "the bare provider, 20,000 calls, as calls a second"),
+    BenchFlag(flag: "--only-services-calls", about: "the provider calling the host's clock and store, 20,000 calls"),
+    BenchFlag(flag: "--only-bundle-calls", about: "provider calls in a bundle's worker"),
+    BenchFlag(flag: "--only-store-calls", about: "the store's sets and gets from Lua"),
+    BenchFlag(flag: "--only-store-raw-calls", about: "the same through the raw sqlite3 C API"),
     BenchFlag(flag: "--only-plugin-rotation", operands: "[N] [CALLS] [--workers]",
               about: "timeline calls going round N plugins (default 100; 20,000 calls), in process or in workers", numbers: 2, words: ["--workers"]),
 ]
@@ -650,7 +650,7 @@ onlyPart("--only-value-making") {
 
 // --only-reading-calls: the same call, its result read in place, for profilers.
 onlyPart("--only-reading-calls") {
-    let ns = try BoundaryBenchmark.callReadingNanoseconds(batches: try batchesAfter("--only-reading-calls"))
+    let ns = try BoundaryBenchmark.callNanoseconds(batches: try batchesAfter("--only-reading-calls"), reading: true)
     print("call_reading_ns \(figure(ns))")
 }
 
@@ -704,16 +704,13 @@ func boundaryFigures() throws {
     // Each side's rounds, best to worst: how far a process's figure moves
     // (its code's layout and its addresses differ from process to process).
     if rounds > 1 {
-        func spread(_ values: [Double], decimals: Int = 1) -> String {
-            "\(figure(values.min()!, decimals: decimals))–\(figure(values.max()!, decimals: decimals))"
-        }
-        print("the 10-field call's rounds, best to worst: C \(spread(cCall)) ns, into [LuaValue] \(spread(lCall)) ns, read in place \(spread(lCallReading)) ns;"
-              + " the rounds' ratios into [LuaValue] \(spread(zip(lCall, cCall).map { $0 / $1 }, decimals: 2))")
+        print("the 10-field call's rounds, best to worst: C \(span(cCall)) ns, into [LuaValue] \(span(lCall)) ns, read in place \(span(lCallReading)) ns;"
+              + " the rounds' ratios into [LuaValue] \(span(zip(lCall, cCall).map { $0 / $1 }, decimals: 2))")
     }
     // How far where a state lives moves the call, in each side's best round.
     let cBest = cStates[cCall.firstIndex(of: cCall.min()!)!], lBest = lStates[lCall.firstIndex(of: lCall.min()!)!]
-    print("the 10-field call's states in each side's best round, fastest to slowest: C \(figure(cBest.fastest))–\(figure(cBest.slowest)) ns,"
-          + " into [LuaValue] \(figure(lBest.fastest))–\(figure(lBest.slowest)) ns; fastest state against fastest state \(figure(lBest.fastest / cBest.fastest, decimals: 2))× C")
+    print("the 10-field call's states in each side's best round, fastest to slowest: C \(span([cBest.fastest, cBest.slowest])) ns,"
+          + " into [LuaValue] \(span([lBest.fastest, lBest.slowest])) ns; fastest state against fastest state \(figure(lBest.fastest / cBest.fastest, decimals: 2))× C")
     // What the value costs by itself, and what the call does beneath it
     // (the call's best round less the value's), beside what 1.5× C leaves.
     let c = cCall.min()!, value = lValue.min()!, beneath = lCall.min()! - value
@@ -731,13 +728,12 @@ func boundaryFigures() throws {
             let verdict = goal.map { "; goal ≤ \(figure($0, decimals: 1)): \(l / c <= $0 ? "met" : "MISSED")" } ?? ""
             return "\(title) C \(figure(c, decimals: 0)), Lunette \(figure(l, decimals: 0)) (ratio \(figure(l / c, decimals: 2))\(verdict))"
         }
-        func mean(_ values: [Double]) -> Double { values.reduce(0, +) / Double(values.count) }
-        func range(_ values: [Double]) -> String { "\(figure(values.min()!, decimals: 0))–\(figure(values.max()!, decimals: 0))" }
         print("the calls in instructions (callgrind, one more call's cost: two sizes of each, differenced; the 10-field calls the mean over \(boundaryInstructionRepeats) seed(s),"
               + " the trivial calls the median): \(pair("10-field into [LuaValue]", mean(n.cCall), mean(n.call), goal: 1.5));"
               + " \(pair("read in place", mean(n.cCall), mean(n.reading), goal: 1.5));"
               + " \(pair("trivial", n.cTrivial, n.trivial, goal: 2)); \(pair("trivial on a trusted state (info)", n.cTrivial, n.trustedTrivial, goal: nil))")
-        print("the 10-field call's seeds, fewest to most instructions: C \(range(n.cCall)), into [LuaValue] \(range(n.call)), read in place \(range(n.reading))")
+        print("the 10-field call's seeds, fewest to most instructions: C \(span(n.cCall, decimals: 0)), into [LuaValue] \(span(n.call, decimals: 0)),"
+              + " read in place \(span(n.reading, decimals: 0))")
     case .failure(let why):
         print("the calls in instructions: not counted (\(why.reason))")
     }
