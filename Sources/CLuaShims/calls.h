@@ -25,6 +25,11 @@ LUNETTE_HIDDEN int lunette_msgh(lua_State *L);
 /// May raise (memory): protected calls only.
 LUNETTE_HIDDEN void lunette_reserve_references(lua_State *L);
 
+/// Makes the registry's anchor table for the keys lunette_tape_read
+/// remembers (shims.c, "Remembered keys"), unless there is one: part of
+/// each state's opening. May raise (memory): protected calls only.
+LUNETTE_HIDDEN void lunette_make_key_anchor(lua_State *L);
+
 /// After a script-mode protected call failed: running out of memory ends
 /// the call (a kill the script cannot catch). Out of line: calls that
 /// succeed never come here.

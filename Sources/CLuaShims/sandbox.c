@@ -844,6 +844,7 @@ static void lunette_set_field(lua_State *L, int t, const char *name, lua_CFuncti
 
 static int lunette_open_sandbox_protected(lua_State *L) {
     lunette_reserve_references(L);
+    lunette_make_key_anchor(L);
     static const struct { const char *name; lua_CFunction open; } libs[] = {
         { LUA_GNAME, luaopen_base }, { LUA_COLIBNAME, luaopen_coroutine }, { LUA_TABLIBNAME, luaopen_table },
         { LUA_STRLIBNAME, luaopen_string }, { LUA_MATHLIBNAME, luaopen_math }, { LUA_UTF8LIBNAME, luaopen_utf8 },

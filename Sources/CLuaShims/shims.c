@@ -356,6 +356,11 @@ static int lunette_panic(lua_State *L) {
 
 lua_State *lunette_newstate(lunette_host *host) {
     host->in_host = 1;
+    // Remembered keys name objects of one state, kept alive by its anchor
+    // table: a new state starts with none.
+    memset(host->key_shapes, 0, sizeof host->key_shapes);
+    host->key_shape_next = 0;
+    host->key_shape_wanted = NULL;
     host->instructions_left = -1;
     lua_State *L = lua_newstate(lunette_alloc, host);
     if (L != NULL) {
@@ -553,9 +558,25 @@ LUNETTE_HIDDEN void lunette_reserve_references(lua_State *L) {
 
 // MARK: - Libraries
 
+// The registry's key to the table that keeps remembered keys alive
+// (lunette_host.key_shapes, "Remembered keys" below).
+static const char lunette_key_anchor_key = 'k';
+
+LUNETTE_HIDDEN void lunette_make_key_anchor(lua_State *L) {
+    // Made once, with an array part for every key remembered: recording a
+    // key stores into it and never allocates, so it is safe outside a
+    // protected call. Never replaced: remembered keys rely on it.
+    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &lunette_key_anchor_key) != LUA_TTABLE) {
+        lua_createtable(L, LUNETTE_KEY_SHAPES * LUNETTE_KEY_SHAPE_MAX, 0);
+        lua_rawsetp(L, LUA_REGISTRYINDEX, &lunette_key_anchor_key);
+    }
+    lua_pop(L, 1);
+}
+
 // Runs inside lunette_pcall: luaL_requiref may raise (memory), so never call it from Swift.
 static int lunette_open_libraries_protected(lua_State *L) {
     lunette_reserve_references(L);
+    lunette_make_key_anchor(L);
     static const struct { unsigned bit; const char *name; lua_CFunction open; } libs[] = {
         { LUNETTE_LIB_BASE, LUA_GNAME, luaopen_base },
         { LUNETTE_LIB_PACKAGE, LUA_LOADLIBNAME, luaopen_package },
@@ -775,9 +796,9 @@ static void lunette_sort_fields(const lunette_slot *slots, lunette_field *items,
 // Writes the children of `items` (fields in traversal order) to `out` in
 // key order, trying the order remembered for tables with as many fields
 // first (see lunette_tape.shapes).
-static void lunette_order_fields(lunette_tape *t, lunette_field *items, size_t n, size_t *out) {
+static int lunette_order_fields(lunette_tape *t, lunette_field *items, size_t n, size_t *out) {
     size_t k;
-    if (n == 0) return;
+    if (n == 0) return 0;
     if (n <= LUNETTE_SHAPE_MAX) {
         // Written out while checked: when the remembered order holds (the
         // usual case), the output is already in place.
@@ -790,16 +811,145 @@ static void lunette_order_fields(lunette_tape *t, lunette_field *items, size_t n
             out[k] = next->child;
             previous = next;
         }
-        if (k >= n) return;   // strictly ascending: the remembered order is this table's order
+        if (k >= n) return 1;   // strictly ascending: the remembered order is this table's order
     }
     lunette_sort_fields(t->slots, items, n);
     for (k = 0; k < n; k++) out[k] = items[k].child;
     if (n <= LUNETTE_SHAPE_MAX) {
         for (k = 0; k < n; k++) t->shapes[n][k] = (unsigned char)items[k].position;
     }
+    return 0;
 }
 
 static inline int lunette_tape_walk(lua_State *L, int idx, lunette_tape *t, int depth, int max_depth);
+
+// MARK: Remembered keys
+//
+// A provider returns tables of the same keys call after call, built by the
+// same constructor, so Lua traverses them in the same order and their keys
+// are the same string objects (short strings are interned). The state
+// remembers the keys of up to LUNETTE_KEY_SHAPES such tables
+// (lunette_host.key_shapes): each key's object, bytes, packed words and
+// place in key order. A table whose first key is a remembered table's
+// first key is read against it (lunette_tape_known): each key's object is
+// compared with the one remembered at its place (lua_topointer: one API
+// call, where a key otherwise costs two, its type and its bytes, then
+// packing, a prefix and sorting). When all match and the count is the
+// same, the remembered key order is the table's; at the first key that
+// does not, the walk goes on the usual way from there.
+//
+// Sound because every remembered key is kept alive by the state's anchor
+// table (lunette_key_anchor_key): while it lives, no other object can
+// have its address, so an equal address is the same string, with the same
+// bytes. A key that is not a string cannot have a live string's address
+// either: numbers and booleans give NULL, tables and full userdata their
+// own live objects, and light userdata are made only by the host's C code,
+// none pointing at a Lua string. (The anchor table is in the registry,
+// which only the debug library reaches: scripts never get it, and a
+// trusted script that empties the table could as well break the host's
+// other references.)
+//
+// Recording costs a store into the anchor table per key, so only a table
+// worth it is recorded: one that starts with the first key of a table that
+// was read in the same key order as the last table of as many fields (the
+// tape's remembered order), i.e. a shape seen at least twice. Only tables
+// of 1 to LUNETTE_KEY_SHAPE_MAX string keys of up to LUNETTE_SHORT_STRING
+// bytes are remembered.
+
+// The remembered table whose first key's object is `first`, or NULL.
+static inline lunette_key_shape *lunette_key_shape_find(lunette_host *h, const void *first) {
+    for (unsigned e = 0; e < LUNETTE_KEY_SHAPES; e++) {
+        lunette_key_shape *s = &h->key_shapes[e];
+        if (s->n != 0 && s->identity[0] == first) return s;
+    }
+    return NULL;
+}
+
+// Starts recording the table being walked, whose first key and value are
+// on top of the stack: clears a remembered table no walk is using and puts
+// the anchor table under the key. NULL (nothing pushed) when none is free
+// or the state has no anchor table.
+__attribute__((noinline)) static lunette_key_shape *lunette_key_shape_record(lua_State *L, lunette_host *h) {
+    h->key_shape_wanted = NULL;
+    lunette_key_shape *s = NULL;
+    for (unsigned k = 0; k < LUNETTE_KEY_SHAPES && s == NULL; k++) {
+        lunette_key_shape *candidate = &h->key_shapes[(h->key_shape_next + k) % LUNETTE_KEY_SHAPES];
+        if (candidate->busy == 0) s = candidate;
+    }
+    if (s == NULL) return NULL;
+    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &lunette_key_anchor_key) != LUA_TTABLE) {
+        lua_pop(L, 1);   // a state opened some other way: nothing is remembered
+        return NULL;
+    }
+    lua_insert(L, -3);
+    h->key_shape_next = (unsigned)(s - h->key_shapes + 1) % LUNETTE_KEY_SHAPES;
+    s->n = 0;
+    s->key_bytes = 0;
+    s->busy++;
+    return s;
+}
+
+// What lunette_tape_known did.
+enum { LUNETTE_KNOWN_FAILED, LUNETTE_KNOWN_READ, LUNETTE_KNOWN_LEFT, LUNETTE_KNOWN_LEFT_AT_END };
+
+// Reads the table at `idx` against remembered table `s`, its first key and
+// value on top of the stack (above `top`): LUNETTE_KNOWN_READ when every
+// key matched, the table's fields then read and ordered (children and
+// slot `self` filled, as lunette_tape_table does). Otherwise the fields
+// matched so far are pending, as the usual walk leaves them, with the key
+// and value that did not match on the stack (LUNETTE_KNOWN_LEFT) or none
+// left (LUNETTE_KNOWN_LEFT_AT_END: fewer keys than remembered); or
+// LUNETTE_KNOWN_FAILED when a value cannot be read (the read fails).
+static int lunette_tape_known(lua_State *L, int idx, lunette_tape *t, lunette_key_shape *s, size_t self, int top, int depth, int max_depth) {
+    size_t n = s->n, p = 0;
+    size_t children[LUNETTE_KEY_SHAPE_MAX];
+    // The keys' bytes charged at once (the usual walk charges each as it
+    // goes): a read that runs out fails either way, and the slow path
+    // that explains it counts again.
+    if (t->budget < s->key_bytes) goto leave;
+    t->budget -= s->key_bytes;
+    s->busy++;
+    for (;;) {
+        size_t child = t->nslots;
+        if (!lunette_tape_walk(L, top + 2, t, depth + 1, max_depth)) {
+            s->busy--;
+            return LUNETTE_KNOWN_FAILED;
+        }
+        lunette_slot *field = &t->slots[child];
+        field->key = s->key[p];
+        field->key_len = s->len[p];
+        field->key_words[0] = s->words[p][0];
+        field->key_words[1] = s->words[p][1];
+        children[p++] = child;
+        lua_settop(L, top + 1);   // pop the value, keep the key
+        if (lua_next(L, idx) == 0) break;
+        if (p >= n || lua_topointer(L, -2) != s->identity[p]) break;
+    }
+    s->busy--;
+    int at_end = lua_gettop(L) == top;
+    if (p == n && at_end) {
+        if (!lunette_reserve((void **)&t->order, &t->order_cap, t->norder + n, sizeof *t->order)) return LUNETTE_KNOWN_FAILED;
+        lunette_slot *slot = &t->slots[self];
+        slot->nfields = n;
+        slot->count = 0;
+        slot->fields_at = t->norder;
+        slot->array_at = t->norder + n;
+        size_t *out = t->order + t->norder;
+        for (size_t k = 0; k < n; k++) out[k] = children[s->sorted[k]];
+        t->norder += n;
+        return LUNETTE_KNOWN_READ;
+    }
+    // The keys not read are given back, and the fields read become what
+    // the usual walk leaves for sorting.
+    for (size_t k = p; k < n; k++) t->budget += s->len[k];
+leave:
+    if (!lunette_reserve((void **)&t->pending, &t->pending_cap, t->npending + p, sizeof *t->pending)) return LUNETTE_KNOWN_FAILED;
+    for (size_t k = 0; k < p; k++) {
+        const lunette_slot *field = &t->slots[children[k]];
+        t->pending[t->npending++] = (lunette_field){ lunette_key_prefix(field->key, field->key_len, field->key_words), children[k], k };
+    }
+    return lua_gettop(L) == top ? LUNETTE_KNOWN_LEFT_AT_END : LUNETTE_KNOWN_LEFT;
+}
 
 // Reads the table at absolute index `idx` into slot `self`. Not inlined:
 // it is the walk's only recursion, while the values it reads are inlined.
@@ -807,50 +957,91 @@ __attribute__((noinline)) static int lunette_tape_table(lua_State *L, int idx, l
     const void *identity = lua_topointer(L, idx);
     if (depth >= max_depth) return 0;
     for (size_t i = 0; i < t->npath; i++) if (t->path[i] == identity) return 0;   // cycle
-    if (!lua_checkstack(L, 3)) return 0;
+    if (!lua_checkstack(L, 4)) return 0;
     if (!lunette_reserve((void **)&t->path, &t->path_cap, t->npath + 1, sizeof *t->path)) return 0;
     t->path[t->npath++] = identity;
 
+    lunette_host *h = lunette_host_of(L);
     size_t first_pending = t->npending;
     lua_Integer integer_keys = 0, largest = 0;
-    int top = lua_gettop(L);
+    const int base = lua_gettop(L);   // what every way out leaves
+    int top = base;                   // under the key lua_next walks with: one up while the anchor table is there
+    const void *first_key = NULL;     // the first key's object
+    lunette_key_shape *recording = NULL;
+    int recorded = 1;                 // every key so far recorded
     lua_pushnil(L);
-    while (lua_next(L, idx) != 0) {
+    int more = lua_next(L, idx);
+    if (more) {
+        first_key = lua_topointer(L, -2);
+        lunette_key_shape *known = lunette_key_shape_find(h, first_key);
+        if (known != NULL) {
+            switch (lunette_tape_known(L, idx, t, known, self, top, depth, max_depth)) {
+            case LUNETTE_KNOWN_READ:
+                t->npath--;
+                return 1;
+            case LUNETTE_KNOWN_FAILED: goto fail;
+            case LUNETTE_KNOWN_LEFT_AT_END: more = 0; break;
+            default: break;
+            }
+        } else if (first_key != NULL && first_key == h->key_shape_wanted && (recording = lunette_key_shape_record(L, h)) != NULL) {
+            top++;
+        }
+    }
+    for (; more; more = lua_next(L, idx)) {
         int key_type = lua_type(L, -2);
         if (key_type == LUA_TSTRING) {
-            size_t key_len;
+            size_t key_len, position = t->npending - first_pending;
             const char *key = lua_tolstring(L, -2, &key_len);
-            if (t->budget < key_len) { lua_settop(L, top); return 0; }
+            if (t->budget < key_len) goto fail;
             t->budget -= key_len;
             size_t child = t->nslots;
-            if (!lunette_tape_walk(L, top + 2, t, depth + 1, max_depth)) { lua_settop(L, top); return 0; }
+            if (!lunette_tape_walk(L, top + 2, t, depth + 1, max_depth)) goto fail;
             lunette_slot *field = &t->slots[child];
             field->key = key;
             field->key_len = key_len;
             if (key_len <= LUNETTE_SHORT_STRING) lunette_pack_short(key, key_len, field->key_words);
-            else t->nlong++;
-            if (!lunette_reserve((void **)&t->pending, &t->pending_cap, t->npending + 1, sizeof *t->pending)) { lua_settop(L, top); return 0; }
-            t->pending[t->npending] = (lunette_field){ lunette_key_prefix(key, key_len, field->key_words), child, t->npending - first_pending };
+            else { t->nlong++; field->holds = 1; }
+            if (!lunette_reserve((void **)&t->pending, &t->pending_cap, t->npending + 1, sizeof *t->pending)) goto fail;
+            t->pending[t->npending] = (lunette_field){ lunette_key_prefix(key, key_len, field->key_words), child, position };
             t->npending++;
+            if (recording != NULL && recorded) {
+                if (position < LUNETTE_KEY_SHAPE_MAX && key_len <= LUNETTE_SHORT_STRING) {
+                    recording->identity[position] = lua_topointer(L, -2);
+                    recording->key[position] = key;
+                    recording->len[position] = key_len;
+                    recording->words[position][0] = field->key_words[0];
+                    recording->words[position][1] = field->key_words[1];
+                    recording->key_bytes += key_len;
+                    // Kept alive in the anchor table's array part (no allocation).
+                    lua_pushvalue(L, -2);
+                    lua_rawseti(L, base + 1, (lua_Integer)((recording - h->key_shapes) * LUNETTE_KEY_SHAPE_MAX + position) + 1);
+                } else {
+                    recorded = 0;
+                }
+            }
         } else if (key_type == LUA_TNUMBER && lua_isinteger(L, -2)) {
             lua_Integer k = lua_tointeger(L, -2);
-            if (k < 1) { lua_settop(L, top); return 0; }
+            if (k < 1) goto fail;
             integer_keys++;
             if (k > largest) largest = k;
+            recorded = 0;
         } else {
-            lua_settop(L, top);
-            return 0;
+            goto fail;
         }
         lua_settop(L, top + 1);   // pop the value, keep the key
     }
-    if (integer_keys != largest) return 0;   // holes: the slow path says where
+    if (top != base) {   // the anchor table
+        lua_settop(L, base);
+        top = base;
+    }
+    if (integer_keys != largest) goto fail;   // holes: the slow path says where
 
     size_t nfields = t->npending - first_pending;
-    if (!lunette_reserve((void **)&t->pending, &t->pending_cap, t->npending + (size_t)integer_keys, sizeof *t->pending)) return 0;
+    if (!lunette_reserve((void **)&t->pending, &t->pending_cap, t->npending + (size_t)integer_keys, sizeof *t->pending)) goto fail;
     for (lua_Integer i = 1; i <= integer_keys; i++) {
         lua_rawgeti(L, idx, i);
         size_t child = t->nslots;
-        if (!lunette_tape_walk(L, top + 1, t, depth + 1, max_depth)) { lua_settop(L, top); return 0; }
+        if (!lunette_tape_walk(L, top + 1, t, depth + 1, max_depth)) goto fail;
         lua_settop(L, top);
         t->pending[t->npending++] = (lunette_field){ 0, child, 0 };
     }
@@ -858,18 +1049,33 @@ __attribute__((noinline)) static int lunette_tape_table(lua_State *L, int idx, l
     // Children of nested tables were moved to `order` already, so this
     // table's own children are the last entries of `pending`.
     size_t total = nfields + (size_t)integer_keys;
-    if (!lunette_reserve((void **)&t->order, &t->order_cap, t->norder + total, sizeof *t->order)) return 0;
+    if (!lunette_reserve((void **)&t->order, &t->order_cap, t->norder + total, sizeof *t->order)) goto fail;
     lunette_slot *slot = &t->slots[self];
     slot->nfields = nfields;
     slot->count = (size_t)integer_keys;
     slot->fields_at = t->norder;
     slot->array_at = t->norder + nfields;
-    lunette_order_fields(t, t->pending + first_pending, nfields, t->order + t->norder);
+    int repeated = lunette_order_fields(t, t->pending + first_pending, nfields, t->order + t->norder);
+    if (recording != NULL) {
+        if (recorded && integer_keys == 0 && nfields > 0 && nfields <= LUNETTE_KEY_SHAPE_MAX) {
+            // lunette_order_fields left this table's key order in the tape.
+            memcpy(recording->sorted, t->shapes[nfields], nfields);
+            recording->n = (unsigned)nfields;
+        }
+        recording->busy--;
+    } else if (repeated && integer_keys == 0 && nfields <= LUNETTE_KEY_SHAPE_MAX && lunette_key_shape_find(h, first_key) == NULL) {
+        h->key_shape_wanted = first_key;
+    }
     for (size_t k = nfields; k < total; k++) t->order[t->norder + k] = t->pending[first_pending + k].child;
     t->norder += total;
     t->npending = first_pending;
     t->npath--;
     return 1;
+
+fail:
+    if (recording != NULL) recording->busy--;
+    lua_settop(L, base);
+    return 0;
 }
 
 // Reads the value at absolute index `idx` into a new slot. Always inlined
@@ -884,6 +1090,7 @@ __attribute__((always_inline)) static inline int lunette_tape_walk(lua_State *L,
     slot->type = type;
     slot->key = NULL;
     slot->key_len = 0;
+    slot->holds = 0;
     // A chain of tests, most common first, each on the type as
     // lunette_opaque_int returns it so that they are not merged into a jump
     // table: its one indirect jump mispredicted as the type changed from
@@ -898,14 +1105,17 @@ __attribute__((always_inline)) static inline int lunette_tape_walk(lua_State *L,
         if (t->budget < slot->len) return 0;
         t->budget -= slot->len;
         if (slot->len <= LUNETTE_SHORT_STRING) lunette_pack_short(slot->str, slot->len, slot->str_words);
-        else t->nlong++;
+        else { t->nlong++; slot->holds = 1; }
         return 1;
     }
     if (lunette_opaque_int(type) == LUA_TBOOLEAN) {
         slot->integer = lua_toboolean(L, idx);
         return 1;
     }
-    if (lunette_opaque_int(type) == LUA_TTABLE) return lunette_tape_table(L, idx, t, self, depth, max_depth);
+    if (lunette_opaque_int(type) == LUA_TTABLE) {
+        slot->holds = 1;
+        return lunette_tape_table(L, idx, t, self, depth, max_depth);
+    }
     return type == LUA_TNIL;
 }
 

@@ -36,14 +36,25 @@ public struct LuaFields: @unchecked Sendable, Hashable {
     /// Shared storage is never written: writers copy it first unless it is
     /// uniquely referenced (copy on write).
     final class Storage: ManagedBuffer<Storage.Header, Entry> {
+        /// Sixteen bytes, as with two `Int`s: counts as `Int32` make
+        /// room for `referencing` without moving the entries.
         struct Header {
-            var count: Int
-            let capacity: Int
+            var count: Int32
+            let capacity: Int32
+            /// Which entries may hold a reference, bit `i` for entry `i`:
+            /// what the deinit destroys. `allEntries` (every bit) when not
+            /// known, or when there are more than 64 entries: every entry is
+            /// then asked. Any write to the entries makes it `allEntries`.
+            var referencing: UInt64
         }
+
+        /// `Header.referencing` when every entry must be asked.
+        static let allEntries = UInt64.max
 
         /// Room for `capacity` entries, none made yet.
         static func make(capacity: Int) -> Storage {
-            let made = Storage.create(minimumCapacity: capacity) { _ in Header(count: 0, capacity: capacity) }
+            precondition(capacity <= Int(Int32.max), "LuaFields holds at most \(Int32.max) entries")
+            let made = Storage.create(minimumCapacity: capacity) { _ in Header(count: 0, capacity: Int32(capacity), referencing: allEntries) }
             return unsafeDowncast(made, to: Storage.self)
         }
 
@@ -52,7 +63,7 @@ public struct LuaFields: @unchecked Sendable, Hashable {
             let made = make(capacity: capacity)
             made.withUnsafeMutablePointers { header, target in
                 if let base = entries.baseAddress { target.initialize(from: base, count: entries.count) }
-                header.pointee.count = entries.count
+                header.pointee.count = Int32(entries.count)
             }
             return made
         }
@@ -65,8 +76,16 @@ public struct LuaFields: @unchecked Sendable, Hashable {
             // over all of them calls the runtime's generic array destroy,
             // which makes the same calls).
             withUnsafeMutablePointers { header, entries in
-                for i in 0..<header.pointee.count where entries[i].holdsReference {
-                    (entries + i).deinitialize(count: 1)
+                var referencing = header.pointee.referencing
+                if referencing == Storage.allEntries {
+                    for i in 0..<Int(header.pointee.count) where entries[i].holdsReference {
+                        (entries + i).deinitialize(count: 1)
+                    }
+                    return
+                }
+                while referencing != 0 {
+                    (entries + referencing.trailingZeroBitCount).deinitialize(count: 1)
+                    referencing &= referencing &- 1
                 }
             }
         }
@@ -124,15 +143,16 @@ public struct LuaFields: @unchecked Sendable, Hashable {
     /// `initialize` makes in place (all of them: it must not throw or stop
     /// early). No intermediate array: what the value reader builds with.
     @inline(__always)
-    package init(sortedCount count: Int, initialize: (UnsafeMutablePointer<Entry>) -> Void) {
+    package init(sortedCount count: Int, initialize: (UnsafeMutablePointer<Entry>) -> UInt64) {
         guard count > 0 else {
             storage = nil
             return
         }
         let made = Storage.make(capacity: count)
         made.withUnsafeMutablePointers { header, entries in
-            initialize(entries)
-            header.pointee.count = count
+            let referencing = initialize(entries)
+            header.pointee.count = Int32(count)
+            header.pointee.referencing = count <= 64 ? referencing : Storage.allEntries
         }
         storage = made
     }
@@ -145,7 +165,7 @@ public struct LuaFields: @unchecked Sendable, Hashable {
     public func withUnsafeBufferPointer<R>(_ body: (UnsafeBufferPointer<Entry>) throws -> R) rethrows -> R {
         guard let storage else { return try body(UnsafeBufferPointer(start: nil, count: 0)) }
         return try storage.withUnsafeMutablePointers { header, entries in
-            try body(UnsafeBufferPointer(start: entries, count: header.pointee.count))
+            try body(UnsafeBufferPointer(start: entries, count: Int(header.pointee.count)))
         }
     }
 
@@ -155,7 +175,7 @@ public struct LuaFields: @unchecked Sendable, Hashable {
 
     // Through the header's pointer: `header` is a class's stored property,
     // whose every read is checked for exclusive access at run time.
-    public var count: Int { storage?.withUnsafeMutablePointerToHeader { $0.pointee.count } ?? 0 }
+    public var count: Int { storage?.withUnsafeMutablePointerToHeader { Int($0.pointee.count) } ?? 0 }
     public var isEmpty: Bool { count == 0 }
     /// The keys in ascending byte order.
     public var keys: [LuaString] { map(\.key) }
@@ -194,12 +214,17 @@ public struct LuaFields: @unchecked Sendable, Hashable {
     /// it is unshared and has the room, else a copy (copy on write).
     private mutating func withUniqueEntries<R>(room: Int, _ body: (UnsafeMutablePointer<Entry>, inout Int) -> R) -> R {
         let needed = count + room
-        let capacity = storage?.withUnsafeMutablePointerToHeader { $0.pointee.capacity } ?? 0
+        let capacity = storage?.withUnsafeMutablePointerToHeader { Int($0.pointee.capacity) } ?? 0
         // (No storage is never uniquely referenced.)
         if !isKnownUniquelyReferenced(&storage) || capacity < needed {
             storage = withUnsafeBufferPointer { Storage.make(copying: $0, capacity: capacity < needed ? Swift.max(4, 2 * needed) : capacity) }
         }
-        return storage!.withUnsafeMutablePointers { header, entries in body(entries, &header.pointee.count) }
+        return storage!.withUnsafeMutablePointers { header, entries in
+            header.pointee.referencing = Storage.allEntries   // the entries change: every one is asked
+            var count = Int(header.pointee.count)
+            defer { header.pointee.count = Int32(count) }
+            return body(entries, &count)
+        }
     }
 
     private mutating func insert(_ entry: Entry, at index: Int) {

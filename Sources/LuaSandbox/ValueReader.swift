@@ -6,7 +6,9 @@ import CLuaShims
 /// string keys or array indices 1...n) with raw access only, so no
 /// metamethod runs and no Lua error can longjmp through this code:
 /// - the fast path, `lunette_tape_read` in C, flattens the value and
-///   `TapeDecoder` builds it;
+///   `TapeDecoder` builds it (a table whose keys are the same string
+///   objects, in the same order, as a table read before is read against
+///   that table's remembered keys: shims.c, "Remembered keys");
 /// - when C refuses a value, the Swift walk here reads it again to say what
 ///   is wrong and where. It is the reference for the rules and stays simple.
 struct ValueReader {
@@ -331,12 +333,20 @@ struct TapeDecoder {
         // Made in place in the fields' own storage: no array to grow.
         let children = order + fieldsAt
         let fields = LuaFields(sortedCount: nfields) { entries in
+            var referencing: UInt64 = 0
             for k in 0..<nfields {
                 let child = children[k]
                 let field = slots + child
                 let key = string(field.pointee.key, field.pointee.key_len, packed: field.pointee.key_words)
                 (entries + k).initialize(to: LuaFields.Entry(key: key, value: value(at: child)))
+                // C marked the fields whose entries hold a reference
+                // (`holds`). Past 64 entries the bits wrap: LuaFields then
+                // asks every entry.
+                let bit = UInt64(truncatingIfNeeded: field.pointee.holds)
+                assert(bit == 1 || !entries[k].holdsReference, "a field that holds a reference must be marked, or its deinit leaks it")
+                referencing |= bit << UInt64(k & 63)
             }
+            return referencing
         }
         return LuaTable(array: array, fields: fields)
     }

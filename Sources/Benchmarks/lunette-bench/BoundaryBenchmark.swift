@@ -103,9 +103,12 @@ enum BoundaryBenchmark {
     private static func makeEntry(_ entries: UnsafeBufferPointer<LuaFields.Entry>, _ long: [(index: Int, bytes: [UInt8])]) -> [LuaValue] {
         let fields = LuaFields(sortedCount: entries.count) { target in
             UnsafeMutableRawPointer(target).copyMemory(from: entries.baseAddress!, byteCount: entries.count * MemoryLayout<LuaFields.Entry>.stride)
+            var referencing: UInt64 = 0
             for string in long {
                 (target + string.index).initialize(to: LuaFields.Entry(key: entries[string.index].key, value: .string(LuaString(bytes: string.bytes))))
+                referencing |= 1 << UInt64(string.index)
             }
+            return referencing
         }
         return [.table(LuaTable(fields: fields))]
     }

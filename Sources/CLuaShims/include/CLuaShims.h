@@ -20,6 +20,28 @@
 /// 256, 384 and 512 bytes (medium).
 #define LUNETTE_POOL_CLASSES 11
 
+/// Tables whose keys lunette_tape_read remembers (the last ones recorded).
+#define LUNETTE_KEY_SHAPES 2
+/// The most fields a remembered table has.
+#define LUNETTE_KEY_SHAPE_MAX 16
+
+/// The string keys of a table read again and again (a provider's entries),
+/// in Lua's traversal order, remembered by lunette_tape_read: a table
+/// whose keys are the same string objects, in the same order, is read
+/// without asking each key's type, bytes and place in key order (see
+/// shims.c, "Remembered keys"). Each key is kept alive by the state's
+/// anchor table while remembered, so an object's address names it.
+typedef struct lunette_key_shape {
+    unsigned n;       ///< keys; 0: none remembered
+    unsigned busy;    ///< reads using or recording it now: not to be replaced
+    const void *identity[LUNETTE_KEY_SHAPE_MAX];   ///< each key's string object (lua_topointer)
+    const char *key[LUNETTE_KEY_SHAPE_MAX];        ///< its bytes
+    size_t len[LUNETTE_KEY_SHAPE_MAX];
+    size_t key_bytes;                              ///< the keys' bytes, all told
+    uint64_t words[LUNETTE_KEY_SHAPE_MAX][2];      ///< as lunette_slot.key_words
+    unsigned char sorted[LUNETTE_KEY_SHAPE_MAX];   ///< traversal positions in key order
+} lunette_key_shape;
+
 /// Per-state bookkeeping shared by the allocator, the trampoline and the
 /// protected-call helper. It is the allocator's `ud`; Swift owns its memory
 /// and frees it after `lua_close`.
@@ -83,6 +105,12 @@ typedef struct lunette_host {
     /// when this is set. A hook a trusted script sets with debug.sethook is
     /// the script's: calls leave it in place.
     volatile sig_atomic_t hook_armed;
+    /// Keys of tables lunette_tape_read meets again and again (zeroed: none).
+    lunette_key_shape key_shapes[LUNETTE_KEY_SHAPES];
+    unsigned key_shape_next;          ///< the one a recording replaces first
+    /// The first key's object of a table read twice in the same key order:
+    /// the next table that starts with it is recorded. A marker, never read.
+    const void *key_shape_wanted;
 } lunette_host;
 
 /// Why a call was ended by the host. A kill cannot be caught by the script.
@@ -452,6 +480,10 @@ typedef struct lunette_slot {
     size_t nfields;        ///< tables: string-keyed fields
     size_t array_at;       ///< tables: index in `order` of the first array item
     size_t fields_at;      ///< tables: index in `order` of the first field
+    /// 1 when the value read from this slot holds a reference (Swift
+    /// allocates for it: a table, a string or, for a field, a key over
+    /// LUNETTE_SHORT_STRING bytes): what LuaFields' deinit must destroy.
+    int holds;
 } lunette_slot;
 
 /// The longest string a slot also gives as `str_words` / `key_words`.
