@@ -29,6 +29,10 @@ LUNETTE_HIDDEN void lunette_reserve_references(lua_State *L);
 /// remembers (shims.c, "Remembered keys"), unless there is one: part of
 /// each state's opening. May raise (memory): protected calls only.
 LUNETTE_HIDDEN void lunette_make_key_anchor(lua_State *L);
+/// Instead, for a state that opens the debug library (which reaches the
+/// registry and makes light userdata of any address): the state
+/// remembers no keys. May raise (memory): protected calls only.
+LUNETTE_HIDDEN void lunette_forgo_key_anchor(lua_State *L);
 
 /// After a script-mode protected call failed: running out of memory ends
 /// the call (a kill the script cannot catch). Out of line: calls that

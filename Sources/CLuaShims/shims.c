@@ -359,8 +359,8 @@ lua_State *lunette_newstate(lunette_host *host) {
     // Remembered keys name objects of one state, kept alive by its anchor
     // table: a new state starts with none.
     memset(host->key_shapes, 0, sizeof host->key_shapes);
+    memset(host->key_shape_wanted, 0, sizeof host->key_shape_wanted);
     host->key_shape_next = 0;
-    host->key_shape_wanted = NULL;
     host->instructions_left = -1;
     lua_State *L = lua_newstate(lunette_alloc, host);
     if (L != NULL) {
@@ -566,17 +566,32 @@ LUNETTE_HIDDEN void lunette_make_key_anchor(lua_State *L) {
     // Made once, with an array part for every key remembered: recording a
     // key stores into it and never allocates, so it is safe outside a
     // protected call. Never replaced: remembered keys rely on it.
-    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &lunette_key_anchor_key) != LUA_TTABLE) {
+    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &lunette_key_anchor_key) == LUA_TNIL) {
         lua_createtable(L, LUNETTE_KEY_SHAPES * LUNETTE_KEY_SHAPE_MAX, 0);
         lua_rawsetp(L, LUA_REGISTRYINDEX, &lunette_key_anchor_key);
     }
     lua_pop(L, 1);
 }
 
+LUNETTE_HIDDEN void lunette_forgo_key_anchor(lua_State *L) {
+    // `false` where the anchor table would be: recording finds no table,
+    // no later opening makes one, and nothing remembered so far is used
+    // (its keys are no longer kept alive).
+    lunette_host *h = lunette_host_of(L);
+    memset(h->key_shapes, 0, sizeof h->key_shapes);
+    lua_pushboolean(L, 0);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &lunette_key_anchor_key);
+}
+
 // Runs inside lunette_pcall: luaL_requiref may raise (memory), so never call it from Swift.
 static int lunette_open_libraries_protected(lua_State *L) {
     lunette_reserve_references(L);
-    lunette_make_key_anchor(L);
+    unsigned libraries = (unsigned)lua_tointeger(L, 1);
+    // The debug library reaches the registry (the anchor table) and makes
+    // light userdata of any address (debug.upvalueid): a state that has it
+    // remembers no keys ("Remembered keys" below).
+    if (libraries & LUNETTE_LIB_DEBUG) lunette_forgo_key_anchor(L);
+    else lunette_make_key_anchor(L);
     static const struct { unsigned bit; const char *name; lua_CFunction open; } libs[] = {
         { LUNETTE_LIB_BASE, LUA_GNAME, luaopen_base },
         { LUNETTE_LIB_PACKAGE, LUA_LOADLIBNAME, luaopen_package },
@@ -589,9 +604,8 @@ static int lunette_open_libraries_protected(lua_State *L) {
         { LUNETTE_LIB_UTF8, LUA_UTF8LIBNAME, luaopen_utf8 },
         { LUNETTE_LIB_DEBUG, LUA_DBLIBNAME, luaopen_debug },
     };
-    unsigned mask = (unsigned)lua_tointeger(L, 1);
     for (size_t i = 0; i < sizeof libs / sizeof libs[0]; i++) {
-        if (mask & libs[i].bit) {
+        if (libraries & libs[i].bit) {
             luaL_requiref(L, libs[i].name, libs[i].open, 1);
             lua_pop(L, 1);
         }
@@ -836,25 +850,33 @@ static inline int lunette_tape_walk(lua_State *L, int idx, lunette_tape *t, int 
 // call, where a key otherwise costs two, its type and its bytes, then
 // packing, a prefix and sorting). When all match and the count is the
 // same, the remembered key order is the table's; at the first key that
-// does not, the walk goes on the usual way from there.
+// does not, the walk goes on the usual way from there. The keys' bytes
+// are charged to the budget at once (one update of it, where one a key
+// made the loop a chain of stores and loads, ≈ 5% of a 10-field call);
+// when a value then cannot be read, the table is read again the usual
+// way, which decides whether the read fails.
 //
 // Sound because every remembered key is kept alive by the state's anchor
 // table (lunette_key_anchor_key): while it lives, no other object can
 // have its address, so an equal address is the same string, with the same
 // bytes. A key that is not a string cannot have a live string's address
 // either: numbers and booleans give NULL, tables and full userdata their
-// own live objects, and light userdata are made only by the host's C code,
-// none pointing at a Lua string. (The anchor table is in the registry,
-// which only the debug library reaches: scripts never get it, and a
-// trusted script that empties the table could as well break the host's
-// other references.)
+// own live objects, and light userdata come only from the host's C code,
+// none pointing at a Lua string, and from the debug library
+// (debug.upvalueid makes one of any upvalue's address, which may be a
+// string's once the upvalue is gone). The debug library also reaches the
+// registry, so the anchor table. A state that opens it therefore
+// remembers no keys (lunette_forgo_key_anchor); scripts never get it.
 //
 // Recording costs a store into the anchor table per key, so only a table
-// worth it is recorded: one that starts with the first key of a table that
-// was read in the same key order as the last table of as many fields (the
-// tape's remembered order), i.e. a shape seen at least twice. Only tables
-// of 1 to LUNETTE_KEY_SHAPE_MAX string keys of up to LUNETTE_SHORT_STRING
-// bytes are remembered.
+// worth it is recorded: one that starts with the first key of one of the
+// last LUNETTE_KEY_SHAPES tables that were read in the same key order as
+// the last table of as many fields (the tape's remembered order) and had
+// only keys that can be remembered, i.e. a shape seen at least twice. Only
+// tables of 1 to LUNETTE_KEY_SHAPE_MAX string keys of up to
+// LUNETTE_SHORT_STRING bytes are remembered. A table whose first key
+// starts a remembered table but whose other keys differ is read against
+// it up to the first difference, and never recorded over it.
 
 // The remembered table whose first key's object is `first`, or NULL.
 static inline lunette_key_shape *lunette_key_shape_find(lunette_host *h, const void *first) {
@@ -869,8 +891,10 @@ static inline lunette_key_shape *lunette_key_shape_find(lunette_host *h, const v
 // on top of the stack: clears a remembered table no walk is using and puts
 // the anchor table under the key. NULL (nothing pushed) when none is free
 // or the state has no anchor table.
-__attribute__((noinline)) static lunette_key_shape *lunette_key_shape_record(lua_State *L, lunette_host *h) {
-    h->key_shape_wanted = NULL;
+__attribute__((noinline)) static lunette_key_shape *lunette_key_shape_record(lua_State *L, lunette_host *h, const void *first) {
+    for (unsigned k = 0; k < LUNETTE_KEY_SHAPES; k++) {
+        if (h->key_shape_wanted[k] == first) h->key_shape_wanted[k] = NULL;
+    }
     lunette_key_shape *s = NULL;
     for (unsigned k = 0; k < LUNETTE_KEY_SHAPES && s == NULL; k++) {
         lunette_key_shape *candidate = &h->key_shapes[(h->key_shape_next + k) % LUNETTE_KEY_SHAPES];
@@ -889,8 +913,24 @@ __attribute__((noinline)) static lunette_key_shape *lunette_key_shape_record(lua
     return s;
 }
 
+// Whether a table starting with key object `first` is to be recorded.
+static inline int lunette_key_shape_wanted(const lunette_host *h, const void *first) {
+    for (unsigned k = 0; k < LUNETTE_KEY_SHAPES; k++) {
+        if (h->key_shape_wanted[k] == first) return 1;
+    }
+    return 0;
+}
+
+// Marks tables starting with key object `first` to be recorded, in place
+// of the oldest mark.
+__attribute__((noinline)) static void lunette_key_shape_want(lunette_host *h, const void *first) {
+    if (lunette_key_shape_wanted(h, first)) return;
+    for (unsigned k = LUNETTE_KEY_SHAPES - 1; k > 0; k--) h->key_shape_wanted[k] = h->key_shape_wanted[k - 1];
+    h->key_shape_wanted[0] = first;
+}
+
 // What lunette_tape_known did.
-enum { LUNETTE_KNOWN_FAILED, LUNETTE_KNOWN_READ, LUNETTE_KNOWN_LEFT, LUNETTE_KNOWN_LEFT_AT_END };
+enum { LUNETTE_KNOWN_FAILED, LUNETTE_KNOWN_READ, LUNETTE_KNOWN_LEFT, LUNETTE_KNOWN_LEFT_AT_END, LUNETTE_KNOWN_AGAIN };
 
 // Reads the table at `idx` against remembered table `s`, its first key and
 // value on top of the stack (above `top`): LUNETTE_KNOWN_READ when every
@@ -899,21 +939,22 @@ enum { LUNETTE_KNOWN_FAILED, LUNETTE_KNOWN_READ, LUNETTE_KNOWN_LEFT, LUNETTE_KNO
 // matched so far are pending, as the usual walk leaves them, with the key
 // and value that did not match on the stack (LUNETTE_KNOWN_LEFT) or none
 // left (LUNETTE_KNOWN_LEFT_AT_END: fewer keys than remembered); or
-// LUNETTE_KNOWN_FAILED when a value cannot be read (the read fails).
+// LUNETTE_KNOWN_AGAIN when a value could not be read: the keys' bytes are
+// charged at once (one update of the budget, not one a key), so a table
+// that then turns out to have other keys ran its values short of bytes
+// the usual walk would have had, and the caller reads the table again the
+// usual way, which decides; LUNETTE_KNOWN_FAILED when out of memory.
 static int lunette_tape_known(lua_State *L, int idx, lunette_tape *t, lunette_key_shape *s, size_t self, int top, int depth, int max_depth) {
     size_t n = s->n, p = 0;
     size_t children[LUNETTE_KEY_SHAPE_MAX];
-    // The keys' bytes charged at once (the usual walk charges each as it
-    // goes): a read that runs out fails either way, and the slow path
-    // that explains it counts again.
-    if (t->budget < s->key_bytes) goto leave;
+    if (t->budget < s->key_bytes) return LUNETTE_KNOWN_AGAIN;
     t->budget -= s->key_bytes;
     s->busy++;
     for (;;) {
         size_t child = t->nslots;
         if (!lunette_tape_walk(L, top + 2, t, depth + 1, max_depth)) {
             s->busy--;
-            return LUNETTE_KNOWN_FAILED;
+            return LUNETTE_KNOWN_AGAIN;
         }
         lunette_slot *field = &t->slots[child];
         field->key = s->key[p];
@@ -937,12 +978,12 @@ static int lunette_tape_known(lua_State *L, int idx, lunette_tape *t, lunette_ke
         size_t *out = t->order + t->norder;
         for (size_t k = 0; k < n; k++) out[k] = children[s->sorted[k]];
         t->norder += n;
+        lunette_host_of(L)->key_shape_reads++;
         return LUNETTE_KNOWN_READ;
     }
-    // The keys not read are given back, and the fields read become what
-    // the usual walk leaves for sorting.
+    // The keys not met are given back, and the fields read become what the
+    // usual walk leaves for sorting.
     for (size_t k = p; k < n; k++) t->budget += s->len[k];
-leave:
     if (!lunette_reserve((void **)&t->pending, &t->pending_cap, t->npending + p, sizeof *t->pending)) return LUNETTE_KNOWN_FAILED;
     for (size_t k = 0; k < p; k++) {
         const lunette_slot *field = &t->slots[children[k]];
@@ -969,21 +1010,35 @@ __attribute__((noinline)) static int lunette_tape_table(lua_State *L, int idx, l
     const void *first_key = NULL;     // the first key's object
     lunette_key_shape *recording = NULL;
     int recorded = 1;                 // every key so far recorded
+    int short_keys = 1;               // every string key so far short enough to remember
     lua_pushnil(L);
     int more = lua_next(L, idx);
     if (more) {
         first_key = lua_topointer(L, -2);
         lunette_key_shape *known = lunette_key_shape_find(h, first_key);
         if (known != NULL) {
+            // What the tape held before, for a read again the usual way.
+            size_t nslots = t->nslots, norder = t->norder, npath = t->npath, nlong = t->nlong, budget = t->budget;
             switch (lunette_tape_known(L, idx, t, known, self, top, depth, max_depth)) {
             case LUNETTE_KNOWN_READ:
                 t->npath--;
                 return 1;
             case LUNETTE_KNOWN_FAILED: goto fail;
             case LUNETTE_KNOWN_LEFT_AT_END: more = 0; break;
+            case LUNETTE_KNOWN_AGAIN:
+                t->nslots = nslots;
+                t->norder = norder;
+                t->npending = first_pending;
+                t->npath = npath;
+                t->nlong = nlong;
+                t->budget = budget;
+                lua_settop(L, base);
+                lua_pushnil(L);
+                more = lua_next(L, idx);
+                break;
             default: break;
             }
-        } else if (first_key != NULL && first_key == h->key_shape_wanted && (recording = lunette_key_shape_record(L, h)) != NULL) {
+        } else if (first_key != NULL && lunette_key_shape_wanted(h, first_key) && (recording = lunette_key_shape_record(L, h, first_key)) != NULL) {
             top++;
         }
     }
@@ -1000,7 +1055,7 @@ __attribute__((noinline)) static int lunette_tape_table(lua_State *L, int idx, l
             field->key = key;
             field->key_len = key_len;
             if (key_len <= LUNETTE_SHORT_STRING) lunette_pack_short(key, key_len, field->key_words);
-            else { t->nlong++; field->holds = 1; }
+            else { t->nlong++; field->holds = 1; short_keys = 0; }
             if (!lunette_reserve((void **)&t->pending, &t->pending_cap, t->npending + 1, sizeof *t->pending)) goto fail;
             t->pending[t->npending] = (lunette_field){ lunette_key_prefix(key, key_len, field->key_words), child, position };
             t->npending++;
@@ -1063,8 +1118,8 @@ __attribute__((noinline)) static int lunette_tape_table(lua_State *L, int idx, l
             recording->n = (unsigned)nfields;
         }
         recording->busy--;
-    } else if (repeated && integer_keys == 0 && nfields <= LUNETTE_KEY_SHAPE_MAX && lunette_key_shape_find(h, first_key) == NULL) {
-        h->key_shape_wanted = first_key;
+    } else if (repeated && integer_keys == 0 && short_keys && nfields <= LUNETTE_KEY_SHAPE_MAX && lunette_key_shape_find(h, first_key) == NULL) {
+        lunette_key_shape_want(h, first_key);
     }
     for (size_t k = nfields; k < total; k++) t->order[t->norder + k] = t->pending[first_pending + k].child;
     t->norder += total;

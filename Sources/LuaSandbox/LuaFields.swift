@@ -217,7 +217,9 @@ public struct LuaFields: @unchecked Sendable, Hashable {
         let capacity = storage?.withUnsafeMutablePointerToHeader { Int($0.pointee.capacity) } ?? 0
         // (No storage is never uniquely referenced.)
         if !isKnownUniquelyReferenced(&storage) || capacity < needed {
-            storage = withUnsafeBufferPointer { Storage.make(copying: $0, capacity: capacity < needed ? Swift.max(4, 2 * needed) : capacity) }
+            // Doubling, up to the most entries a header counts (make traps beyond).
+            let grown = needed > Int(Int32.max) / 2 ? Swift.max(needed, Int(Int32.max)) : Swift.max(4, 2 * needed)
+            storage = withUnsafeBufferPointer { Storage.make(copying: $0, capacity: capacity < needed ? grown : capacity) }
         }
         return storage!.withUnsafeMutablePointers { header, entries in
             header.pointee.referencing = Storage.allEntries   // the entries change: every one is asked

@@ -108,9 +108,12 @@ typedef struct lunette_host {
     /// Keys of tables lunette_tape_read meets again and again (zeroed: none).
     lunette_key_shape key_shapes[LUNETTE_KEY_SHAPES];
     unsigned key_shape_next;          ///< the one a recording replaces first
-    /// The first key's object of a table read twice in the same key order:
-    /// the next table that starts with it is recorded. A marker, never read.
-    const void *key_shape_wanted;
+    /// The first keys' objects of the last tables read in a key order met
+    /// before: the next table that starts with one is recorded. Markers,
+    /// never read through.
+    const void *key_shape_wanted[LUNETTE_KEY_SHAPES];
+    /// Tables read against remembered keys, all told (for tests and profiles).
+    uint64_t key_shape_reads;
 } lunette_host;
 
 /// Why a call was ended by the host. A kill cannot be caught by the script.
