@@ -358,6 +358,7 @@ lua_State *lunette_newstate(lunette_host *host) {
     host->in_host = 1;
     // Remembered keys name objects of one state, kept alive by its anchor
     // table: a new state starts with none.
+    host->remembers_keys = 0;   // until its opening makes the anchor table
     memset(host->key_shapes, 0, sizeof host->key_shapes);
     memset(host->key_shape_wanted, 0, sizeof host->key_shape_wanted);
     host->key_shape_next = 0;
@@ -566,11 +567,13 @@ LUNETTE_HIDDEN void lunette_make_key_anchor(lua_State *L) {
     // Made once, with an array part for every key remembered: recording a
     // key stores into it and never allocates, so it is safe outside a
     // protected call. Never replaced: remembered keys rely on it.
-    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &lunette_key_anchor_key) == LUA_TNIL) {
+    int found = lua_rawgetp(L, LUA_REGISTRYINDEX, &lunette_key_anchor_key);
+    lua_pop(L, 1);
+    if (found == LUA_TNIL) {
         lua_createtable(L, LUNETTE_KEY_SHAPES * LUNETTE_KEY_SHAPE_MAX, 0);
         lua_rawsetp(L, LUA_REGISTRYINDEX, &lunette_key_anchor_key);
+        lunette_host_of(L)->remembers_keys = 1;
     }
-    lua_pop(L, 1);
 }
 
 LUNETTE_HIDDEN void lunette_forgo_key_anchor(lua_State *L) {
@@ -578,6 +581,7 @@ LUNETTE_HIDDEN void lunette_forgo_key_anchor(lua_State *L) {
     // no later opening makes one, and nothing remembered so far is used
     // (its keys are no longer kept alive).
     lunette_host *h = lunette_host_of(L);
+    h->remembers_keys = 0;
     memset(h->key_shapes, 0, sizeof h->key_shapes);
     lua_pushboolean(L, 0);
     lua_rawsetp(L, LUA_REGISTRYINDEX, &lunette_key_anchor_key);
@@ -1013,7 +1017,7 @@ __attribute__((noinline)) static int lunette_tape_table(lua_State *L, int idx, l
     int short_keys = 1;               // every string key so far short enough to remember
     lua_pushnil(L);
     int more = lua_next(L, idx);
-    if (more) {
+    if (more && h->remembers_keys) {
         first_key = lua_topointer(L, -2);
         lunette_key_shape *known = lunette_key_shape_find(h, first_key);
         if (known != NULL) {
@@ -1118,7 +1122,8 @@ __attribute__((noinline)) static int lunette_tape_table(lua_State *L, int idx, l
             recording->n = (unsigned)nfields;
         }
         recording->busy--;
-    } else if (repeated && integer_keys == 0 && short_keys && nfields <= LUNETTE_KEY_SHAPE_MAX && lunette_key_shape_find(h, first_key) == NULL) {
+    } else if (first_key != NULL && repeated && integer_keys == 0 && short_keys && nfields <= LUNETTE_KEY_SHAPE_MAX
+               && lunette_key_shape_find(h, first_key) == NULL) {
         lunette_key_shape_want(h, first_key);
     }
     for (size_t k = nfields; k < total; k++) t->order[t->norder + k] = t->pending[first_pending + k].child;
