@@ -928,7 +928,9 @@ static inline int lunette_key_shape_wanted(const lunette_host *h, const void *fi
 // Marks tables starting with key object `first` to be recorded, in place
 // of the oldest mark.
 __attribute__((noinline)) static void lunette_key_shape_want(lunette_host *h, const void *first) {
-    if (lunette_key_shape_wanted(h, first)) return;
+    // A state that cannot keep keys alive marks none, so never asks for
+    // the anchor table it does not have.
+    if (!h->remembers_keys || lunette_key_shape_wanted(h, first)) return;
     for (unsigned k = LUNETTE_KEY_SHAPES - 1; k > 0; k--) h->key_shape_wanted[k] = h->key_shape_wanted[k - 1];
     h->key_shape_wanted[0] = first;
 }
@@ -1017,7 +1019,7 @@ __attribute__((noinline)) static int lunette_tape_table(lua_State *L, int idx, l
     int short_keys = 1;               // every string key so far short enough to remember
     lua_pushnil(L);
     int more = lua_next(L, idx);
-    if (more && h->remembers_keys) {
+    if (more) {
         first_key = lua_topointer(L, -2);
         lunette_key_shape *known = lunette_key_shape_find(h, first_key);
         if (known != NULL) {
@@ -1122,8 +1124,7 @@ __attribute__((noinline)) static int lunette_tape_table(lua_State *L, int idx, l
             recording->n = (unsigned)nfields;
         }
         recording->busy--;
-    } else if (first_key != NULL && repeated && integer_keys == 0 && short_keys && nfields <= LUNETTE_KEY_SHAPE_MAX
-               && lunette_key_shape_find(h, first_key) == NULL) {
+    } else if (repeated && integer_keys == 0 && short_keys && nfields <= LUNETTE_KEY_SHAPE_MAX && lunette_key_shape_find(h, first_key) == NULL) {
         lunette_key_shape_want(h, first_key);
     }
     for (size_t k = nfields; k < total; k++) t->order[t->norder + k] = t->pending[first_pending + k].child;
