@@ -84,10 +84,11 @@ struct RememberedKeysTests {
     @Test func tablesOfAsManyKeysButOthersReadRight() throws {
         let state = try LuaState()
         // Same count, same first keys, one key differing; and a table of
-        // other keys altogether, in turn.
+        // other keys altogether, in turn, after the first of them six
+        // times (so that it is remembered whatever the hash seed).
         try state.run("""
             function make(i)
-              local kind = i % 3
+              local kind = i <= 6 and 0 or i % 3
               if kind == 0 then return { a = i, b = 'x', c = true } end
               if kind == 1 then return { a = i, b = 'x', d = true } end
               return { p = i, q = 'x', r = true }
@@ -95,13 +96,13 @@ struct RememberedKeysTests {
             """)
         let function = try #require(try state.globalFunction("make"))
         try callAndCheck(state, function, times: 60) { i in
-            switch i % 3 {
+            switch i <= 6 ? 0 : i % 3 {
             case 0: return [["a": .integer(Int64(i)), "b": "x", "c": true]]
             case 1: return [["a": .integer(Int64(i)), "b": "x", "d": true]]
             default: return [["p": .integer(Int64(i)), "q": "x", "r": true]]
             }
         }
-        #expect(remembered(state).reads > 0 && !remembered(state).busy)
+        #expect(remembered(state).reads >= 3 && !remembered(state).busy)
     }
 
     /// Two shapes read in turn at one level are both remembered.
@@ -153,7 +154,10 @@ struct RememberedKeysTests {
             }
             return [.table(LuaTable(array: array, fields: fields))]
         }
-        #expect(remembered(state).counts.contains(6) && remembered(state).reads > 0 && !remembered(state).busy)
+        // Which shapes stay remembered at the end depends on the state's
+        // hash seed (the tables of five keys may be recorded over the one
+        // of six); the first five calls read against it in any case.
+        #expect(remembered(state).reads >= 2 && !remembered(state).busy)
     }
 
     @Test func nestedTablesOfTwoShapesAreBothRemembered() throws {
