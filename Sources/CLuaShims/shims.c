@@ -358,7 +358,7 @@ lua_State *lunette_newstate(lunette_host *host) {
     host->in_host = 1;
     // Remembered keys name objects of one state, kept alive by its anchor
     // table: a new state starts with none.
-    host->remembers_keys = 0;   // until its opening makes the anchor table
+    host->key_anchor = 0;   // until its opening makes the anchor table
     memset(host->key_shapes, 0, sizeof host->key_shapes);
     memset(host->key_shape_wanted, 0, sizeof host->key_shape_wanted);
     host->key_shape_next = 0;
@@ -559,32 +559,27 @@ LUNETTE_HIDDEN void lunette_reserve_references(lua_State *L) {
 
 // MARK: - Libraries
 
-// The registry's key to the table that keeps remembered keys alive
-// (lunette_host.key_shapes, "Remembered keys" below).
-static const char lunette_key_anchor_key = 'k';
-
 LUNETTE_HIDDEN void lunette_make_key_anchor(lua_State *L) {
     // Made once, with an array part for every key remembered: recording a
     // key stores into it and never allocates, so it is safe outside a
-    // protected call. Never replaced: remembered keys rely on it.
-    int found = lua_rawgetp(L, LUA_REGISTRYINDEX, &lunette_key_anchor_key);
-    lua_pop(L, 1);
-    if (found == LUA_TNIL) {
-        lua_createtable(L, LUNETTE_KEY_SHAPES * LUNETTE_KEY_SHAPE_MAX, 0);
-        lua_rawsetp(L, LUA_REGISTRYINDEX, &lunette_key_anchor_key);
-        lunette_host_of(L)->remembers_keys = 1;
-    }
+    // protected call. Never replaced: remembered keys rely on it. Held by
+    // a registry reference, which the opening's reserved references give
+    // without growing the registry (a key of its own grew its hash part:
+    // ≈ 8 k instructions a fresh state).
+    lunette_host *h = lunette_host_of(L);
+    if (h->key_anchor != 0) return;
+    lua_createtable(L, LUNETTE_KEY_SHAPES * LUNETTE_KEY_SHAPE_MAX, 0);
+    h->key_anchor = luaL_ref(L, LUA_REGISTRYINDEX);
 }
 
 LUNETTE_HIDDEN void lunette_forgo_key_anchor(lua_State *L) {
-    // `false` where the anchor table would be: recording finds no table,
-    // no later opening makes one, and nothing remembered so far is used
-    // (its keys are no longer kept alive).
+    // No anchor table, and none made later: nothing remembered so far is
+    // used (its keys would no longer be kept alive), nothing is recorded.
     lunette_host *h = lunette_host_of(L);
-    h->remembers_keys = 0;
+    if (h->key_anchor > 0) luaL_unref(L, LUA_REGISTRYINDEX, h->key_anchor);
+    h->key_anchor = LUA_NOREF;
     memset(h->key_shapes, 0, sizeof h->key_shapes);
-    lua_pushboolean(L, 0);
-    lua_rawsetp(L, LUA_REGISTRYINDEX, &lunette_key_anchor_key);
+    memset(h->key_shape_wanted, 0, sizeof h->key_shape_wanted);
 }
 
 // Runs inside lunette_pcall: luaL_requiref may raise (memory), so never call it from Swift.
@@ -861,7 +856,7 @@ static inline int lunette_tape_walk(lua_State *L, int idx, lunette_tape *t, int 
 // way, which decides whether the read fails.
 //
 // Sound because every remembered key is kept alive by the state's anchor
-// table (lunette_key_anchor_key): while it lives, no other object can
+// table (lunette_host.key_anchor): while it lives, no other object can
 // have its address, so an equal address is the same string, with the same
 // bytes. A key that is not a string cannot have a live string's address
 // either: numbers and booleans give NULL, tables and full userdata their
@@ -893,8 +888,8 @@ static inline lunette_key_shape *lunette_key_shape_find(lunette_host *h, const v
 
 // Starts recording the table being walked, whose first key and value are
 // on top of the stack: clears a remembered table no walk is using and puts
-// the anchor table under the key. NULL (nothing pushed) when none is free
-// or the state has no anchor table.
+// the anchor table under the key. NULL (nothing pushed) when none is free.
+// Tables are marked for recording only in a state with an anchor table.
 __attribute__((noinline)) static lunette_key_shape *lunette_key_shape_record(lua_State *L, lunette_host *h, const void *first) {
     for (unsigned k = 0; k < LUNETTE_KEY_SHAPES; k++) {
         if (h->key_shape_wanted[k] == first) h->key_shape_wanted[k] = NULL;
@@ -905,10 +900,7 @@ __attribute__((noinline)) static lunette_key_shape *lunette_key_shape_record(lua
         if (candidate->busy == 0) s = candidate;
     }
     if (s == NULL) return NULL;
-    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &lunette_key_anchor_key) != LUA_TTABLE) {
-        lua_pop(L, 1);   // a state opened some other way: nothing is remembered
-        return NULL;
-    }
+    lua_rawgeti(L, LUA_REGISTRYINDEX, h->key_anchor);   // marked only when there is one
     lua_insert(L, -3);
     h->key_shape_next = (unsigned)(s - h->key_shapes + 1) % LUNETTE_KEY_SHAPES;
     s->n = 0;
@@ -930,9 +922,21 @@ static inline int lunette_key_shape_wanted(const lunette_host *h, const void *fi
 __attribute__((noinline)) static void lunette_key_shape_want(lunette_host *h, const void *first) {
     // A state that cannot keep keys alive marks none, so never asks for
     // the anchor table it does not have.
-    if (!h->remembers_keys || lunette_key_shape_wanted(h, first)) return;
+    if (h->key_anchor <= 0 || lunette_key_shape_wanted(h, first)) return;
     for (unsigned k = LUNETTE_KEY_SHAPES - 1; k > 0; k--) h->key_shape_wanted[k] = h->key_shape_wanted[k - 1];
     h->key_shape_wanted[0] = first;
+}
+
+// Gives the table in slot `self` its `nfields` fields and `count` array
+// items, which take the next places in `order` (nfields first): where the
+// caller writes them.
+static inline size_t *lunette_table_slot(lunette_tape *t, size_t self, size_t nfields, size_t count) {
+    lunette_slot *slot = &t->slots[self];
+    slot->nfields = nfields;
+    slot->count = count;
+    slot->fields_at = t->norder;
+    slot->array_at = t->norder + nfields;
+    return t->order + t->norder;
 }
 
 // What lunette_tape_known did.
@@ -948,8 +952,9 @@ enum { LUNETTE_KNOWN_FAILED, LUNETTE_KNOWN_READ, LUNETTE_KNOWN_LEFT, LUNETTE_KNO
 // LUNETTE_KNOWN_AGAIN when a value could not be read: the keys' bytes are
 // charged at once (one update of the budget, not one a key), so a table
 // that then turns out to have other keys ran its values short of bytes
-// the usual walk would have had, and the caller reads the table again the
-// usual way, which decides; LUNETTE_KNOWN_FAILED when out of memory.
+// the usual walk would have had. The tape is then as it was before the
+// table's fields, and the caller reads the table again the usual way,
+// which decides; LUNETTE_KNOWN_FAILED when out of memory.
 static int lunette_tape_known(lua_State *L, int idx, lunette_tape *t, lunette_key_shape *s, size_t self, int top, int depth, int max_depth) {
     size_t n = s->n, p = 0;
     size_t children[LUNETTE_KEY_SHAPE_MAX];
@@ -976,12 +981,7 @@ static int lunette_tape_known(lua_State *L, int idx, lunette_tape *t, lunette_ke
     int at_end = lua_gettop(L) == top;
     if (p == n && at_end) {
         if (!lunette_reserve((void **)&t->order, &t->order_cap, t->norder + n, sizeof *t->order)) return LUNETTE_KNOWN_FAILED;
-        lunette_slot *slot = &t->slots[self];
-        slot->nfields = n;
-        slot->count = 0;
-        slot->fields_at = t->norder;
-        slot->array_at = t->norder + n;
-        size_t *out = t->order + t->norder;
+        size_t *out = lunette_table_slot(t, self, n, 0);
         for (size_t k = 0; k < n; k++) out[k] = children[s->sorted[k]];
         t->norder += n;
         lunette_host_of(L)->key_shape_reads++;
@@ -1015,7 +1015,6 @@ __attribute__((noinline)) static int lunette_tape_table(lua_State *L, int idx, l
     int top = base;                   // under the key lua_next walks with: one up while the anchor table is there
     const void *first_key = NULL;     // the first key's object
     lunette_key_shape *recording = NULL;
-    int recorded = 1;                 // every key so far recorded
     int short_keys = 1;               // every string key so far short enough to remember
     lua_pushnil(L);
     int more = lua_next(L, idx);
@@ -1023,7 +1022,8 @@ __attribute__((noinline)) static int lunette_tape_table(lua_State *L, int idx, l
         first_key = lua_topointer(L, -2);
         lunette_key_shape *known = lunette_key_shape_find(h, first_key);
         if (known != NULL) {
-            // What the tape held before, for a read again the usual way.
+            // What the tape held, for a read again: a value that fails
+            // leaves its own slots, pending fields and path behind.
             size_t nslots = t->nslots, norder = t->norder, npath = t->npath, nlong = t->nlong, budget = t->budget;
             switch (lunette_tape_known(L, idx, t, known, self, top, depth, max_depth)) {
             case LUNETTE_KNOWN_READ:
@@ -1031,7 +1031,7 @@ __attribute__((noinline)) static int lunette_tape_table(lua_State *L, int idx, l
                 return 1;
             case LUNETTE_KNOWN_FAILED: goto fail;
             case LUNETTE_KNOWN_LEFT_AT_END: more = 0; break;
-            case LUNETTE_KNOWN_AGAIN:
+            case LUNETTE_KNOWN_AGAIN:   // the tape as it was, and the fields again the usual way
                 t->nslots = nslots;
                 t->norder = norder;
                 t->npending = first_pending;
@@ -1065,7 +1065,9 @@ __attribute__((noinline)) static int lunette_tape_table(lua_State *L, int idx, l
             if (!lunette_reserve((void **)&t->pending, &t->pending_cap, t->npending + 1, sizeof *t->pending)) goto fail;
             t->pending[t->npending] = (lunette_field){ lunette_key_prefix(key, key_len, field->key_words), child, position };
             t->npending++;
-            if (recording != NULL && recorded) {
+            if (recording != NULL) {
+                // What cannot be remembered (a long key, too many keys, an
+                // integer key) is not recorded at the end.
                 if (position < LUNETTE_KEY_SHAPE_MAX && key_len <= LUNETTE_SHORT_STRING) {
                     recording->identity[position] = lua_topointer(L, -2);
                     recording->key[position] = key;
@@ -1076,8 +1078,6 @@ __attribute__((noinline)) static int lunette_tape_table(lua_State *L, int idx, l
                     // Kept alive in the anchor table's array part (no allocation).
                     lua_pushvalue(L, -2);
                     lua_rawseti(L, base + 1, (lua_Integer)((recording - h->key_shapes) * LUNETTE_KEY_SHAPE_MAX + position) + 1);
-                } else {
-                    recorded = 0;
                 }
             }
         } else if (key_type == LUA_TNUMBER && lua_isinteger(L, -2)) {
@@ -1085,7 +1085,6 @@ __attribute__((noinline)) static int lunette_tape_table(lua_State *L, int idx, l
             if (k < 1) goto fail;
             integer_keys++;
             if (k > largest) largest = k;
-            recorded = 0;
         } else {
             goto fail;
         }
@@ -1111,23 +1110,22 @@ __attribute__((noinline)) static int lunette_tape_table(lua_State *L, int idx, l
     // table's own children are the last entries of `pending`.
     size_t total = nfields + (size_t)integer_keys;
     if (!lunette_reserve((void **)&t->order, &t->order_cap, t->norder + total, sizeof *t->order)) goto fail;
-    lunette_slot *slot = &t->slots[self];
-    slot->nfields = nfields;
-    slot->count = (size_t)integer_keys;
-    slot->fields_at = t->norder;
-    slot->array_at = t->norder + nfields;
-    int repeated = lunette_order_fields(t, t->pending + first_pending, nfields, t->order + t->norder);
+    size_t *out = lunette_table_slot(t, self, nfields, (size_t)integer_keys);
+    int repeated = lunette_order_fields(t, t->pending + first_pending, nfields, out);
+    // A table that can be remembered: 1 to LUNETTE_KEY_SHAPE_MAX fields,
+    // all of short string keys.
+    int rememberable = integer_keys == 0 && short_keys && nfields > 0 && nfields <= LUNETTE_KEY_SHAPE_MAX;
     if (recording != NULL) {
-        if (recorded && integer_keys == 0 && nfields > 0 && nfields <= LUNETTE_KEY_SHAPE_MAX) {
+        if (rememberable) {
             // lunette_order_fields left this table's key order in the tape.
             memcpy(recording->sorted, t->shapes[nfields], nfields);
             recording->n = (unsigned)nfields;
         }
         recording->busy--;
-    } else if (repeated && integer_keys == 0 && short_keys && nfields <= LUNETTE_KEY_SHAPE_MAX && lunette_key_shape_find(h, first_key) == NULL) {
+    } else if (repeated && rememberable && lunette_key_shape_find(h, first_key) == NULL) {
         lunette_key_shape_want(h, first_key);
     }
-    for (size_t k = nfields; k < total; k++) t->order[t->norder + k] = t->pending[first_pending + k].child;
+    for (size_t k = nfields; k < total; k++) out[k] = t->pending[first_pending + k].child;
     t->norder += total;
     t->npending = first_pending;
     t->npath--;

@@ -52,4 +52,26 @@ struct LuaFieldsReleaseTests {
         }()
         #expect(key == nil && value == nil && innerValue == nil)
     }
+
+    /// The same for a table read again and again, whose later reads go
+    /// against its remembered keys (the C walk marks what its entries hold
+    /// there too).
+    @Test func fieldsReadAgainstRememberedKeys() throws {
+        weak var value, innerValue: LuaString.HeapBytes?
+        try {
+            let state = try LuaState()
+            try state.run("""
+                local long = string.rep('x', 40)
+                function make() return { v = long .. 'v', n = 1, t = { inner = long .. 'i' } } end
+                """)
+            let make = try #require(try state.globalFunction("make"))
+            for _ in 0..<5 {
+                let read = try #require(try state.call(make)[0].tableValue)
+                value = read["v"].luaStringValue.flatMap(bytes(of:))
+                innerValue = read["t"]["inner"].luaStringValue.flatMap(bytes(of:))
+                #expect(value != nil && innerValue != nil)
+            }
+        }()
+        #expect(value == nil && innerValue == nil)
+    }
 }

@@ -105,9 +105,11 @@ typedef struct lunette_host {
     /// when this is set. A hook a trusted script sets with debug.sethook is
     /// the script's: calls leave it in place.
     volatile sig_atomic_t hook_armed;
-    /// The state keeps remembered keys alive (its anchor table was made
-    /// when it opened): lunette_tape_read remembers keys only then.
-    int remembers_keys;
+    /// The registry reference of the table that keeps remembered keys
+    /// alive, made when the state opens; 0 before, LUA_NOREF in a state
+    /// that opened the debug library. lunette_tape_read remembers keys only
+    /// while it is above 0.
+    int key_anchor;
     /// Keys of tables lunette_tape_read meets again and again (zeroed: none).
     lunette_key_shape key_shapes[LUNETTE_KEY_SHAPES];
     unsigned key_shape_next;          ///< the one a recording replaces first
